@@ -1,0 +1,33 @@
+"""Fixtures of the differential engine suite.
+
+Run against lgnb:            .venv/bin/pytest tests/engine
+Self-test on the reference:  LGNB_DIFF_SELFTEST=1 .venv/bin/pytest tests/engine
+  (LangGraph on both sides: proves every scenario is deterministic and passes today.)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import _diff  # noqa: E402
+
+
+@pytest.fixture
+def differential():
+    """``differential(scenario, exc="full"|"class", expect=...)`` -> normalized reference."""
+    return _diff.differential
+
+
+@pytest.fixture
+def ref_engine():
+    return _diff.reference_engine()
+
+
+def pytest_report_header(config):
+    mode = "SELFTEST (langgraph vs langgraph)" if _diff.selftest_enabled() else "langgraph vs lgnb"
+    return f"lgnb differential engine suite: {mode}"
