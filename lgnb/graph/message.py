@@ -1,0 +1,204 @@
+"""The ``add_messages`` reducer and ``MessagesState``.
+
+A port of ``langgraph.graph.message``: same names, same behaviour, so that a
+program written against LangGraph works after ``langgraph`` -> ``lgnb`` in its
+imports.
+
+``add_messages(left, right)`` merges an update (``right``) into a message list
+(``left``):
+
+* a message whose id is new is appended;
+* a message whose id is already present replaces that message in place;
+* ``RemoveMessage(id=...)`` deletes the message with that id (an id that is not
+  there is an error);
+* ``RemoveMessage(id=REMOVE_ALL_MESSAGES)`` drops everything before it: the
+  result is whatever follows it in ``right``.
+
+Both sides may be a single message-like or a list of them. Message-likes are
+coerced the way LangChain coerces them (``("user", "hi")``, ``{"role": ...,
+"content": ...}``, a bare string = a human message, chunks become full
+messages), and every message without an id gets a fresh ``uuid4`` string id.
+Like LangGraph, ids are written onto the message objects themselves, so a
+message you passed in carries its new id afterwards.
+
+The merge is one pass over ``right`` with a dict from id to position, so a
+step costs O(len(left) + len(right)) however long the conversation grows.
+"""
+
+import uuid
+from collections.abc import Callable
+from functools import partial
+from typing import Annotated, Any, Literal, Union
+
+from langchain_core.messages import (
+    AnyMessage,
+    BaseMessage,
+    BaseMessageChunk,
+    MessageLikeRepresentation,
+    RemoveMessage,
+    convert_to_messages,
+    convert_to_openai_messages,
+    message_chunk_to_message,
+)
+from typing_extensions import TypedDict
+
+__all__ = ("add_messages", "MessagesState", "REMOVE_ALL_MESSAGES")
+
+Messages = Union[list[MessageLikeRepresentation], MessageLikeRepresentation]
+
+#: Use as ``RemoveMessage(id=REMOVE_ALL_MESSAGES)`` to clear the list.
+REMOVE_ALL_MESSAGES = "__remove_all__"
+
+_FORMATS = ("langchain-openai",)
+
+# type -> "instances need no coercion" (a plain, non-chunk BaseMessage).
+# A conversation uses a handful of message classes, so this stays tiny.
+_plain_type_cache: dict[type, bool] = {}
+
+
+def _is_plain_message_type(cls: type) -> bool:
+    verdict = _plain_type_cache.get(cls)
+    if verdict is None:
+        verdict = issubclass(cls, BaseMessage) and not issubclass(
+            cls, BaseMessageChunk
+        )
+        _plain_type_cache[cls] = verdict
+    return verdict
+
+
+def _as_message_list(value: Any) -> list:
+    """Wrap anything that is not a list (a message, tuple, dict, str) in one."""
+    items = value if isinstance(value, list) else [value]
+    # The steady state is a history of ready-made messages: check the few
+    # distinct classes present rather than converting item by item.
+    if all(map(_is_plain_message_type, {type(item) for item in items})):
+        return items
+    return [message_chunk_to_message(m) for m in convert_to_messages(items)]
+
+
+def _missing_id_error(message_id: Any) -> ValueError:
+    # The first sentence is LangGraph's wording, kept so that code matching
+    # on it keeps working; the rest says what to do about it.
+    return ValueError(
+        f"Attempting to delete a message with an ID that doesn't exist "
+        f"({message_id!r}). RemoveMessage(id={message_id!r}) must name a message "
+        f"that is already in the list or that comes earlier in the same update, "
+        f"and no message has that id. Use the id of an existing message (for "
+        f"example `state['messages'][-1].id`), or "
+        f"RemoveMessage(id=REMOVE_ALL_MESSAGES) to clear the whole list."
+    )
+
+
+def _to_openai_format(messages: list[BaseMessage]) -> list[BaseMessage]:
+    return convert_to_messages(convert_to_openai_messages(messages))
+
+
+def _merge(
+    left: Messages,
+    right: Messages,
+    *,
+    format: Literal["langchain-openai"] | None = None,
+) -> list[AnyMessage]:
+    current = _as_message_list(left)
+    update = _as_message_list(right)
+
+    for msg in current:
+        if msg.id is None:
+            msg.id = str(uuid.uuid4())
+    # Ids go onto every message of the update, including those a later
+    # REMOVE_ALL_MESSAGES discards; the last REMOVE_ALL_MESSAGES wins.
+    cut = -1
+    for pos, msg in enumerate(update):
+        if msg.id is None:
+            msg.id = str(uuid.uuid4())
+        elif msg.id == REMOVE_ALL_MESSAGES and isinstance(msg, RemoveMessage):
+            cut = pos
+    if cut >= 0:
+        # As in LangGraph, what follows the marker is returned as given:
+        # neither merged among itself nor formatted.
+        return update[cut + 1 :]
+
+    merged = list(current)
+    position = {msg.id: pos for pos, msg in enumerate(merged)}
+    removed: set = set()
+    for msg in update:
+        mid = msg.id
+        pos = position.get(mid)
+        if pos is None:
+            if isinstance(msg, RemoveMessage):
+                raise _missing_id_error(mid)
+            position[mid] = len(merged)
+            merged.append(msg)
+        elif isinstance(msg, RemoveMessage):
+            removed.add(mid)
+        else:
+            # Re-adding an id removed earlier in this update revives it, in
+            # its old place.
+            removed.discard(mid)
+            merged[pos] = msg
+    if removed:
+        merged = [msg for msg in merged if msg.id not in removed]
+
+    if format == "langchain-openai":
+        return _to_openai_format(merged)
+    if format:
+        raise ValueError(
+            f"Unrecognized format={format!r} for add_messages. Expected one of "
+            f"{', '.join(repr(f) for f in _FORMATS)} or None (messages as given)."
+        )
+    return merged
+
+
+def add_messages(
+    left: Messages | None = None,
+    right: Messages | None = None,
+    *,
+    format: Literal["langchain-openai"] | None = None,
+) -> Any:
+    """Merge two lists of messages, replacing messages that share an id.
+
+    Used as a reducer: ``messages: Annotated[list, add_messages]``. The update
+    ``right`` is appended to ``left``, except that a message whose id is already
+    in ``left`` replaces it in place, ``RemoveMessage(id=...)`` deletes the
+    message with that id, and ``RemoveMessage(id=REMOVE_ALL_MESSAGES)`` drops
+    everything before it. Either side may be a single message-like; tuples,
+    dicts and strings are coerced to messages, chunks to full messages, and
+    messages without an id get a uuid4 id.
+
+    Called with neither ``left`` nor ``right`` (``add_messages(format=...)``), it
+    returns the reducer with those options bound:
+    ``Annotated[list, add_messages(format="langchain-openai")]``.
+
+    Args:
+        left: the current messages.
+        right: the update: a message-like or a list of them.
+        format: ``None`` keeps messages as they are; ``"langchain-openai"``
+            rewrites their content in OpenAI's format (text, ``image_url``
+            blocks, tool results as ``ToolMessage``).
+
+    Returns:
+        A new list; neither argument is modified, except that messages without
+        an id receive one.
+
+    Raises:
+        ValueError: ``RemoveMessage`` names an id that is not present; only one
+            of ``left``/``right`` was given; ``format`` is not recognized.
+    """
+    if left is not None and right is not None:
+        return _merge(left, right, format=format)
+    if left is None and right is None:
+        return partial(_merge, format=format)
+    given, missing = ("left", "right") if right is None else ("right", "left")
+    raise ValueError(
+        f"Must specify non-null arguments for both 'left' and 'right'. "
+        f"add_messages received '{given}' but '{missing}' is None: call it with "
+        f"both (add_messages(left, right)) to merge, or with neither "
+        f"(add_messages(format=...)) to get a configured reducer. Use [] for "
+        f"an empty side."
+    )
+
+
+class MessagesState(TypedDict):
+    """State with one key, ``messages``, merged by :func:`add_messages`."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
