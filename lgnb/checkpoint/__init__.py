@@ -1,0 +1,21 @@
+"""Persistence for lgnb graphs: the `langgraph-checkpoint` saver protocol and savers.
+
+Import paths mirror LangGraph's:
+
+* `lgnb.checkpoint.sqlite.SqliteSaver` / `lgnb.checkpoint.sqlite.aio.AsyncSqliteSaver`
+  — lgnb's own embedded saver (values stored once per version, strict loading);
+* `lgnb.checkpoint.memory.InMemorySaver` — re-exported from `langgraph-checkpoint`;
+* `lgnb.checkpoint.postgres.PostgresSaver` / `.aio.AsyncPostgresSaver` — re-exported
+  from `langgraph-checkpoint-postgres` (`pip install 'lgnb[postgres]'`).
+
+Any `BaseCheckpointSaver` works with lgnb, and lgnb's savers work with LangGraph.
+"""
+
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
+
+__all__ = ["BaseCheckpointSaver", "Checkpoint", "CheckpointMetadata", "CheckpointTuple"]

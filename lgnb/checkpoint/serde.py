@@ -1,0 +1,343 @@
+"""Strict checkpoint serialization: an explicit allowlist, no pickle, clear refusals.
+
+lgnb's savers store values in the msgpack format of `langgraph-checkpoint`'s
+`JsonPlusSerializer`, so the bytes are the ecosystem's. What differs is *loading*:
+the stock serializer (unless `LANGGRAPH_STRICT_MSGPACK` is set) imports and calls
+whatever module/name a stored value names. A checkpoint file is data, often copied
+between machines, so lgnb never does that. `StrictSerializer`:
+
+* reconstructs only types on an explicit allowlist (LangChain messages and documents,
+  common stdlib value types, LangGraph/lgnb `Send`/`Interrupt`/`Command`, plus
+  whatever the user registers with `allow=[MyModel, ...]`);
+* raises `UnsafeCheckpointTypeError` for anything else, naming the type and the fix,
+  before importing or calling anything;
+* checks at *write* time too, so an unregistered type fails the step that produced it
+  rather than surfacing later as an unreadable thread;
+* refuses `pickle` payloads (there is no pickle fallback, in either direction).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import ormsgpack
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+__all__ = [
+    "DEFAULT_ALLOWED_TYPES",
+    "AllowEntry",
+    "CheckpointDecodeError",
+    "StrictSerializer",
+    "UnsafeCheckpointTypeError",
+    "type_key",
+]
+
+AllowEntry = type | tuple[str, str]
+"""A type to allow, or its `(module, name)` as stored in checkpoints."""
+
+# msgpack extension codes written by langgraph-checkpoint's encoder (its wire format).
+_EXT_CALL_ONE_ARG = 0
+_EXT_CALL_POS_ARGS = 1
+_EXT_CALL_KW_ARGS = 2
+_EXT_METHOD_ONE_ARG = 3
+_EXT_PYDANTIC_V1 = 4
+_EXT_PYDANTIC_V2 = 5
+_EXT_NUMPY_ARRAY = 6
+_EXT_DELTA_SNAPSHOT = 7
+
+_UNPACK_OPTION = ormsgpack.OPT_NON_STR_KEYS
+
+_LC_MESSAGE_MODULES = {
+    "human": ("HumanMessage", "HumanMessageChunk"),
+    "ai": ("AIMessage", "AIMessageChunk"),
+    "system": ("SystemMessage", "SystemMessageChunk"),
+    "chat": ("ChatMessage", "ChatMessageChunk"),
+    "tool": ("ToolMessage", "ToolMessageChunk"),
+    "function": ("FunctionMessage", "FunctionMessageChunk"),
+    "base": ("BaseMessage", "BaseMessageChunk"),
+    "modifier": ("RemoveMessage",),
+}
+
+DEFAULT_ALLOWED_TYPES: frozenset[tuple[str, str]] = frozenset(
+    {
+        # stdlib value types
+        ("datetime", "datetime"),
+        ("datetime", "date"),
+        ("datetime", "time"),
+        ("datetime", "timedelta"),
+        ("datetime", "timezone"),
+        ("zoneinfo", "ZoneInfo"),
+        ("uuid", "UUID"),
+        ("decimal", "Decimal"),
+        ("builtins", "set"),
+        ("builtins", "frozenset"),
+        ("collections", "deque"),
+        ("pathlib", "Path"),
+        ("pathlib", "PosixPath"),
+        ("pathlib", "WindowsPath"),
+        ("pathlib._local", "Path"),
+        ("pathlib._local", "PosixPath"),
+        ("pathlib._local", "WindowsPath"),
+        ("ipaddress", "IPv4Address"),
+        ("ipaddress", "IPv4Interface"),
+        ("ipaddress", "IPv4Network"),
+        ("ipaddress", "IPv6Address"),
+        ("ipaddress", "IPv6Interface"),
+        ("ipaddress", "IPv6Network"),
+        ("re", "compile"),
+        ("numpy", "ndarray"),
+        # LangChain messages and documents
+        *(
+            (f"langchain_core.messages.{mod}", name)
+            for mod, names in _LC_MESSAGE_MODULES.items()
+            for name in names
+        ),
+        ("langchain_core.documents.base", "Document"),
+        # graph-runtime value types, for LangGraph and for lgnb
+        *(
+            (mod, name)
+            for mod in ("langgraph.types", "lgnb.types")
+            for name in ("Send", "Interrupt", "Command", "Overwrite")
+        ),
+    }
+)
+"""Types every `StrictSerializer` reconstructs, as `(module, name)` pairs."""
+
+_ALLOWED_METHODS: frozenset[tuple[str, str, str]] = frozenset(
+    {("datetime", "datetime", "fromisoformat")}
+)
+
+# Bytes that start a msgpack ext value (fixext 1..16, ext 8/16/32). If none occur,
+# the payload holds no typed objects and the write-time check can be skipped.
+_EXT_MARKER = re.compile(rb"[\xc7-\xc9\xd4-\xd8]")
+
+
+class UnsafeCheckpointTypeError(TypeError):
+    """A checkpoint names a type that is not on the serializer's allowlist."""
+
+    def __init__(self, module: str, name: str, *, writing: bool) -> None:
+        self.module = module
+        self.name = name
+        dotted = f"{module}.{name}"
+        action = "store" if writing else "load"
+        super().__init__(
+            f"Refused to {action} a checkpoint value of type {dotted}: it is not on "
+            "lgnb's checkpoint allowlist, and lgnb never imports or calls code named "
+            "by checkpoint data. If you trust this type, register it: "
+            f"SqliteSaver.from_conn_string(path, allow=[{name}]) or "
+            f"StrictSerializer(allow=[({module!r}, {name!r})])."
+        )
+
+
+class CheckpointDecodeError(ValueError):
+    """Checkpoint bytes could not be decoded into a value."""
+
+
+def type_key(entry: AllowEntry) -> tuple[str, str]:
+    """The `(module, name)` under which values of `entry` are stored."""
+    if isinstance(entry, type):
+        return (entry.__module__, entry.__name__)
+    if (
+        isinstance(entry, tuple)
+        and len(entry) == 2
+        and all(isinstance(part, str) for part in entry)
+    ):
+        return (entry[0], entry[1])
+    raise TypeError(
+        f"Cannot allow {entry!r}: pass a class (allow=[MyModel]) or a "
+        "('module', 'Name') tuple."
+    )
+
+
+class StrictSerializer(JsonPlusSerializer):
+    """`JsonPlusSerializer`-compatible serializer that only revives allowlisted types.
+
+    Args:
+        allow: extra types (classes or `(module, name)` tuples) to accept on top of
+            `DEFAULT_ALLOWED_TYPES` — typically your pydantic models, dataclasses
+            and enums that live in graph state.
+
+    It is a `JsonPlusSerializer` subclass so that
+    `BaseCheckpointSaver.with_allowlist` (used by LangGraph when
+    `LANGGRAPH_STRICT_MSGPACK` is on) extends it instead of disabling it.
+    """
+
+    def __init__(self, *, allow: Iterable[AllowEntry] = ()) -> None:
+        self.allowed: frozenset[tuple[str, str]] = DEFAULT_ALLOWED_TYPES | {
+            type_key(entry) for entry in allow
+        }
+        super().__init__(
+            pickle_fallback=False,
+            allowed_json_modules=None,
+            allowed_msgpack_modules=tuple(self.allowed),
+        )
+
+    def with_allowed(self, allow: Iterable[AllowEntry]) -> StrictSerializer:
+        """A copy that also accepts the given types."""
+        return StrictSerializer(allow=self.allowed | {type_key(e) for e in allow})
+
+    def with_msgpack_allowlist(
+        self, extra_allowlist: Iterable[tuple[str, ...] | type]
+    ) -> StrictSerializer:
+        """LangGraph's hook for schema-derived allowlists; same as `with_allowed`."""
+        extra = {
+            type_key(e) if isinstance(e, type) else (str(e[0]), str(e[1]))
+            for e in extra_allowlist
+        }
+        if extra <= self.allowed:
+            return self
+        return self.with_allowed(extra)
+
+    # --- writing ---
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        try:
+            type_, data = super().dumps_typed(obj)
+        except (TypeError, ormsgpack.MsgpackEncodeError) as exc:
+            raise TypeError(
+                f"Cannot store a value of type {type(obj).__module__}."
+                f"{type(obj).__qualname__} in a checkpoint: {exc}. Use JSON-like "
+                "data, LangChain messages, dataclasses or pydantic models "
+                "(registered with allow=[...])."
+            ) from exc
+        if type_ == "msgpack" and _EXT_MARKER.search(data):
+            _Decoder(self.allowed, writing=True, build=False).unpack(data)
+        return type_, data
+
+    # --- reading ---
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        type_, payload = data
+        if type_ == "msgpack":
+            return _Decoder(self.allowed, writing=False, build=True).unpack(payload)
+        if type_ == "null":
+            return None
+        if type_ == "bytes":
+            return payload
+        if type_ == "bytearray":
+            return bytearray(payload)
+        if type_ == "pickle":
+            raise CheckpointDecodeError(
+                "Refused to load a pickled checkpoint value: unpickling runs "
+                "arbitrary code, and lgnb's checkpoint serializer never does it. "
+                "Re-create the thread, or migrate it with a trusted tool."
+            )
+        raise CheckpointDecodeError(
+            f"Cannot load a checkpoint value stored as {type_!r}: lgnb's strict "
+            "serializer reads only 'msgpack', 'null', 'bytes' and 'bytearray'."
+        )
+
+
+class _Decoder:
+    """One msgpack decode pass; remembers the first refusal (ormsgpack hides it)."""
+
+    def __init__(
+        self, allowed: frozenset[tuple[str, str]], *, writing: bool, build: bool
+    ) -> None:
+        self.allowed = allowed
+        self.writing = writing
+        self.build = build
+        self.error: Exception | None = None
+
+    def unpack(self, data: bytes) -> Any:
+        try:
+            return ormsgpack.unpackb(data, ext_hook=self.hook, option=_UNPACK_OPTION)
+        except ValueError as exc:
+            if self.error is not None:
+                raise self.error from None
+            raise CheckpointDecodeError(
+                f"Checkpoint value is not valid msgpack ({exc}); the database row "
+                "is damaged or was written by an incompatible tool."
+            ) from exc
+
+    def hook(self, code: int, data: bytes) -> Any:
+        try:
+            return self._ext(code, data)
+        except Exception as exc:
+            if self.error is None:
+                self.error = exc
+            raise
+
+    def _inner(self, data: bytes) -> Any:
+        return ormsgpack.unpackb(data, ext_hook=self.hook, option=_UNPACK_OPTION)
+
+    def _ext(self, code: int, data: bytes) -> Any:
+        if code == _EXT_DELTA_SNAPSHOT:
+            inner = self._inner(data)
+            return _DeltaSnapshot(inner) if self.build else None
+        if code == _EXT_NUMPY_ARRAY:
+            self._require("numpy", "ndarray")
+            return self._numpy(self._inner(data)) if self.build else None
+        if code not in _BUILDERS:
+            raise CheckpointDecodeError(
+                f"Unknown msgpack extension code {code} in checkpoint data; it was "
+                "written by a newer or different serializer."
+            )
+        parts = self._inner(data)
+        if not isinstance(parts, (list, tuple)) or len(parts) < 3:
+            raise CheckpointDecodeError(
+                f"Malformed typed value (extension code {code}) in checkpoint data."
+            )
+        module, name = str(parts[0]), str(parts[1])
+        self._require(module, name)
+        if code == _EXT_METHOD_ONE_ARG:
+            method = str(parts[3]) if len(parts) > 3 else ""
+            if (module, name, method) not in _ALLOWED_METHODS:
+                raise UnsafeCheckpointTypeError(
+                    module, f"{name}.{method}", writing=self.writing
+                )
+        if not self.build:
+            return None
+        target = getattr(importlib.import_module(module), name)
+        try:
+            return _BUILDERS[code](target, parts)
+        except Exception as exc:
+            raise CheckpointDecodeError(
+                f"Could not rebuild {module}.{name} from checkpoint data: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+
+    def _require(self, module: str, name: str) -> None:
+        if (module, name) not in self.allowed:
+            raise UnsafeCheckpointTypeError(module, name, writing=self.writing)
+
+    @staticmethod
+    def _numpy(parts: Any) -> Any:
+        import numpy
+
+        dtype_str, shape, order, buf = parts
+        dtype = numpy.dtype(dtype_str)
+        if dtype.hasobject:
+            raise CheckpointDecodeError(
+                "Refused to load a numpy array of Python objects from a checkpoint."
+            )
+        return numpy.frombuffer(buf, dtype=dtype).reshape(shape, order=order)
+
+
+def _call_pos(target: Any, parts: Any) -> Any:
+    args = parts[2]
+    if getattr(target, "__name__", "") == "Send" and len(args) == 3:
+        return target(args[0], args[1], timeout=args[2])
+    return target(*args)
+
+
+def _pydantic(target: Any, parts: Any) -> Any:
+    try:
+        return target(**parts[2])
+    except Exception:
+        construct = getattr(target, "model_construct", None) or target.construct
+        return construct(**parts[2])
+
+
+_BUILDERS: dict[int, Callable[[Any, Any], Any]] = {
+    _EXT_CALL_ONE_ARG: lambda target, parts: target(parts[2]),
+    _EXT_CALL_POS_ARGS: _call_pos,
+    _EXT_CALL_KW_ARGS: lambda target, parts: target(**parts[2]),
+    _EXT_METHOD_ONE_ARG: lambda target, parts: getattr(target, parts[3])(parts[2]),
+    _EXT_PYDANTIC_V1: _pydantic,
+    _EXT_PYDANTIC_V2: _pydantic,
+}

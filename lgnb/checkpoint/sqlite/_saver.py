@@ -1,0 +1,222 @@
+"""`BaseCheckpointSaver` methods, sync and async, over one `SqliteStore`.
+
+Both public savers inherit everything from `SqliteSaverBase`; they differ only in how
+`from_conn_string` opens the file (a sync or an async context manager). Async methods
+run the store's calls in a worker thread (`asyncio.to_thread`), so the event loop —
+a notebook kernel's, typically — never blocks on disk; sync methods call the store
+directly and are safe from any thread (the store serializes access with a lock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import sqlite3
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from lgnb.checkpoint.serde import AllowEntry, StrictSerializer
+from lgnb.checkpoint.sqlite import _schema
+from lgnb.checkpoint.sqlite._schema import CheckpointDatabaseError, Synchronous
+from lgnb.checkpoint.sqlite._store import SqliteStore
+
+_DONE = object()
+
+
+def open_connection(
+    path: str | os.PathLike[str], *, busy_timeout: float
+) -> sqlite3.Connection:
+    """`sqlite3.connect` with the saver's settings and a clear error on failure."""
+    try:
+        return _schema.connect(path, busy_timeout=busy_timeout)
+    except sqlite3.Error as exc:
+        raise CheckpointDatabaseError(
+            f"Cannot open checkpoint database {os.fspath(path)!r}: {exc}. Check that "
+            "the directory exists and is writable, or pass a different path."
+        ) from exc
+
+
+class SqliteSaverBase(BaseCheckpointSaver[str]):
+    """Checkpoints in a SQLite file, each channel value stored once per version.
+
+    Args:
+        conn: an open `sqlite3.Connection`, or a path to open (the saver then owns
+            the connection; call `close()` or use `from_conn_string`). A given
+            connection is switched to explicit transactions (`isolation_level=None`)
+            and WAL mode; open it with `check_same_thread=False` if several threads
+            use the saver.
+        serde: serializer; defaults to `StrictSerializer` (allowlist, no pickle).
+        allow: extra types the default serializer may store and load (your pydantic
+            models, dataclasses, enums). Cannot be combined with `serde`; use
+            `StrictSerializer(allow=...)` then.
+        busy_timeout: seconds to wait for another process's write lock.
+        synchronous: SQLite `synchronous` level. `"NORMAL"` (default) is durable
+            across process crashes (a kernel dying loses nothing committed) and
+            avoids an fsync per checkpoint; `"FULL"` also survives power loss.
+    """
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection | str | os.PathLike[str],
+        *,
+        serde: SerializerProtocol | None = None,
+        allow: Iterable[AllowEntry] = (),
+        busy_timeout: float = 30.0,
+        synchronous: Synchronous = "NORMAL",
+    ) -> None:
+        allow = tuple(allow)
+        if serde is not None and allow:
+            raise TypeError(
+                "Pass either serde= or allow=, not both: with a custom serializer, "
+                "configure its allowlist there (StrictSerializer(allow=[...]))."
+            )
+        super().__init__(serde=serde or StrictSerializer(allow=allow))
+        self._owns_conn = not isinstance(conn, sqlite3.Connection)
+        if self._owns_conn:
+            conn = open_connection(conn, busy_timeout=busy_timeout)  # type: ignore[arg-type]
+        assert isinstance(conn, sqlite3.Connection)
+        try:
+            _schema.prepare(conn, busy_timeout=busy_timeout, synchronous=synchronous)
+        except BaseException:
+            if self._owns_conn:
+                conn.close()
+            raise
+        self.conn = conn
+        self.store = SqliteStore(conn, self.serde)
+
+    def with_allowlist(self, extra_allowlist: Any) -> SqliteSaverBase:
+        """A clone sharing the connection whose serializer also allows these types."""
+        clone = super().with_allowlist(extra_allowlist)
+        if clone is not self:
+            assert isinstance(clone, SqliteSaverBase)
+            clone.store = self.store.with_serde(clone.serde)
+        return clone
+
+    def close(self) -> None:
+        """Close the connection if this saver opened it."""
+        if self._owns_conn:
+            with self.store.lock:
+                self.conn.close()
+
+    # --- versions ---
+
+    def get_next_version(self, current: str | int | float | None, channel: None = None) -> str:
+        """`<counter, 32 digits>.<random hex>`: ordered by the counter, and unique even
+        when two forks of a thread bump the same channel from the same version (the
+        blob table is keyed by version, so a collision would share one value)."""
+        if current is None:
+            counter = 0
+        elif isinstance(current, str):
+            counter = int(current.split(".", 1)[0])
+        else:
+            counter = int(current)
+        return f"{counter + 1:032d}.{secrets.token_hex(8)}"
+
+    # --- sync protocol ---
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self.store.get_tuple(config)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        return self.store.list(config, filter=filter, before=before, limit=limit)
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return self.store.put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self.store.put_writes(config, writes, task_id, task_path)
+
+    def delete_thread(self, thread_id: str) -> None:
+        self.store.delete_thread(thread_id)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self.store.delete_for_runs(run_ids)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self.store.copy_thread(source_thread_id, target_thread_id)
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """`"keep_latest"`: keep the newest checkpoint of each namespace (and its
+        writes), drop the rest and the values only they used. `"delete"`: drop all."""
+        self.store.prune(thread_ids, strategy=strategy)
+
+    # --- async protocol: the same calls, in a worker thread ---
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await asyncio.to_thread(self.store.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        items = self.store.list(config, filter=filter, before=before, limit=limit)
+        while (item := await asyncio.to_thread(next, items, _DONE)) is not _DONE:
+            yield item  # type: ignore[misc]
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await asyncio.to_thread(
+            self.store.put, config, checkpoint, metadata, new_versions
+        )
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await asyncio.to_thread(self.store.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.store.delete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await asyncio.to_thread(self.store.delete_for_runs, run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await asyncio.to_thread(self.store.copy_thread, source_thread_id, target_thread_id)
+
+    async def aprune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest"
+    ) -> None:
+        await asyncio.to_thread(self.store.prune, thread_ids, strategy=strategy)

@@ -1,0 +1,157 @@
+"""Opening a checkpoint database: connection settings, tables, clear open errors.
+
+The tables are prefixed `lgnb_` so a file can be shared with LangGraph's own
+`SqliteSaver` (whose tables are `checkpoints`/`writes`) without either confusing
+the other.
+
+* `lgnb_checkpoints` — one row per checkpoint, *without* channel values. It keeps
+  metadata as JSON (so `list(filter=...)` runs in SQL), the run id (for
+  `delete_for_runs`) and `blob_refs`, the JSON map channel -> version key the
+  checkpoint reads its values from (so unreferenced blobs can be collected in SQL).
+* `lgnb_blobs` — each channel value once per (thread, namespace, channel, version).
+* `lgnb_writes` — pending writes of tasks, per checkpoint.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from typing import Literal
+
+SCHEMA_VERSION = 1
+
+Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS lgnb_schema (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lgnb_checkpoints (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL,
+    parent_checkpoint_id TEXT,
+    run_id TEXT,
+    type TEXT NOT NULL,
+    checkpoint BLOB NOT NULL,
+    metadata TEXT NOT NULL,
+    blob_refs TEXT NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+);
+CREATE INDEX IF NOT EXISTS lgnb_checkpoints_by_run
+    ON lgnb_checkpoints (run_id) WHERE run_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS lgnb_blobs (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    channel TEXT NOT NULL,
+    version TEXT NOT NULL,
+    type TEXT NOT NULL,
+    blob BLOB,
+    PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+);
+CREATE TABLE IF NOT EXISTS lgnb_writes (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    channel TEXT NOT NULL,
+    type TEXT NOT NULL,
+    blob BLOB,
+    task_path TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+);
+"""
+
+
+class CheckpointDatabaseError(RuntimeError):
+    """The checkpoint database file cannot be used; the message says why and what to do."""
+
+
+def connect(
+    path: str | os.PathLike[str], *, busy_timeout: float
+) -> sqlite3.Connection:
+    """Open `path` (a file path, `:memory:` or a `file:` URI) for a saver."""
+    target = os.fspath(path)
+    return sqlite3.connect(
+        target,
+        timeout=busy_timeout,
+        check_same_thread=False,
+        isolation_level=None,
+        uri=target.startswith("file:"),
+    )
+
+
+def database_label(conn: sqlite3.Connection) -> str:
+    """The file behind `conn`, for error messages (`:memory:` if none)."""
+    try:
+        for _seq, name, file in conn.execute("PRAGMA database_list"):
+            if name == "main":
+                return file or ":memory:"
+    except sqlite3.Error:
+        pass
+    return "<sqlite connection>"
+
+
+def prepare(
+    conn: sqlite3.Connection, *, busy_timeout: float, synchronous: Synchronous
+) -> None:
+    """Configure `conn` (WAL, busy timeout, explicit transactions) and create tables.
+
+    Raises `CheckpointDatabaseError` naming the file when it is not a SQLite
+    database, is damaged, or was created by a newer lgnb.
+    """
+    if synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+        raise ValueError(
+            f"synchronous={synchronous!r} is not a SQLite synchronous level; "
+            "use 'NORMAL' (default) or 'FULL'."
+        )
+    conn.isolation_level = None  # transactions are explicit: BEGIN / COMMIT
+    label = database_label(conn)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        conn.execute(f"PRAGMA synchronous = {synchronous}")
+        conn.execute("BEGIN IMMEDIATE")
+        for statement in _DDL.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        row = conn.execute(
+            "SELECT value FROM lgnb_schema WHERE key = 'version'"
+        ).fetchone()
+        if row is None:
+            conn.execute(
+                "INSERT INTO lgnb_schema (key, value) VALUES ('version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+        elif int(row[0]) > SCHEMA_VERSION:
+            conn.execute("ROLLBACK")
+            raise CheckpointDatabaseError(
+                f"Checkpoint database {label!r} uses lgnb schema version {row[0]}, "
+                f"newer than this lgnb understands ({SCHEMA_VERSION}). Upgrade lgnb, "
+                "or use a different file."
+            )
+        conn.execute("COMMIT")
+    except sqlite3.DatabaseError as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise _open_error(label, exc) from exc
+
+
+def _open_error(label: str, exc: sqlite3.DatabaseError) -> Exception:
+    code = getattr(exc, "sqlite_errorname", "")
+    if code in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "not a database" in str(exc):
+        return CheckpointDatabaseError(
+            f"Cannot use {label!r} as a checkpoint database: {exc}. The file exists "
+            "but is not a SQLite database, or it is damaged. Move it aside (or delete "
+            "it if you do not need its threads) and lgnb will create a fresh database "
+            "at that path; or pass a different path."
+        )
+    if code in ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM"):
+        return CheckpointDatabaseError(
+            f"Cannot write checkpoint database {label!r}: {exc}. Check that the file "
+            "and its directory are writable (SQLite also creates -wal and -shm files "
+            "next to it), or pass a different path."
+        )
+    return exc

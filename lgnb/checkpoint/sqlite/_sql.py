@@ -1,0 +1,201 @@
+"""SQL text for the SQLite savers, and the `list()` query builder.
+
+Kept apart from the row mapping so the statements can be read in one place.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+SELECT_CHECKPOINT_COLUMNS = (
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
+    "type, checkpoint, metadata, blob_refs"
+)
+
+SELECT_LATEST = (
+    f"SELECT {SELECT_CHECKPOINT_COLUMNS} FROM lgnb_checkpoints "
+    "WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1"
+)
+
+SELECT_ONE = (
+    f"SELECT {SELECT_CHECKPOINT_COLUMNS} FROM lgnb_checkpoints "
+    "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
+)
+
+# The checkpoint's blob_refs (channel -> version key) drive a point lookup per channel.
+SELECT_BLOBS = """
+SELECT b.channel, b.type, b.blob
+FROM json_each(?) AS ref
+JOIN lgnb_blobs AS b
+  ON b.thread_id = ? AND b.checkpoint_ns = ? AND b.channel = ref.key
+ AND b.version = ref.value
+"""
+
+SELECT_WRITES = """
+SELECT task_id, channel, type, blob FROM lgnb_writes
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?
+ORDER BY task_path, task_id, idx
+"""
+
+INSERT_BLOB = """
+INSERT OR IGNORE INTO lgnb_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+VALUES (?, ?, ?, ?, ?, ?)
+"""
+
+UPSERT_CHECKPOINT = f"""
+INSERT OR REPLACE INTO lgnb_checkpoints ({SELECT_CHECKPOINT_COLUMNS}, run_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+
+_WRITE_COLUMNS = (
+    "(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, "
+    "task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+# Special writes (errors, interrupts, ...) replace; regular writes are idempotent.
+REPLACE_WRITE = f"INSERT OR REPLACE INTO lgnb_writes {_WRITE_COLUMNS}"
+INSERT_WRITE = f"INSERT OR IGNORE INTO lgnb_writes {_WRITE_COLUMNS}"
+
+DELETE_THREAD = (
+    "DELETE FROM lgnb_checkpoints WHERE thread_id = ?",
+    "DELETE FROM lgnb_blobs WHERE thread_id = ?",
+    "DELETE FROM lgnb_writes WHERE thread_id = ?",
+)
+
+COPY_THREAD = (
+    f"""INSERT OR REPLACE INTO lgnb_checkpoints ({SELECT_CHECKPOINT_COLUMNS}, run_id)
+    SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+           metadata, blob_refs, run_id
+    FROM lgnb_checkpoints WHERE thread_id = ?""",
+    """INSERT OR IGNORE INTO lgnb_blobs
+    SELECT ?, checkpoint_ns, channel, version, type, blob
+    FROM lgnb_blobs WHERE thread_id = ?""",
+    """INSERT OR REPLACE INTO lgnb_writes
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path)
+    SELECT ?, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path
+    FROM lgnb_writes WHERE thread_id = ?""",
+)
+
+# Checkpoints of a thread that are not the newest of their namespace.
+_NOT_LATEST = """
+SELECT checkpoint_ns, checkpoint_id FROM lgnb_checkpoints AS c
+WHERE c.thread_id = ? AND c.checkpoint_id < (
+    SELECT MAX(l.checkpoint_id) FROM lgnb_checkpoints AS l
+    WHERE l.thread_id = c.thread_id AND l.checkpoint_ns = c.checkpoint_ns)
+"""
+PRUNE_KEEP_LATEST = (
+    "DELETE FROM lgnb_writes WHERE thread_id = ? AND (checkpoint_ns, checkpoint_id) "
+    f"IN ({_NOT_LATEST})",
+    "DELETE FROM lgnb_checkpoints WHERE thread_id = ? "
+    f"AND (checkpoint_ns, checkpoint_id) IN ({_NOT_LATEST})",
+)
+
+THREADS_OF_RUNS = "SELECT DISTINCT thread_id FROM lgnb_checkpoints WHERE run_id IN ({})"
+DELETE_RUNS = (
+    """DELETE FROM lgnb_writes WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (
+        SELECT thread_id, checkpoint_ns, checkpoint_id FROM lgnb_checkpoints
+        WHERE run_id IN ({}))""",
+    "DELETE FROM lgnb_checkpoints WHERE run_id IN ({})",
+)
+
+# Blobs of a thread that no remaining checkpoint refers to.
+COLLECT_BLOBS = """
+DELETE FROM lgnb_blobs WHERE thread_id = ? AND (checkpoint_ns, channel, version) NOT IN (
+    SELECT c.checkpoint_ns, ref.key, ref.value
+    FROM lgnb_checkpoints AS c, json_each(c.blob_refs) AS ref
+    WHERE c.thread_id = ?)
+"""
+
+
+def placeholders(n: int) -> str:
+    """`?, ?, ...` for an IN list of `n` values."""
+    return ", ".join("?" * n)
+
+
+def _json_path(key: str) -> str | None:
+    """A SQLite JSON path for a top-level metadata key, or None if it needs quoting
+    SQLite cannot express (then the key is matched in Python)."""
+    if '"' in key or "\\" in key:
+        return None
+    return f'$."{key}"'
+
+
+def build_list_query(
+    config: Mapping[str, Any] | None,
+    *,
+    filter: Mapping[str, Any] | None,
+    before_id: str | None,
+    limit: int | None,
+) -> tuple[str, list[Any], dict[str, Any]]:
+    """SQL + params for `list()`, newest first, and the filter keys left for Python.
+
+    Scalar metadata filters (str, int, float, bool, None) are SQL `json_extract`
+    comparisons; nested values (dicts, lists) and odd keys are returned to be checked
+    in Python, in which case LIMIT is applied by the caller.
+    """
+    where: list[str] = []
+    params: list[Any] = []
+    configurable = (config or {}).get("configurable", {}) if config else {}
+    if configurable.get("thread_id") is not None:
+        where.append("thread_id = ?")
+        params.append(str(configurable["thread_id"]))
+    if configurable.get("checkpoint_ns") is not None:
+        where.append("checkpoint_ns = ?")
+        params.append(configurable["checkpoint_ns"])
+    if configurable.get("checkpoint_id"):
+        where.append("checkpoint_id = ?")
+        params.append(configurable["checkpoint_id"])
+    leftover: dict[str, Any] = {}
+    for key, value in (filter or {}).items():
+        path = _json_path(key)
+        if path is None or isinstance(value, (dict, list, tuple)):
+            leftover[key] = value
+        elif value is None:
+            where.append("json_type(metadata, ?) = 'null'")
+            params.append(path)
+        elif isinstance(value, bool):
+            where.append("json_type(metadata, ?) = ?")
+            params += [path, "true" if value else "false"]
+        elif isinstance(value, (int, float)):
+            where.append(
+                "json_type(metadata, ?) IN ('integer', 'real') "
+                "AND json_extract(metadata, ?) = ?"
+            )
+            params += [path, path, value]
+        elif isinstance(value, str):
+            where.append(
+                "json_type(metadata, ?) = 'text' AND json_extract(metadata, ?) = ?"
+            )
+            params += [path, path, value]
+        else:
+            leftover[key] = json.loads(json.dumps(value, default=str))
+    if before_id is not None:
+        where.append("checkpoint_id < ?")
+        params.append(before_id)
+    sql = f"SELECT {SELECT_CHECKPOINT_COLUMNS} FROM lgnb_checkpoints"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY checkpoint_id DESC"
+    if limit is not None and not leftover:
+        sql += " LIMIT ?"
+        params.append(int(limit))
+    return sql, params, leftover
+
+
+def metadata_matches(metadata: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """Containment check for the filter keys SQL did not handle."""
+    return all(_contains(metadata.get(k, _MISSING), v) for k, v in wanted.items())
+
+
+_MISSING = object()
+
+
+def _contains(actual: Any, expected: Any) -> bool:
+    if isinstance(expected, Mapping):
+        return isinstance(actual, Mapping) and all(
+            _contains(actual.get(k, _MISSING), v) for k, v in expected.items()
+        )
+    if isinstance(expected, (list, tuple)):
+        return isinstance(actual, (list, tuple)) and list(actual) == list(expected)
+    return actual is not _MISSING and actual == expected

@@ -1,0 +1,302 @@
+"""The one SQLite core behind `SqliteSaver` and `AsyncSqliteSaver`.
+
+`SqliteStore` owns a `sqlite3.Connection` and a lock and implements every saver
+operation synchronously: SQL plus the mapping between rows and `CheckpointTuple`s.
+The sync saver calls it directly; the async saver runs the same calls in a worker
+thread. There is no second copy of any query.
+
+Concurrency: every operation is one transaction. Writes use `BEGIN IMMEDIATE`, so two
+processes sharing a file queue on SQLite's busy timeout instead of failing on a lock
+upgrade; reads use a deferred transaction, so a checkpoint, its blobs and its writes
+are read from one consistent snapshot (WAL mode lets readers and a writer overlap).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    get_serializable_checkpoint_metadata,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from lgnb.checkpoint.sqlite import _sql
+
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+
+# How many checkpoints `list()` loads per read transaction.
+_LIST_PAGE = 32
+
+
+def version_key(version: str | int | float) -> str:
+    """The text a channel version is stored under in `lgnb_blobs.version`."""
+    return version if isinstance(version, str) else json.dumps(version)
+
+
+def _configurable(config: RunnableConfig) -> Mapping[str, Any]:
+    configurable = config.get("configurable") or {}
+    if configurable.get("thread_id") is None:
+        raise ValueError(
+            "A checkpoint config needs configurable.thread_id, e.g. "
+            '{"configurable": {"thread_id": "1"}}.'
+        )
+    return configurable
+
+
+def _metadata_json(metadata: Mapping[str, Any]) -> str:
+    try:
+        return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        bad = [
+            k for k, v in metadata.items() if not _json_ok(v)
+        ] or list(metadata)
+        raise TypeError(
+            f"Checkpoint metadata must be JSON data; key(s) {bad} are not ({exc}). "
+            "Put plain str/int/float/bool/list/dict values in config['metadata']."
+        ) from exc
+
+
+def _json_ok(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+class SqliteStore:
+    """All checkpoint operations over one SQLite connection (see module doc)."""
+
+    def __init__(self, conn: sqlite3.Connection, serde: SerializerProtocol) -> None:
+        self.conn = conn
+        self.serde = serde
+        self.lock = threading.Lock()
+
+    def with_serde(self, serde: SerializerProtocol) -> SqliteStore:
+        """A store on the same connection (and lock) with another serializer."""
+        clone = SqliteStore(self.conn, serde)
+        clone.lock = self.lock
+        return clone
+
+    # --- transactions ---
+
+    @contextmanager
+    def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
+        with self.lock:
+            self.conn.execute(begin)
+            try:
+                yield self.conn
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self.conn.execute("COMMIT")
+
+    def reading(self) -> Any:
+        return self._transaction("BEGIN")
+
+    def writing(self) -> Any:
+        return self._transaction("BEGIN IMMEDIATE")
+
+    # --- rows <-> tuples ---
+
+    def _load_tuple(self, conn: sqlite3.Connection, row: Sequence[Any]) -> CheckpointTuple:
+        thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata, refs = row
+        checkpoint: Checkpoint = self.serde.loads_typed((type_, blob))
+        values: dict[str, Any] = {}
+        for channel, btype, bblob in conn.execute(_sql.SELECT_BLOBS, (refs, thread_id, ns)):
+            if btype != "empty":
+                values[channel] = self.serde.loads_typed((btype, bblob))
+        checkpoint["channel_values"] = values
+        writes = [
+            (task_id, channel, self.serde.loads_typed((wtype, wblob)))
+            for task_id, channel, wtype, wblob in conn.execute(
+                _sql.SELECT_WRITES, (thread_id, ns, checkpoint_id)
+            )
+        ]
+        return CheckpointTuple(
+            config=_config(thread_id, ns, checkpoint_id),
+            checkpoint=checkpoint,
+            metadata=json.loads(metadata),
+            parent_config=_config(thread_id, ns, parent_id) if parent_id else None,
+            pending_writes=writes,
+        )
+
+    # --- reads ---
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        configurable = _configurable(config)
+        thread_id = str(configurable["thread_id"])
+        ns = configurable.get("checkpoint_ns", "") or ""
+        checkpoint_id = get_checkpoint_id(config)
+        with self.reading() as conn:
+            if checkpoint_id:
+                row = conn.execute(_sql.SELECT_ONE, (thread_id, ns, checkpoint_id)).fetchone()
+            else:
+                row = conn.execute(_sql.SELECT_LATEST, (thread_id, ns)).fetchone()
+            return None if row is None else self._load_tuple(conn, row)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Matching checkpoints, newest first; loaded a page at a time, lock released
+        between pages so the caller may write while iterating."""
+        before_id = get_checkpoint_id(before) if before else None
+        sql, params, leftover = _sql.build_list_query(
+            config, filter=filter, before_id=before_id, limit=limit
+        )
+        with self.reading() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        if leftover:
+            rows = [r for r in rows if _sql.metadata_matches(json.loads(r[6]), leftover)]
+            if limit is not None:
+                rows = rows[: max(int(limit), 0)]
+        for start in range(0, len(rows), _LIST_PAGE):
+            with self.reading() as conn:
+                page = [
+                    self._load_tuple(conn, row) for row in rows[start : start + _LIST_PAGE]
+                ]
+            yield from page
+
+    # --- writes ---
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        configurable = _configurable(config)
+        thread_id = str(configurable["thread_id"])
+        ns = configurable.get("checkpoint_ns", "") or ""
+        parent_id = configurable.get("checkpoint_id")
+        stored = {k: v for k, v in checkpoint.items() if k != "channel_values"}
+        values = checkpoint["channel_values"]
+        blobs = []
+        for channel, version in new_versions.items():
+            if channel in values:
+                btype, bblob = self.serde.dumps_typed(values[channel])
+            else:
+                btype, bblob = "empty", None
+            blobs.append((thread_id, ns, channel, version_key(version), btype, bblob))
+        refs = json.dumps(
+            {ch: version_key(v) for ch, v in checkpoint["channel_versions"].items()},
+            separators=(",", ":"),
+        )
+        ctype, cblob = self.serde.dumps_typed(stored)
+        meta = get_serializable_checkpoint_metadata(config, metadata)
+        run_id = meta.get("run_id")
+        row = (
+            thread_id,
+            ns,
+            checkpoint["id"],
+            parent_id,
+            ctype,
+            cblob,
+            _metadata_json(meta),
+            refs,
+            None if run_id is None else str(run_id),
+        )
+        with self.writing() as conn:
+            if blobs:
+                conn.executemany(_sql.INSERT_BLOB, blobs)
+            conn.execute(_sql.UPSERT_CHECKPOINT, row)
+        return _config(thread_id, ns, checkpoint["id"])
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        configurable = _configurable(config)
+        thread_id = str(configurable["thread_id"])
+        ns = configurable.get("checkpoint_ns", "") or ""
+        checkpoint_id = configurable.get("checkpoint_id")
+        if not checkpoint_id:
+            raise ValueError(
+                "put_writes needs configurable.checkpoint_id: pass the config "
+                "returned by put()."
+            )
+        special, regular = [], []
+        for i, (channel, value) in enumerate(writes):
+            wtype, wblob = self.serde.dumps_typed(value)
+            idx = WRITES_IDX_MAP.get(channel, i)
+            row = (thread_id, ns, checkpoint_id, task_id, idx, channel, wtype, wblob, task_path)
+            (special if channel in WRITES_IDX_MAP else regular).append(row)
+        with self.writing() as conn:
+            if special:
+                conn.executemany(_sql.REPLACE_WRITE, special)
+            if regular:
+                conn.executemany(_sql.INSERT_WRITE, regular)
+
+    # --- maintenance ---
+
+    def delete_thread(self, thread_id: str) -> None:
+        with self.writing() as conn:
+            for statement in _sql.DELETE_THREAD:
+                conn.execute(statement, (str(thread_id),))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        ids = [str(r) for r in run_ids]
+        if not ids:
+            return
+        marks = _sql.placeholders(len(ids))
+        with self.writing() as conn:
+            threads = [
+                t for (t,) in conn.execute(_sql.THREADS_OF_RUNS.format(marks), ids)
+            ]
+            for statement in _sql.DELETE_RUNS:
+                conn.execute(statement.format(marks), ids)
+            for thread_id in threads:
+                conn.execute(_sql.COLLECT_BLOBS, (thread_id, thread_id))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        with self.writing() as conn:
+            for statement in _sql.COPY_THREAD:
+                conn.execute(statement, (str(target_thread_id), str(source_thread_id)))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str) -> None:
+        if strategy not in PRUNE_STRATEGIES:
+            raise ValueError(
+                f"Unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}."
+            )
+        with self.writing() as conn:
+            for thread_id in (str(t) for t in thread_ids):
+                if strategy == "delete":
+                    for statement in _sql.DELETE_THREAD:
+                        conn.execute(statement, (thread_id,))
+                    continue
+                for statement in _sql.PRUNE_KEEP_LATEST:
+                    conn.execute(statement, (thread_id, thread_id))
+                conn.execute(_sql.COLLECT_BLOBS, (thread_id, thread_id))
+
+
+def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
