@@ -164,6 +164,17 @@ def capture(fn: Callable[[], Any]) -> Any:
         return exc_obs(e)
 
 
+def attempt(fn: Callable[[], Any]) -> Any:
+    """Call ``fn()`` for its effect: ``"ok"`` or ``("raises", cls, msg)``."""
+    try:
+        fn()
+        return "ok"
+    except EngineMissing:
+        raise
+    except Exception as e:
+        return exc_obs(e)
+
+
 async def acapture(fn: Callable[[], Any]) -> Any:
     try:
         return await fn()
@@ -227,6 +238,7 @@ _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 _HEX = r"\b[0-9a-f]{32}\b"
 _RUN = r"(?:lc_run--|run-|run--)(?:" + _UUID + r"|[0-9a-fA-F-]{8,})(?:-\d+)?"
 _ID_RE = re.compile(f"{_RUN}|{_UUID}|{_HEX}")
+_ADDR_RE = re.compile(r" at 0x[0-9a-fA-F]+")
 _TS_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d|Z)?$")
 
 # dict keys whose value is an id regardless of its format (lgnb may choose another scheme)
@@ -325,11 +337,14 @@ class Normalizer:
             return (cname, {f.name: self(getattr(v, f.name)) for f in dataclasses.fields(v)})
         if hasattr(v, "model_dump") and hasattr(type(v), "model_fields"):  # pydantic v2
             return (cname, {k: self(getattr(v, k)) for k in type(v).model_fields})
+        if _is_engine_obj(v):
+            # other engine-owned objects (builders, channels, ...): internals differ by design
+            return ("engine-object", cname)
         if callable(v) and hasattr(v, "__name__"):
             return ("callable", v.__name__)
         if hasattr(v, "__dict__"):
             return (cname, {k: self(x) for k, x in vars(v).items() if not k.startswith("_")})
-        return (cname, repr(v))
+        return (cname, _ADDR_RE.sub(" at 0x?", repr(v)))
 
     def mapping(self, m: Mapping) -> dict:
         keys = set(m.keys()) if all(isinstance(k, str) for k in m) else set()

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from langchain_core.runnables import RunnableLambda
 from typing_extensions import NotRequired, TypedDict
 
-from _diff import capture, collect
+from _diff import attempt, capture, collect
 
 
 class S(TypedDict):
@@ -413,7 +413,7 @@ def test_add_sequence_of_functions_and_named_pairs(differential):
 
 def test_add_sequence_empty_raises(differential):
     def scenario(E):
-        return capture(lambda: E.StateGraph(S).add_sequence([]))
+        return attempt(lambda: E.StateGraph(S).add_sequence([]))
 
     differential(scenario)
 
@@ -650,7 +650,7 @@ def test_two_conditional_edges_with_same_path_name_raise(differential):
         g.add_node("b", _logger("b"))
         g.add_edge(E.START, "a")
         g.add_conditional_edges("a", route)
-        return capture(lambda: g.add_conditional_edges("a", route))
+        return attempt(lambda: g.add_conditional_edges("a", route))
 
     differential(scenario)
 

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import pydantic
 from typing_extensions import NotRequired, TypedDict
 
-from _diff import capture, collect
+from _diff import attempt, capture, collect
 
 
 def _linear(E, State, *nodes, **kw):
@@ -559,7 +559,7 @@ def test_reducer_with_wrong_arity_is_rejected_at_graph_construction(differential
         class State(TypedDict):
             x: Annotated[list, bad]
 
-        return capture(lambda: E.StateGraph(State))
+        return attempt(lambda: E.StateGraph(State))
 
     differential(scenario)
 
