@@ -215,18 +215,22 @@ def steps_as_multisets(chunks: list, is_barrier: Callable[[Any], bool]) -> list:
     Used where LangGraph itself emits in completion order (parallel sync nodes run in a
     thread pool) so only the per-step *set* of events is deterministic.
     """
+    def key(c: Any) -> str:
+        # ids are engine-specific: sort on the content with ids normalized per item
+        return repr(Normalizer()(c))
+
     out: list = []
     group: list = []
     for c in chunks:
         if is_barrier(c):
             if group:
-                out.append(("unordered", sorted(group, key=repr)))
+                out.append(("unordered", sorted(group, key=key)))
                 group = []
             out.append(c)
         else:
             group.append(c)
     if group:
-        out.append(("unordered", sorted(group, key=repr)))
+        out.append(("unordered", sorted(group, key=key)))
     return out
 
 

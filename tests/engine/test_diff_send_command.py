@@ -120,7 +120,7 @@ def test_send_tasks_stream_shows_push_inputs(differential):
         chunks = list(g.compile().stream({"subjects": ["a", "b"], "jokes": []}, stream_mode="tasks"))
         # parallel push tasks: start events come in order; results in completion order
         starts = [c for c in chunks if "input" in c]
-        results = sorted((c for c in chunks if "result" in c), key=lambda c: repr(c["result"]))
+        results = sorted((c for c in chunks if "result" in c), key=lambda c: repr(c["result"]))  # completion order
         return starts, results
 
     differential(scenario)
