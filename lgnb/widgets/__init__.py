@@ -1,0 +1,35 @@
+"""Notebook views of graphs and runs: `lgnb.show(graph)`, `lgnb.run(graph, input)`.
+
+The views consume only the public graph protocol (`stream`, `astream`, `get_graph`, ...),
+so they work with lgnb graphs and LangGraph graphs alike. Importing this package is cheap
+and never imports the engine: the widget modules load on first attribute access.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lgnb.widgets.graph_view import GraphView, show
+    from lgnb.widgets.run import Run, RunView, run
+
+__all__ = ["GraphView", "Run", "RunView", "run", "show"]
+
+_WHERE = {
+    "GraphView": "lgnb.widgets.graph_view",
+    "show": "lgnb.widgets.graph_view",
+    "Run": "lgnb.widgets.run",
+    "RunView": "lgnb.widgets.run",
+    "run": "lgnb.widgets.run",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lgnb.widgets' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

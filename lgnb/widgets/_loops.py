@@ -1,0 +1,59 @@
+"""Which event loop a run lives on, and how to wait for it without deadlocking.
+
+In a Jupyter kernel the run is a task on the kernel's own loop (so widget messages and
+clicks are handled between chunks). Outside a running loop (a script, a plain test) there
+is no loop to borrow, so runs share one private background loop thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable
+from typing import Any
+
+_bg_loop: asyncio.AbstractEventLoop | None = None
+_bg_lock = threading.Lock()
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def background_loop() -> asyncio.AbstractEventLoop:
+    """A daemon thread running an event loop, started on first use."""
+    global _bg_loop
+    with _bg_lock:
+        if _bg_loop is None or _bg_loop.is_closed():
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+
+            def serve() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+
+            threading.Thread(target=serve, name="lgnb-loop", daemon=True).start()
+            ready.wait()
+            _bg_loop = loop
+        return _bg_loop
+
+
+def loop_for_run() -> asyncio.AbstractEventLoop:
+    """The caller's running loop (a kernel cell) or the background loop."""
+    return running_loop() or background_loop()
+
+
+def run_nested(loop: asyncio.AbstractEventLoop, awaitable: Awaitable[Any]) -> Any:
+    """Run `awaitable` to completion on `loop`, which is running *this* very call stack.
+
+    That only happens inside a kernel cell; nest-asyncio makes the loop re-entrant so the
+    run's task (and the comm traffic) keeps going while the cell waits.
+    """
+    import nest_asyncio
+
+    nest_asyncio.apply(loop)
+    return loop.run_until_complete(awaitable)

@@ -1,0 +1,44 @@
+"""The one widget per kernel that carries the front-end bundle (see `_assets`)."""
+
+from __future__ import annotations
+
+import anywidget
+import traitlets
+
+from lgnb.widgets._assets import VIEW_ESM, bundle_text
+
+
+class Runtime(anywidget.AnyWidget):
+    """Carries the bundle; never displayed. Views reference it by model id."""
+
+    _esm = traitlets.Unicode("").tag(sync=True)
+
+
+_runtime: Runtime | None = None
+
+
+def get_runtime() -> Runtime:
+    """The kernel's runtime widget, created on first use (again if it was closed)."""
+    global _runtime
+    if _runtime is None or getattr(_runtime, "comm", None) is None:
+        _runtime = Runtime(_esm=bundle_text())
+    return _runtime
+
+
+class View(anywidget.AnyWidget):
+    """Base of lgnb views: a tiny ESM that delegates rendering to the shared runtime."""
+
+    _esm = VIEW_ESM
+    _view_kind = traitlets.Unicode("").tag(sync=True)
+    _lgnb_runtime = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, **kwargs: object) -> None:
+        runtime = get_runtime()
+        super().__init__(_lgnb_runtime=f"anywidget:{runtime.model_id}", **kwargs)
+        self.on_msg(self._dispatch)
+
+    def _dispatch(self, _widget: object, content: object, _buffers: object) -> None:
+        if isinstance(content, dict) and isinstance(content.get("kind"), str):
+            handler = getattr(self, f"_msg_{content['kind']}", None)
+            if handler is not None:
+                handler(content)

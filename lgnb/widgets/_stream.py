@@ -1,0 +1,283 @@
+"""Stream chunks → run state and content patches.
+
+Input: what `graph.stream(..., stream_mode=[...], subgraphs=True)` yields, either v1
+tuples ``(namespace, mode, payload)`` (or ``(mode, payload)``) or v2 envelopes
+``{"type": mode, "ns": namespace, "data": payload}``. Output: patches for
+:class:`~lgnb.widgets._store.ContentStore` plus the live graph state (step, nodes running,
+visited nodes, taken edges, interrupts, final values) that the view syncs as traits.
+
+Everything here uses only the public stream shapes, so it reads LangGraph and lgnb alike.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lgnb.draw import END, START, jsonable
+from lgnb.widgets._store import Patch
+
+_TASK_NOTE = re.compile(r"During task with name '([^']*)'")
+
+
+def normalize(chunk: Any) -> tuple[tuple[str, ...], str, Any]:
+    """Return ``(namespace, mode, payload)`` for a v1 tuple or a v2 envelope."""
+    if isinstance(chunk, Mapping) and "type" in chunk and "data" in chunk:
+        return tuple(chunk.get("ns") or ()), str(chunk["type"]), chunk["data"]
+    if isinstance(chunk, tuple) and len(chunk) == 3 and isinstance(chunk[0], tuple):
+        return chunk[0], chunk[1], chunk[2]
+    if isinstance(chunk, tuple) and len(chunk) == 2 and isinstance(chunk[0], str):
+        return (), chunk[0], chunk[1]
+    raise TypeError(f"unexpected stream chunk shape: {type(chunk).__name__}")
+
+
+def ns_key(ns: Sequence[str]) -> str:
+    """``("sub:<task id>", "inner:<id>")`` → ``"sub:inner"`` (the drawn key prefix)."""
+    return ":".join(part.split(":")[0] for part in ns)
+
+
+def node_key(ns: Sequence[str], name: str) -> str:
+    prefix = ns_key(ns)
+    return f"{prefix}:{name}" if prefix else name
+
+
+def text_of(content: Any) -> str:
+    """Text of a message's content: a string, or the text blocks of a content list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+        return "".join(parts)
+    return "" if content is None else str(content)
+
+
+def _is_message(value: Any) -> bool:
+    return hasattr(value, "content") and hasattr(value, "type") and hasattr(value, "additional_kwargs")
+
+
+def _is_chunk(msg: Any) -> bool:
+    return type(msg).__name__.endswith("Chunk") or hasattr(msg, "tool_call_chunks")
+
+
+def _final_tool_calls(msg: Any) -> list[dict[str, Any]]:
+    calls = []
+    for i, call in enumerate(getattr(msg, "tool_calls", None) or []):
+        args = call.get("args", {})
+        calls.append({"index": i, "id": call.get("id"), "name": call.get("name", ""),
+                      "args": args if isinstance(args, str) else json.dumps(jsonable(args))})
+    return calls
+
+
+def _messages_in(value: Any) -> list[Any]:
+    if _is_message(value):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if _is_message(v)]
+    return []
+
+
+class StreamReducer:
+    """Folds chunks into run state; `feed` returns the content patches they produce."""
+
+    def __init__(self, *, edges: set[tuple[str, str]] | None = None) -> None:
+        self.edges = edges or set()  # (source, target) node keys of the full (xray) graph
+        self.step = 0
+        self.active: dict[str, tuple[str, str]] = {}  # task id → (namespace key, node key)
+        self.visited: list[str] = []
+        self.taken: list[list[str]] = []
+        self.values: Any = None
+        self.interrupts: list[dict[str, Any]] = []
+        self.paused = False  # saw "__interrupt__" in this segment
+        self.failed_node: str | None = None
+        self._seq = 0
+        self._msgs: set[str] = set()
+        self._n = 0
+        self._prev: dict[str, list[str]] = {}  # ns key → nodes of its previous step
+        self._cur: dict[str, list[str]] = {}
+        self._seen_values = False
+
+    @property
+    def active_keys(self) -> list[str]:
+        """Node keys running now (in start order, no duplicates)."""
+        return list(dict.fromkeys(k for _, k in self.active.values()))
+
+    # -- helpers ---------------------------------------------------------------
+    def _patch(self, kind: str, pid: Any, **fields: Any) -> Patch:
+        self._seq += 1
+        return {"kind": kind, "id": pid, "seq": self._seq, **fields}
+
+    def _next_id(self) -> int:
+        self._n += 1
+        return self._n
+
+    def _visit(self, key: str) -> None:
+        if key not in self.visited:
+            self.visited.append(key)
+
+    def _take(self, source: str, target: str) -> None:
+        if [source, target] not in self.taken:
+            self.taken.append([source, target])
+
+    def begin_segment(self) -> None:
+        """A new stream (first run or a resume) starts."""
+        self.paused = False
+        self.interrupts = []
+        self.failed_node = None
+        self._prev, self._cur = {}, {}
+        self._visit(START)
+
+    def end_segment(self, *, finished: bool) -> None:
+        """The stream ended; when it `finished` (not paused/failed) mark the way to END."""
+        self.active.clear()
+        if finished:
+            last = self._cur.get("") or self._prev.get("") or []
+            declared = [node for node in last if (node, END) in self.edges]
+            for node in declared or last:
+                self._take(node, END)
+            self._visit(END)
+
+    # -- feeding ---------------------------------------------------------------
+    def feed(self, chunk: Any) -> list[Patch]:
+        ns, mode, payload = normalize(chunk)
+        handler = getattr(self, f"_on_{mode}", None)
+        return handler(ns, payload) if handler else []
+
+    def _on_tasks(self, ns: tuple[str, ...], payload: Any) -> list[Patch]:
+        if not isinstance(payload, Mapping) or "name" not in payload:
+            return []
+        key = node_key(ns, str(payload["name"]))
+        tid = str(payload.get("id"))
+        scope = ns_key(ns)
+        if "result" not in payload and "error" not in payload:  # task start
+            if not any(sc == scope for sc, _ in self.active.values()):  # first task of a new super-step in this namespace
+                self._prev[scope] = self._cur.get(scope, [])
+                self._cur[scope] = []
+                if not scope:
+                    self.step += 1
+            prev = self._prev.get(scope) or []
+            if not prev and not scope:
+                prev = [START]
+            declared = [src for src in prev if (src, key) in self.edges]
+            for source in declared or prev:  # undeclared routes (Command, Send) still count
+                self._take(source, key)
+            self._cur.setdefault(scope, []).append(key)
+            self.active[tid] = (scope, key)
+            self._visit(key)
+            return []
+        self.active.pop(tid, None)
+        err = payload.get("error")
+        if err is not None:
+            self.failed_node = key
+            return [self._patch("error", f"{tid}", node=key, ns=scope, type=type(err).__name__,
+                                message=str(err))]
+        return []
+
+    def _on_messages(self, ns: tuple[str, ...], payload: Any) -> list[Patch]:
+        if not isinstance(payload, (tuple, list)) or len(payload) != 2:
+            return []
+        msg, meta = payload
+        meta = meta if isinstance(meta, Mapping) else {}
+        node = str(meta.get("langgraph_node", ""))
+        key = node_key(ns, node) if node else ns_key(ns)
+        mid = getattr(msg, "id", None) or f"{meta.get('langgraph_checkpoint_ns', key)}#{meta.get('langgraph_step', '')}"
+        mid = str(mid)
+        out: list[Patch] = []
+        if _is_chunk(msg):
+            if mid not in self._msgs:
+                self._msgs.add(mid)
+                out.append(self._patch("msg.new", mid, node=key, ns=ns_key(ns), type="ai",
+                                       content="", tool_calls=[]))
+            text = text_of(msg.content)
+            if text:
+                out.append(self._patch("msg.delta", mid, text=text))
+            for tc in getattr(msg, "tool_call_chunks", None) or []:
+                out.append(self._patch("tool.delta", mid, index=int(tc.get("index") or 0),
+                                       name=tc.get("name"), call_id=tc.get("id"),
+                                       args=tc.get("args") or ""))
+            return out
+        return self._full_message(msg, mid, key, ns_key(ns))
+
+    def _full_message(self, msg: Any, mid: str, key: str, scope: str) -> list[Patch]:
+        content, calls = text_of(msg.content), _final_tool_calls(msg)
+        if mid in self._msgs:
+            return [self._patch("msg.final", mid, content=content, tool_calls=calls)]
+        self._msgs.add(mid)
+        extra = {"name": str(getattr(msg, "name", None) or getattr(msg, "tool_call_id", "") or "") or None}
+        return [self._patch("msg.new", mid, node=key, ns=scope, type=str(getattr(msg, "type", "ai")),
+                            content=content, tool_calls=calls, **extra)]
+
+    def _on_updates(self, ns: tuple[str, ...], payload: Any) -> list[Patch]:
+        if not isinstance(payload, Mapping):
+            return []
+        out: list[Patch] = []
+        for node, delta in payload.items():
+            if node == "__interrupt__":
+                if not ns:
+                    self.paused = True
+                    for intr in delta or ():
+                        self.interrupts.append({"id": str(getattr(intr, "id", "") or ""),
+                                                "value": jsonable(getattr(intr, "value", intr))})
+                continue
+            key = node_key(ns, str(node))
+            out.append(self._patch("update", self._next_id(), step=self.step, node=key,
+                                   ns=ns_key(ns), delta=jsonable(delta)))
+            values = delta.values() if isinstance(delta, Mapping) else ()
+            for value in values:
+                for msg in _messages_in(value):
+                    mid = getattr(msg, "id", None)
+                    if mid and str(mid) in self._msgs:
+                        out.append(self._patch("msg.final", str(mid), content=text_of(msg.content),
+                                               tool_calls=_final_tool_calls(msg)))
+        return out
+
+    def _on_values(self, ns: tuple[str, ...], payload: Any) -> list[Patch]:
+        if ns:
+            return []
+        if isinstance(payload, Mapping):
+            payload = {k: v for k, v in payload.items() if k != "__interrupt__"}
+        self.values = payload
+        out: list[Patch] = []
+        if not self._seen_values:  # the thread's messages so far (input, earlier turns)
+            self._seen_values = True
+            msgs = payload.get("messages") if isinstance(payload, Mapping) else None
+            for msg in _messages_in(msgs):
+                mid = str(getattr(msg, "id", None) or f"input-{self._next_id()}")
+                out += self._full_message(msg, mid, "input", "")
+        return out
+
+    def _on_custom(self, ns: tuple[str, ...], payload: Any) -> list[Patch]:
+        scope = ns_key(ns)
+        node = ""
+        if isinstance(payload, Mapping) and isinstance(payload.get("node"), str):
+            node = payload["node"]
+        else:
+            running = [k for sc, k in self.active.values() if sc == scope]
+            if len(running) == 1:
+                node = running[0]
+        value = payload.get("progress") if isinstance(payload, Mapping) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            stage = str(payload.get("stage", ""))
+            label = str(payload.get("label") or " · ".join(p for p in (node, stage) if p) or "progress")
+            return [self._patch("progress", f"{scope}|{node}|{stage}", node=node, ns=scope, stage=stage,
+                                label=label, value=min(1.0, max(0.0, float(value))))]
+        return [self._patch("log", self._next_id(), node=node, ns=scope, payload=jsonable(payload))]
+
+    # -- errors ------------------------------------------------------------------
+    def error_patch(self, exc: BaseException) -> tuple[str | None, Patch | None]:
+        """Node name and (if not already reported by the tasks stream) an error patch."""
+        if self.failed_node is not None:
+            return self.failed_node, None
+        node = None
+        for note in getattr(exc, "__notes__", None) or ():
+            m = _TASK_NOTE.search(str(note))
+            if m:
+                node = m.group(1)
+        return node, self._patch("error", f"run-{self._next_id()}", node=node or "", ns="",
+                                 type=type(exc).__name__, message=str(exc))

@@ -1,0 +1,401 @@
+"""`lgnb.run(graph, input)`: run a graph as a live view, without blocking the kernel.
+
+The run is a task on the kernel's event loop; a synchronous graph's `stream` runs in a
+worker thread (so a busy synchronous node never blocks the kernel: other cells execute,
+clicks arrive). Chunks are reduced on the loop into run state and content patches
+(`_stream`, `_store`); traffic to the browser is coalesced: at most one trait sync and one
+batch of patches per flush interval, nothing dropped, order kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import importlib
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import traitlets
+
+from lgnb.draw import jsonable, layout
+from lgnb.widgets._loops import loop_for_run, run_nested, running_loop
+from lgnb.widgets._pump import AsyncPump, ThreadPump
+from lgnb.widgets._runtime import View
+from lgnb.widgets._store import ContentStore, Patch, coalesce
+from lgnb.widgets._stream import StreamReducer
+from lgnb.widgets.graph_view import GraphMixin, check_graph
+
+#: Seconds between flushes: ≤ 2 comm messages per flush keeps a view under 30 messages/s.
+FLUSH_INTERVAL = 1 / 15
+VIEW_MODES = ("values", "updates", "messages", "custom", "tasks")
+SETTLED = ("interrupted", "done", "error", "cancelled")
+
+NO_CHECKPOINTER = (
+    "This run paused at an interrupt, but the graph has no checkpointer, so it cannot be "
+    "resumed. Compile with one and run on a thread: "
+    "graph = builder.compile(checkpointer=InMemorySaver())  "
+    "(from lgnb.checkpoint.memory or langgraph.checkpoint.memory), then "
+    "lgnb.run(graph, input, {'configurable': {'thread_id': '1'}})."
+)
+
+
+class RunView(GraphMixin, View):
+    """What the browser shows of a run: graph, status, and (via patches) content."""
+
+    _view_kind = traitlets.Unicode("run").tag(sync=True)
+    status = traitlets.Unicode("pending").tag(sync=True)
+    step = traitlets.Int(0).tag(sync=True)
+    elapsed = traitlets.Float(0.0).tag(sync=True)
+    active = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    visited = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    taken = traitlets.List().tag(sync=True)
+    error = traitlets.Dict().tag(sync=True)
+    interrupts = traitlets.List().tag(sync=True)
+    notice = traitlets.Unicode("").tag(sync=True)
+    thread = traitlets.Unicode("").tag(sync=True)
+    snapshot = traitlets.Dict().tag(sync=True)
+
+    _controller: Run | None = None
+
+    def _msg_hello(self, content: dict[str, Any]) -> None:
+        if self._controller is not None:
+            self._controller._send_snapshot()
+
+    def _msg_cancel(self, content: dict[str, Any]) -> None:
+        if self._controller is not None and self._controller.status == "running":
+            self._controller.cancel()
+
+
+def _has_checkpointer(graph: Any) -> bool:
+    saver = getattr(graph, "checkpointer", None)
+    return saver is not None and saver is not False
+
+
+def _command_type(graph: Any) -> Any:
+    """`Command` from the graph's own library (lgnb or langgraph)."""
+    root = type(graph).__module__.split(".")[0]
+    for name in (root, "lgnb", "langgraph"):
+        try:
+            return importlib.import_module(f"{name}.types").Command
+        except (ImportError, AttributeError):
+            continue
+    raise RuntimeError("cannot find a Command type (neither lgnb.types nor langgraph.types)")
+
+
+class Run:
+    """A live run of a graph. Create with :func:`lgnb.run`.
+
+    `status` is one of pending, running, interrupted, done, error, cancelled.
+    """
+
+    def __init__(self, graph: Any, input: Any, config: Mapping[str, Any] | None = None, *,
+                 use_async: bool = False, title: str | None = None, **stream_options: Any) -> None:
+        check_graph(graph, what="lgnb.run")
+        if not callable(getattr(graph, "astream" if use_async else "stream", None)):
+            raise TypeError(f"lgnb.run: {type(graph).__name__} has no {'astream' if use_async else 'stream'}()")
+        self.graph = graph
+        self.config: dict[str, Any] = dict(config or {})
+        configurable = dict(self.config.get("configurable") or {})
+        self.checkpointed = _has_checkpointer(graph)
+        if self.checkpointed and "thread_id" not in configurable:
+            configurable["thread_id"] = f"lgnb-{uuid.uuid4().hex[:12]}"
+        if configurable:
+            self.config["configurable"] = configurable
+        modes = stream_options.pop("stream_mode", None) or []
+        modes = [modes] if isinstance(modes, str) else list(modes)
+        self._modes = list(dict.fromkeys([*VIEW_MODES, *modes]))
+        stream_options.pop("subgraphs", None)
+        self._options = stream_options
+        self._use_async = use_async
+
+        self.view = RunView()
+        self.view._controller = self
+        self.view.title = title if title is not None else str(getattr(graph, "name", "") or "run")
+        self.view._set_graph(graph)
+        self.view.thread = str(configurable.get("thread_id", ""))
+        edges = {(e.source, e.target) for e in layout(graph, expanded=True).edges}
+        self._reducer = StreamReducer(edges=edges)
+        self._store = ContentStore()
+        self._pending: list[Patch] = []
+        self._loop = loop_for_run()
+        self._status = "pending"
+        self._result: Any = None
+        self._error: BaseException | None = None
+        self._settled = threading.Event()
+        self._waiters: list[asyncio.Future[None]] = []
+        self._pump: ThreadPump | AsyncPump | None = None
+        self._flush_handle: asyncio.TimerHandle | None = None
+        self._last_flush = 0.0
+        self._elapsed_before = 0.0
+        self._t0 = 0.0
+        self._displayed_at: object = object()
+        self._batches = 0
+        #: comm messages sent to the browser (trait syncs + patch batches), patches, batches
+        self.stats = {"messages": 0, "patches": 0, "batches": 0, "trait_syncs": 0, "chunks": 0}
+        self._call(lambda: self._start(input))
+
+    # -- public API --------------------------------------------------------------
+    @property
+    def status(self) -> str:
+        return self._status
+
+    @property
+    def result(self) -> Any:
+        """The latest state values (final once `status` is done)."""
+        return self._result
+
+    @property
+    def error(self) -> BaseException | None:
+        return self._error
+
+    @property
+    def interrupts(self) -> list[dict[str, Any]]:
+        """Pending interrupts as ``{"id", "value"}`` (JSON-safe values) while interrupted."""
+        return list(self._reducer.interrupts) if self._status == "interrupted" else []
+
+    @property
+    def elapsed(self) -> float:
+        running = time.monotonic() - self._t0 if self._status == "running" else 0.0
+        return self._elapsed_before + running
+
+    @property
+    def content(self) -> dict[str, Any]:
+        """Snapshot of what the view shows: messages, progress, log, updates, errors."""
+        return self._store.snapshot()
+
+    def wait(self, timeout: float | None = None) -> Any:
+        """Block until the run pauses or ends; return `result`, re-raise a node's error.
+
+        Works in scripts and under nbclient; inside a running kernel loop it re-enters the
+        loop (nest-asyncio) so the run keeps going while this cell waits.
+        """
+        if not self._settled.is_set():
+            if running_loop() is self._loop:
+                waiter = self._new_waiter()
+                try:
+                    run_nested(self._loop, asyncio.wait_for(asyncio.shield(waiter), timeout))
+                except asyncio.TimeoutError:
+                    raise TimeoutError(f"run still {self._status} after {timeout} s") from None
+            elif not self._settled.wait(timeout):
+                raise TimeoutError(f"run still {self._status} after {timeout} s")
+        return self._outcome()
+
+    def __await__(self) -> Any:
+        return self._wait_async().__await__()
+
+    async def _wait_async(self) -> Any:
+        if not self._settled.is_set():
+            if running_loop() is self._loop:
+                await asyncio.shield(self._new_waiter())
+            else:
+                await asyncio.get_running_loop().run_in_executor(None, self._settled.wait)
+        return self._outcome()
+
+    def resume(self, value: Any = None) -> Run:
+        """Resume an interrupted run with `value` (or ``{interrupt_id: value}``).
+
+        Resumes with ``Command(resume=...)`` on the same thread config; a run paused at a
+        static breakpoint (no interrupt value) continues with ``None`` input.
+        """
+        if self._status in ("running", "pending"):
+            raise RuntimeError("the run is still running: wait until it pauses (run.wait()) before resume()")
+        if self._status != "interrupted":
+            raise RuntimeError(f"the run has already ended ({self._status}); there is nothing to resume. "
+                               "Start a new one with lgnb.run(...).")
+        if not self.checkpointed:
+            raise RuntimeError(NO_CHECKPOINTER)
+        ids = [i["id"] for i in self._reducer.interrupts]
+        if not ids:
+            command: Any = None
+        elif isinstance(value, Mapping) and value and set(map(str, value)) <= set(ids):
+            command = _command_type(self.graph)(resume=dict(value))
+        elif len(ids) > 1:
+            raise ValueError(f"{len(ids)} interrupts are pending (ids {', '.join(ids)}): "
+                             "resume with a map {interrupt_id: value}")
+        else:
+            command = _command_type(self.graph)(resume=value)
+        self._status = "running"  # at once, so a second resume() is refused
+        self._settled.clear()
+        self._call(lambda: self._start(command))
+        return self
+
+    def cancel(self) -> bool:
+        """Stop a running run (a node that is busy finishes in its thread, unseen)."""
+        if self._status != "running" or self._pump is None:
+            return False
+        self._pump.cancel()
+        self._call(lambda: self._settle(exc=None, cancelled=True))
+        return True
+
+    # -- display -------------------------------------------------------------------
+    def _ipython_display_(self) -> None:
+        from IPython import get_ipython
+        from IPython.display import display
+
+        shell = get_ipython()
+        count = getattr(shell, "execution_count", None)
+        if count is not None and count == self._displayed_at:
+            return  # lgnb.run() displayed it already in this cell
+        self._displayed_at = count
+        display(self.view)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.view._repr_mimebundle_(**kwargs)
+
+    def __repr__(self) -> str:
+        return f"<lgnb.Run {self._status} step={self._reducer.step} thread={self.view.thread!r}>"
+
+    # -- driving (on the loop) -------------------------------------------------------
+    def _call(self, fn: Any) -> None:
+        if running_loop() is self._loop:
+            fn()
+        else:
+            self._loop.call_soon_threadsafe(fn)
+
+    def _start(self, input: Any) -> None:
+        self._status = "running"
+        self._settled.clear()
+        self._t0 = time.monotonic()
+        self._reducer.begin_segment()
+        self.view.notice = ""
+        self.view.error = {}
+        kwargs = dict(self._options, stream_mode=self._modes, subgraphs=True)
+        if self._use_async:
+            self._pump = AsyncPump(self._loop, self._on_chunks, self._on_end)
+            self._pump.start(lambda: self.graph.astream(input, self.config, **kwargs))
+        else:
+            self._pump = ThreadPump(self._loop, self._on_chunks, self._on_end)
+            ctx = contextvars.copy_context()
+            self._pump.start(lambda: ctx.run(self.graph.stream, input, self.config, **kwargs))
+        self._flush(force=True)
+
+    def _on_chunks(self, chunks: list[Any]) -> None:
+        if self._status != "running":
+            return
+        for chunk in chunks:
+            self.stats["chunks"] += 1
+            try:
+                patches = self._reducer.feed(chunk)
+            except Exception as exc:  # a payload we cannot read must not kill the run
+                patches = [self._reducer._patch("log", f"view-{self._reducer._next_id()}", node="", ns="",
+                                                payload=f"lgnb view could not read a chunk: {exc!r}")]
+            for patch in patches:
+                self._store.apply(patch)
+            self._pending.extend(patches)
+        if self._reducer.values is not None:
+            self._result = self._reducer.values
+        self._schedule_flush()
+
+    def _on_end(self, exc: BaseException | None) -> None:
+        if self._status == "running":
+            self._settle(exc=exc, cancelled=False)
+
+    def _settle(self, *, exc: BaseException | None, cancelled: bool) -> None:
+        if self._status not in ("running", "pending"):
+            return
+        self._elapsed_before += time.monotonic() - self._t0
+        finished = exc is None and not cancelled and not self._reducer.paused
+        self._reducer.end_segment(finished=finished)
+        if self._reducer.values is not None:
+            self._result = self._reducer.values
+        if cancelled:
+            self._status = "cancelled"
+        elif exc is not None:
+            self._status, self._error = "error", exc
+            node, patch = self._reducer.error_patch(exc)
+            if patch is not None:
+                self._store.apply(patch)
+                self._pending.append(patch)
+            self.view.error = {"type": type(exc).__name__, "message": str(exc), "node": node or ""}
+        elif self._reducer.paused:
+            self._status = "interrupted"
+            if not self.checkpointed:
+                self.view.notice = NO_CHECKPOINTER
+        else:
+            self._status = "done"
+        self._flush(force=True)
+        self.view.snapshot = self._store.snapshot()
+        self.stats["messages"] += 1
+        self._settled.set()
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._waiters.clear()
+
+    def _new_waiter(self) -> asyncio.Future[None]:
+        waiter: asyncio.Future[None] = self._loop.create_future()
+        if self._settled.is_set():
+            waiter.set_result(None)
+        else:
+            self._waiters.append(waiter)
+        return waiter
+
+    def _outcome(self) -> Any:
+        if self._status == "error" and self._error is not None:
+            raise self._error
+        return self._result
+
+    # -- traffic to the browser ------------------------------------------------------
+    def _schedule_flush(self) -> None:
+        if self._flush_handle is None:
+            delay = max(0.0, self._last_flush + FLUSH_INTERVAL - time.monotonic())
+            self._flush_handle = self._loop.call_later(delay, self._flush)
+
+    def _flush(self, force: bool = False) -> None:
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        self._last_flush = time.monotonic()
+        view, r = self.view, self._reducer
+        state = {"status": self._status, "step": r.step, "active": r.active_keys,
+                 "visited": list(r.visited), "taken": [list(t) for t in r.taken],
+                 "interrupts": self.interrupts}
+        changed = {k: v for k, v in state.items() if getattr(view, k) != v}
+        if changed:
+            changed["elapsed"] = round(self.elapsed, 3)
+            with view.hold_sync():
+                for key, value in changed.items():
+                    setattr(view, key, value)
+            self.stats["messages"] += 1
+            self.stats["trait_syncs"] += 1
+        if self._pending:
+            patches, self._pending = coalesce(self._pending), []
+            self._batches += 1
+            view.send({"kind": "patches", "id": self._batches, "t": time.time(), "patches": patches})
+            self.stats["messages"] += 1
+            self.stats["batches"] += 1
+            self.stats["patches"] += len(patches)
+
+    def _send_snapshot(self) -> None:
+        self._flush(force=True)
+        self._batches += 1
+        self.view.send({"kind": "snapshot", "id": self._batches, "snapshot": self._store.snapshot()})
+        self.stats["messages"] += 1
+
+
+def run(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, display: bool = True,
+        use_async: bool = False, title: str | None = None, **stream_options: Any) -> Run:
+    """Start `graph` on `input` as a live view and return the :class:`Run` at once.
+
+    `config` is the usual RunnableConfig (a `thread_id` is generated when the graph has a
+    checkpointer and none is given). `stream_options` go to `graph.stream` (e.g.
+    `context=`, `interrupt_before=`); the view adds the stream modes it needs and
+    `subgraphs=True`. `use_async=True` drives `graph.astream` on the kernel loop instead of
+    `graph.stream` in a worker thread (for graphs with async nodes). `display=False` skips
+    showing the view (display `run` or `run.view` later).
+    """
+    handle = Run(graph, input, config, use_async=use_async, title=title, **stream_options)
+    if display:
+        try:
+            from IPython import get_ipython
+
+            if get_ipython() is not None:
+                from IPython.display import display as show
+
+                show(handle)
+        except ImportError:
+            pass
+    return handle
