@@ -68,6 +68,10 @@ PUBLIC_NAMES: dict[str, str] = {
     "get_config": "config",
     # .runtime
     "Runtime": "runtime",
+    "get_runtime": "runtime",
+    # .managed
+    "RemainingSteps": "managed",
+    "IsLastStep": "managed",
     # .checkpoint.memory
     "InMemorySaver": "checkpoint.memory",
 }
