@@ -19,7 +19,6 @@ between machines, so lgnb never does that. `StrictSerializer`:
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -111,9 +110,12 @@ _ALLOWED_METHODS: frozenset[tuple[str, str, str]] = frozenset(
     {("datetime", "datetime", "fromisoformat")}
 )
 
-# Bytes that start a msgpack ext value (fixext 1..16, ext 8/16/32). If none occur,
-# the payload holds no typed objects and the write-time check can be skipped.
-_EXT_MARKER = re.compile(rb"[\xc7-\xc9\xd4-\xd8]")
+try:  # the encoder of langgraph-checkpoint, so stored bytes stay in its format
+    from langgraph.checkpoint.serde.jsonplus import _msgpack_default as _lg_default
+    from langgraph.checkpoint.serde.jsonplus import _option as _lg_pack_option
+except ImportError:  # pragma: no cover - a future langgraph-checkpoint moved them
+    _lg_default = None
+    _lg_pack_option = 0
 
 
 class UnsafeCheckpointTypeError(TypeError):
@@ -195,18 +197,37 @@ class StrictSerializer(JsonPlusSerializer):
     # --- writing ---
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        try:
-            type_, data = super().dumps_typed(obj)
-        except (TypeError, ormsgpack.MsgpackEncodeError) as exc:
-            raise TypeError(
-                f"Cannot store a value of type {type(obj).__module__}."
-                f"{type(obj).__qualname__} in a checkpoint: {exc}. Use JSON-like "
-                "data, LangChain messages, dataclasses or pydantic models "
-                "(registered with allow=[...])."
-            ) from exc
-        if type_ == "msgpack" and _EXT_MARKER.search(data):
+        """Encode like `JsonPlusSerializer`; refuse values holding unallowed types.
+
+        Plain JSON-like data (the common case) is encoded in one pass. Only when the
+        encoder met a typed object (a message, dataclass, datetime...) is the result
+        decoded once more, without building anything, to check every type it names.
+        """
+        if _lg_default is None or obj is None or isinstance(obj, (bytes, bytearray)):
+            type_, data = self._dumps_plain(obj)
+            typed = type_ == "msgpack"
+        else:
+            typed = False
+
+            def default(value: Any) -> Any:
+                nonlocal typed
+                typed = True
+                return _lg_default(value)
+
+            type_ = "msgpack"
+            try:
+                data = ormsgpack.packb(obj, default=default, option=_lg_pack_option)
+            except (TypeError, ormsgpack.MsgpackEncodeError) as exc:
+                raise _unstorable(obj, exc) from exc
+        if typed:
             _Decoder(self.allowed, writing=True, build=False).unpack(data)
         return type_, data
+
+    def _dumps_plain(self, obj: Any) -> tuple[str, bytes]:
+        try:
+            return super().dumps_typed(obj)
+        except (TypeError, ormsgpack.MsgpackEncodeError) as exc:
+            raise _unstorable(obj, exc) from exc
 
     # --- reading ---
 
@@ -230,6 +251,15 @@ class StrictSerializer(JsonPlusSerializer):
             f"Cannot load a checkpoint value stored as {type_!r}: lgnb's strict "
             "serializer reads only 'msgpack', 'null', 'bytes' and 'bytearray'."
         )
+
+
+def _unstorable(obj: Any, exc: Exception) -> TypeError:
+    kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
+    return TypeError(
+        f"Cannot store a value of type {kind} in a checkpoint: {exc}. Use JSON-like "
+        "data, LangChain messages, dataclasses or pydantic models (registered with "
+        "allow=[...])."
+    )
 
 
 class _Decoder:

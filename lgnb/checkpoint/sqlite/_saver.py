@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import secrets
+import random
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any
@@ -32,6 +32,8 @@ from lgnb.checkpoint.sqlite._schema import CheckpointDatabaseError, Synchronous
 from lgnb.checkpoint.sqlite._store import SqliteStore
 
 _DONE = object()
+# Version suffixes only need to be unique, not secret (os.urandom can be slow).
+_random = random.Random()
 
 
 def open_connection(
@@ -121,7 +123,7 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
             counter = int(current.split(".", 1)[0])
         else:
             counter = int(current)
-        return f"{counter + 1:032d}.{secrets.token_hex(8)}"
+        return f"{counter + 1:032d}.{_random.getrandbits(64):016x}"
 
     # --- sync protocol ---
 
