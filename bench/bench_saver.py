@@ -8,7 +8,9 @@ state, then `--runs` measured runs continue that thread, each with a one-key inp
 `durability="sync"` (every checkpoint is written before the next step starts). Two
 state shapes:
 
-* wide:   15 keys holding large values (~20 KB strings and lists of small records);
+* wide-20k / wide-100k: 15 keys holding large values (~20 KB or ~100 KB strings and
+  lists of small records); LangGraph's saver re-writes all of them at every checkpoint,
+  lgnb's writes only the 1-2 that changed;
 * narrow: 3 keys holding small values.
 
 Printed per (engine, shape, saver): end-to-end ms per checkpoint, ms per checkpoint
@@ -40,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 WIDE_KEYS = [f"k{i:02d}" for i in range(15)]
 NARROW_KEYS = ["a", "b", "c"]
-VALUE_BYTES = 20_000
+SHAPES: dict[str, int] = {"wide-20k": 20_000, "wide-100k": 100_000, "narrow": 0}
+"""State shapes: wide ones map to the size of each of their 15 values."""
 
 
 class WideState(TypedDict, total=False):
@@ -68,47 +71,47 @@ class NarrowState(TypedDict, total=False):
 
 
 @functools.lru_cache(maxsize=None)
-def _large_value(key: str, salt: int) -> Any:
+def _large_value(key: str, salt: int, size: int) -> Any:
     """~20 KB: odd keys hold a string, even keys a list of small records (documents,
     tool results, ... the lists agent state tends to carry).
 
     Cached, so nodes cost next to nothing and the timings are the engine's and saver's.
     """
     if int(key[1:]) % 2:
-        return (f"{key}:{salt}:" * (VALUE_BYTES // 8))[:VALUE_BYTES]
+        return (f"{key}:{salt}:" * (size // 6))[:size]
     return [
         {"id": i, "source": f"{key}-{salt}", "score": i / 7, "text": "lorem ipsum " * 3}
-        for i in range(VALUE_BYTES // 80)
+        for i in range(size // 80)
     ]
 
 
-def wide_input() -> dict[str, Any]:
-    return {k: _large_value(k, 0) for k in WIDE_KEYS}
+def wide_input(size: int) -> dict[str, Any]:
+    return {k: _large_value(k, 0, size) for k in WIDE_KEYS}
 
 
-def wide_update(run: int) -> dict[str, Any]:
+def wide_update(run: int, size: int) -> dict[str, Any]:
     """A follow-up input on a filled thread: one large key changes."""
-    return {"k00": _large_value("k00", 1000 + run)}
+    return {"k00": _large_value("k00", 1000 + run, size)}
 
 
-def narrow_update(run: int) -> dict[str, Any]:
+def narrow_update(run: int, size: int = 0) -> dict[str, Any]:
     return {"b": f"run {run}"}
 
 
-def narrow_input() -> dict[str, Any]:
+def narrow_input(size: int = 0) -> dict[str, Any]:
     return {"a": 0, "b": "start", "c": []}
 
 
-def _wide_node(step: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def _wide_node(step: int, size: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
     changed = [WIDE_KEYS[step % 15]] + ([WIDE_KEYS[(step + 7) % 15]] if step % 2 else [])
 
     def node(state: dict[str, Any]) -> dict[str, Any]:
-        return {k: _large_value(k, step + 1) for k in changed}
+        return {k: _large_value(k, step + 1, size) for k in changed}
 
     return node
 
 
-def _narrow_node(step: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def _narrow_node(step: int, size: int = 0) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def node(state: dict[str, Any]) -> dict[str, Any]:
         update: dict[str, Any] = {"a": state["a"] + 1}
         if step % 2:
@@ -120,11 +123,12 @@ def _narrow_node(step: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
 
 def build_graph(graph_module: ModuleType, *, shape: str, steps: int, checkpointer: Any) -> Any:
     """The benchmark graph on any engine: `graph_module` is `langgraph.graph` or `lgnb.graph`."""
-    state, make_node = (WideState, _wide_node) if shape == "wide" else (NarrowState, _narrow_node)
+    size = SHAPES[shape]
+    state, make_node = (WideState, _wide_node) if size else (NarrowState, _narrow_node)
     builder = graph_module.StateGraph(state)
     names = [f"step_{i}" for i in range(steps)]
     for i, name in enumerate(names):
-        builder.add_node(name, make_node(i))
+        builder.add_node(name, make_node(i, size))
     builder.add_edge(graph_module.START, names[0])
     for left, right in zip(names, names[1:]):
         builder.add_edge(left, right)
@@ -205,18 +209,19 @@ def run_one(engine: str, shape: str, saver_name: str, *, runs: int, steps: int) 
     """Fill one thread with the full state (not measured), then time `runs` invocations
     on that thread, each with a one-key input and `steps` nodes changing 1-2 keys."""
     graph_module = importlib.import_module(f"{engine}.graph")
-    full, small = (wide_input, wide_update) if shape == "wide" else (narrow_input, narrow_update)
+    size = SHAPES[shape]
+    full, small = (wide_input, wide_update) if size else (narrow_input, narrow_update)
     thread_id = str(uuid.uuid4())
     with tempfile.TemporaryDirectory(prefix="bench-saver-") as tmp:
         path = Path(tmp) / "threads.sqlite"
         with SAVERS[saver_name](path) as saver:
             timer = SaverTimer(saver)
             graph = build_graph(graph_module, shape=shape, steps=steps, checkpointer=saver)
-            _invoke(graph, full(), thread_id)
+            _invoke(graph, full(size), thread_id)
             timer.seconds, timer.puts = 0.0, 0
             elapsed = 0.0
             for run in range(runs):
-                inputs = small(run)
+                inputs = small(run, size)
                 start = time.perf_counter()
                 _invoke(graph, inputs, thread_id)
                 elapsed += time.perf_counter() - start
@@ -246,7 +251,8 @@ def _invoke(graph: Any, inputs: dict[str, Any], thread_id: str) -> Any:
 
 def _available(engine: str) -> bool:
     try:
-        importlib.import_module(f"{engine}.graph")
+        module = importlib.import_module(f"{engine}.graph")
+        module.StateGraph, module.START, module.END  # noqa: B018 - probe the API
     except Exception as exc:  # noqa: BLE001 - any import problem means "skip it"
         print(f"# engine {engine}: not available ({type(exc).__name__}: {exc})")
         return False
@@ -258,35 +264,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engines", default="langgraph,lgnb")
     parser.add_argument("--runs", type=int, default=10, help="measured runs per case")
     parser.add_argument("--steps", type=int, default=10, help="nodes in the chain")
-    parser.add_argument("--value-kb", type=int, default=20, help="size of each wide value")
+    parser.add_argument("--shapes", default=",".join(SHAPES))
     args = parser.parse_args(argv)
-    global VALUE_BYTES
-    VALUE_BYTES = args.value_kb * 1000
-    _large_value.cache_clear()
-    print(f"# {args.runs} runs x {args.steps} steps per case; wide values ~{args.value_kb} KB")
+    shapes = [s for s in args.shapes.split(",") if s]
+    print(f"# {args.runs} runs x {args.steps} steps per case, durability='sync'")
 
     engines = [e for e in args.engines.split(",") if e and _available(e)]
     results: list[Result] = []
-    header = f"{'engine':<10} {'shape':<7} {'saver':<22} {'ms/ckpt':>8} {'saver ms':>9} {'ckpts':>6} {'db KB':>8}"
+    header = f"{'engine':<10} {'shape':<9} {'saver':<22} {'ms/ckpt':>8} {'saver ms':>9} {'ckpts':>6} {'db KB':>8}"
     print(header)
     print("-" * len(header))
     for engine in engines:
-        for shape in ("wide", "narrow"):
+        for shape in shapes:
             for saver_name in SAVERS:
                 try:
                     r = run_one(engine, shape, saver_name, runs=args.runs, steps=args.steps)
                 except Exception as exc:  # noqa: BLE001 - report and keep benchmarking
-                    print(f"{engine:<10} {shape:<7} {saver_name:<22} failed: {type(exc).__name__}: {exc}")
+                    print(f"{engine:<10} {shape:<9} {saver_name:<22} failed: {type(exc).__name__}: {exc}")
                     continue
                 results.append(r)
                 print(
-                    f"{r.engine:<10} {r.shape:<7} {r.saver:<22} {r.ms_per_checkpoint:8.3f} "
+                    f"{r.engine:<10} {r.shape:<9} {r.saver:<22} {r.ms_per_checkpoint:8.3f} "
                     f"{r.saver_ms_per_checkpoint:9.3f} {r.checkpoints:6d} {r.db_bytes / 1024:8.0f}"
                 )
     print()
     by_key = {(r.engine, r.shape, r.saver): r for r in results}
     for engine in engines:
-        for shape in ("wide", "narrow"):
+        for shape in shapes:
             theirs = by_key.get((engine, shape, "langgraph.SqliteSaver"))
             ours = by_key.get((engine, shape, "lgnb.SqliteSaver"))
             if theirs and ours:

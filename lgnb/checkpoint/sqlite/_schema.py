@@ -10,6 +10,10 @@ the other.
   checkpoint reads its values from (so unreferenced blobs can be collected in SQL).
 * `lgnb_blobs` — each channel value once per (thread, namespace, channel, version).
 * `lgnb_writes` — pending writes of tasks, per checkpoint.
+* `lgnb_values` — large serialized values (over `INLINE_MAX` bytes), stored once by
+  content hash and referenced (`ref`) from blobs and writes. A node's output is both
+  a pending write and, at the next checkpoint, a channel blob: with this table its
+  bytes hit the disk once. Small values stay inline (`blob`) to avoid the indirection.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ import sqlite3
 from typing import Literal
 
 SCHEMA_VERSION = 1
+
+INLINE_MAX = 2048
+"""Serialized values up to this many bytes are stored inline, larger ones in lgnb_values."""
 
 Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 
@@ -48,8 +55,10 @@ CREATE TABLE IF NOT EXISTS lgnb_blobs (
     version TEXT NOT NULL,
     type TEXT NOT NULL,
     blob BLOB,
+    ref BLOB,
     PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
 );
+CREATE INDEX IF NOT EXISTS lgnb_blobs_by_ref ON lgnb_blobs (ref) WHERE ref IS NOT NULL;
 CREATE TABLE IF NOT EXISTS lgnb_writes (
     thread_id TEXT NOT NULL,
     checkpoint_ns TEXT NOT NULL DEFAULT '',
@@ -59,8 +68,14 @@ CREATE TABLE IF NOT EXISTS lgnb_writes (
     channel TEXT NOT NULL,
     type TEXT NOT NULL,
     blob BLOB,
+    ref BLOB,
     task_path TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+);
+CREATE INDEX IF NOT EXISTS lgnb_writes_by_ref ON lgnb_writes (ref) WHERE ref IS NOT NULL;
+CREATE TABLE IF NOT EXISTS lgnb_values (
+    ref BLOB PRIMARY KEY,
+    data BLOB NOT NULL
 );
 """
 

@@ -24,24 +24,30 @@ SELECT_ONE = (
     "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
 )
 
-# The checkpoint's blob_refs (channel -> version key) drive a point lookup per channel.
+# The checkpoint's blob_refs (channel -> version key) drive a point lookup per channel;
+# the value is the row's inline bytes, or the shared large value it refers to.
 SELECT_BLOBS = """
-SELECT b.channel, b.type, b.blob
-FROM json_each(?) AS ref
+SELECT b.channel, b.type, COALESCE(b.blob, v.data)
+FROM json_each(?) AS r
 JOIN lgnb_blobs AS b
-  ON b.thread_id = ? AND b.checkpoint_ns = ? AND b.channel = ref.key
- AND b.version = ref.value
+  ON b.thread_id = ? AND b.checkpoint_ns = ? AND b.channel = r.key
+ AND b.version = r.value
+LEFT JOIN lgnb_values AS v ON v.ref = b.ref
 """
 
 SELECT_WRITES = """
-SELECT task_id, channel, type, blob FROM lgnb_writes
-WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?
-ORDER BY task_path, task_id, idx
+SELECT w.task_id, w.channel, w.type, COALESCE(w.blob, v.data) FROM lgnb_writes AS w
+LEFT JOIN lgnb_values AS v ON v.ref = w.ref
+WHERE w.thread_id = ? AND w.checkpoint_ns = ? AND w.checkpoint_id = ?
+ORDER BY w.task_path, w.task_id, w.idx
 """
 
+INSERT_VALUE = "INSERT OR IGNORE INTO lgnb_values (ref, data) VALUES (?, ?)"
+
 INSERT_BLOB = """
-INSERT OR IGNORE INTO lgnb_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-VALUES (?, ?, ?, ?, ?, ?)
+INSERT OR IGNORE INTO lgnb_blobs
+(thread_id, checkpoint_ns, channel, version, type, blob, ref)
+VALUES (?, ?, ?, ?, ?, ?, ?)
 """
 
 UPSERT_CHECKPOINT = f"""
@@ -51,7 +57,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 
 _WRITE_COLUMNS = (
     "(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, "
-    "task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "ref, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 # Special writes (errors, interrupts, ...) replace; regular writes are idempotent.
 REPLACE_WRITE = f"INSERT OR REPLACE INTO lgnb_writes {_WRITE_COLUMNS}"
@@ -69,11 +75,14 @@ COPY_THREAD = (
            metadata, blob_refs, run_id
     FROM lgnb_checkpoints WHERE thread_id = ?""",
     """INSERT OR IGNORE INTO lgnb_blobs
-    SELECT ?, checkpoint_ns, channel, version, type, blob
+    (thread_id, checkpoint_ns, channel, version, type, blob, ref)
+    SELECT ?, checkpoint_ns, channel, version, type, blob, ref
     FROM lgnb_blobs WHERE thread_id = ?""",
     """INSERT OR REPLACE INTO lgnb_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path)
-    SELECT ?, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, ref,
+     task_path)
+    SELECT ?, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, ref,
+           task_path
     FROM lgnb_writes WHERE thread_id = ?""",
 )
 
@@ -102,9 +111,17 @@ DELETE_RUNS = (
 # Blobs of a thread that no remaining checkpoint refers to.
 COLLECT_BLOBS = """
 DELETE FROM lgnb_blobs WHERE thread_id = ? AND (checkpoint_ns, channel, version) NOT IN (
-    SELECT c.checkpoint_ns, ref.key, ref.value
-    FROM lgnb_checkpoints AS c, json_each(c.blob_refs) AS ref
+    SELECT c.checkpoint_ns, r.key, r.value
+    FROM lgnb_checkpoints AS c, json_each(c.blob_refs) AS r
     WHERE c.thread_id = ?)
+"""
+
+
+# Large values no blob or write refers to any more (run after deletions).
+COLLECT_VALUES = """
+DELETE FROM lgnb_values
+WHERE NOT EXISTS (SELECT 1 FROM lgnb_blobs AS b WHERE b.ref = lgnb_values.ref)
+  AND NOT EXISTS (SELECT 1 FROM lgnb_writes AS w WHERE w.ref = lgnb_values.ref)
 """
 
 

@@ -13,6 +13,7 @@ are read from one consistent snapshot (WAL mode lets readers and a writer overla
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -33,6 +34,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from lgnb.checkpoint.sqlite import _sql
+from lgnb.checkpoint.sqlite._schema import INLINE_MAX
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 
@@ -113,6 +115,15 @@ class SqliteStore:
 
     # --- rows <-> tuples ---
 
+    def _encode(self, value: Any, large: list[tuple[bytes, bytes]]) -> tuple[str, bytes | None, bytes | None]:
+        """`(type, inline bytes, ref)` for a value; large bytes go to `large` by hash."""
+        type_, data = self.serde.dumps_typed(value)
+        if data is None or len(data) <= INLINE_MAX:
+            return type_, data, None
+        ref = hashlib.blake2b(data, digest_size=16, person=type_.encode()[:16]).digest()
+        large.append((ref, data))
+        return type_, None, ref
+
     def _load_tuple(self, conn: sqlite3.Connection, row: Sequence[Any]) -> CheckpointTuple:
         thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata, refs = row
         checkpoint: Checkpoint = self.serde.loads_typed((type_, blob))
@@ -192,12 +203,13 @@ class SqliteStore:
         stored = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         values = checkpoint["channel_values"]
         blobs = []
+        large: list[tuple[bytes, bytes]] = []
         for channel, version in new_versions.items():
             if channel in values:
-                btype, bblob = self.serde.dumps_typed(values[channel])
+                btype, bblob, bref = self._encode(values[channel], large)
             else:
-                btype, bblob = "empty", None
-            blobs.append((thread_id, ns, channel, version_key(version), btype, bblob))
+                btype, bblob, bref = "empty", None, None
+            blobs.append((thread_id, ns, channel, version_key(version), btype, bblob, bref))
         refs = json.dumps(
             {ch: version_key(v) for ch, v in checkpoint["channel_versions"].items()},
             separators=(",", ":"),
@@ -217,6 +229,8 @@ class SqliteStore:
             None if run_id is None else str(run_id),
         )
         with self.writing() as conn:
+            if large:
+                conn.executemany(_sql.INSERT_VALUE, large)
             if blobs:
                 conn.executemany(_sql.INSERT_BLOB, blobs)
             conn.execute(_sql.UPSERT_CHECKPOINT, row)
@@ -239,12 +253,15 @@ class SqliteStore:
                 "returned by put()."
             )
         special, regular = [], []
+        large: list[tuple[bytes, bytes]] = []
         for i, (channel, value) in enumerate(writes):
-            wtype, wblob = self.serde.dumps_typed(value)
+            wtype, wblob, wref = self._encode(value, large)
             idx = WRITES_IDX_MAP.get(channel, i)
-            row = (thread_id, ns, checkpoint_id, task_id, idx, channel, wtype, wblob, task_path)
+            row = (thread_id, ns, checkpoint_id, task_id, idx, channel, wtype, wblob, wref, task_path)
             (special if channel in WRITES_IDX_MAP else regular).append(row)
         with self.writing() as conn:
+            if large:
+                conn.executemany(_sql.INSERT_VALUE, large)
             if special:
                 conn.executemany(_sql.REPLACE_WRITE, special)
             if regular:
@@ -256,6 +273,7 @@ class SqliteStore:
         with self.writing() as conn:
             for statement in _sql.DELETE_THREAD:
                 conn.execute(statement, (str(thread_id),))
+            conn.execute(_sql.COLLECT_VALUES)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         ids = [str(r) for r in run_ids]
@@ -270,6 +288,7 @@ class SqliteStore:
                 conn.execute(statement.format(marks), ids)
             for thread_id in threads:
                 conn.execute(_sql.COLLECT_BLOBS, (thread_id, thread_id))
+            conn.execute(_sql.COLLECT_VALUES)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         with self.writing() as conn:
@@ -290,6 +309,7 @@ class SqliteStore:
                 for statement in _sql.PRUNE_KEEP_LATEST:
                     conn.execute(statement, (thread_id, thread_id))
                 conn.execute(_sql.COLLECT_BLOBS, (thread_id, thread_id))
+            conn.execute(_sql.COLLECT_VALUES)
 
 
 def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
