@@ -1,0 +1,48 @@
+"""lgnb: a LangGraph-compatible graph runtime for Jupyter, and the live views around it.
+
+Port a LangGraph program by replacing `langgraph` with `lgnb` in its imports. The
+common names are re-exported here; the notebook entry points `lgnb.run`, `lgnb.show`
+and `lgnb.Run` are loaded on first use, so `import lgnb` stays light.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lgnb._internal.constants import END, START
+from lgnb.config import get_config, get_stream_writer
+from lgnb.errors import GraphRecursionError, InvalidUpdateError
+from lgnb.graph import MessagesState, StateGraph, add_messages
+from lgnb.types import Command, Interrupt, RetryPolicy, Send, interrupt
+
+__version__ = "0.1.0"
+
+__all__ = (
+    "END",
+    "START",
+    "Command",
+    "GraphRecursionError",
+    "Interrupt",
+    "InvalidUpdateError",
+    "MessagesState",
+    "RetryPolicy",
+    "Run",
+    "Send",
+    "StateGraph",
+    "add_messages",
+    "get_config",
+    "get_stream_writer",
+    "interrupt",
+    "run",
+    "show",
+)
+
+_LAZY = {"run", "show", "Run"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from lgnb import widgets
+
+        return getattr(widgets, name)
+    raise AttributeError(f"module 'lgnb' has no attribute {name!r}")

@@ -1,0 +1,1 @@
+"""Private building blocks shared by lgnb's layers. Not a public API."""

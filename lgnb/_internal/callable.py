@@ -1,0 +1,145 @@
+"""Adapting user callables (functions, async functions, Runnables) into node calls.
+
+A node function declares what it needs by parameter name, as in LangGraph: `config`,
+`writer`, `runtime`, `store`, `previous`. The signature is inspected once, at
+`add_node` time; each call then builds only the keyword arguments the function asked
+for — no per-call introspection, no callback manager.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import Runnable
+
+if TYPE_CHECKING:
+    from lgnb.pregel._context import TaskContext
+
+__all__ = ("NodeCallable", "is_async_callable")
+
+_INJECTABLE = ("config", "writer", "runtime", "store", "previous")
+_VALID_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def is_async_callable(func: Any) -> bool:
+    """True for `async def` functions and objects whose `__call__` is one."""
+    while isinstance(func, partial):
+        func = func.func
+    return asyncio.iscoroutinefunction(func) or asyncio.iscoroutinefunction(
+        getattr(func, "__call__", None)
+    )
+
+
+def _injected_params(func: Callable[..., Any]) -> tuple[str, ...]:
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return ()
+    wanted = []
+    for name in _INJECTABLE:
+        p = params.get(name)
+        if p is None or p.kind not in _VALID_KINDS:
+            continue
+        if name == "writer" and p.annotation not in (
+            inspect.Parameter.empty,
+            "StreamWriter",
+        ) and getattr(p.annotation, "__name__", None) not in ("StreamWriter", "Callable"):
+            # LangGraph injects `writer` only when it is untyped or typed StreamWriter
+            from lgnb.types import StreamWriter
+
+            if p.annotation != StreamWriter:
+                continue
+        wanted.append(name)
+    return tuple(wanted)
+
+
+class NodeCallable:
+    """A node's code, called with the task's input and only the extras it declared."""
+
+    __slots__ = ("name", "func", "afunc", "runnable", "inject", "is_async", "subgraph")
+
+    def __init__(self, action: Any, *, name: str) -> None:
+        self.name = name
+        self.func: Callable[..., Any] | None = None
+        self.afunc: Callable[..., Any] | None = None
+        self.runnable: Runnable | None = None
+        self.subgraph: Any = None
+        self.inject: tuple[str, ...] = ()
+        from lgnb.pregel.main import Pregel
+
+        if isinstance(action, Pregel):
+            self.subgraph = action
+            self.is_async = False
+        elif isinstance(action, Runnable) and not _is_plain_lambda_runnable(action):
+            self.runnable = action
+            self.is_async = False
+        else:
+            func = getattr(action, "func", None) or getattr(action, "afunc", None) or action
+            if not callable(func):
+                raise TypeError(
+                    f"Node `{name}` must be a function, an async function, a Runnable or a "
+                    f"compiled graph; got {type(action).__name__}."
+                )
+            self.inject = _injected_params(func)
+            if is_async_callable(func):
+                self.afunc = func
+                self.is_async = True
+            else:
+                self.func = func
+                self.is_async = False
+                sibling = getattr(action, "afunc", None)
+                if sibling is not None and sibling is not func:
+                    self.afunc = sibling
+
+    def _kwargs(self, ctx: TaskContext) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        for name in self.inject:
+            if name == "config":
+                kwargs[name] = ctx.config
+            elif name == "writer":
+                kwargs[name] = ctx.runtime.stream_writer
+            elif name == "runtime":
+                kwargs[name] = ctx.runtime
+            elif name == "store":
+                kwargs[name] = ctx.runtime.store
+            elif name == "previous":
+                kwargs[name] = ctx.runtime.previous
+        return kwargs
+
+    def call(self, value: Any, ctx: TaskContext) -> Any:
+        """Run synchronously (sync functions, Runnables, subgraphs)."""
+        if self.func is not None:
+            if self.inject:
+                return self.func(value, **self._kwargs(ctx))
+            return self.func(value)
+        if self.subgraph is not None:
+            return self.subgraph._run_as_subgraph(value, ctx)
+        if self.runnable is not None:
+            return self.runnable.invoke(value, ctx.config)
+        raise TypeError(
+            f"Node `{self.name}` is an async function: run the graph with `ainvoke` / "
+            "`astream`, or make the node synchronous."
+        )
+
+    async def acall(self, value: Any, ctx: TaskContext) -> Any:
+        """Run asynchronously (async functions, Runnables, subgraphs)."""
+        if self.afunc is not None:
+            if self.inject:
+                return await self.afunc(value, **self._kwargs(ctx))
+            return await self.afunc(value)
+        if self.subgraph is not None:
+            return await self.subgraph._arun_as_subgraph(value, ctx)
+        if self.runnable is not None:
+            return await self.runnable.ainvoke(value, ctx.config)
+        raise TypeError(f"Node `{self.name}` has no async implementation.")
+
+
+def _is_plain_lambda_runnable(action: Any) -> bool:
+    """RunnableLambda/RunnableCallable wrapping a plain function: call the function."""
+    return type(action).__name__ in ("RunnableLambda", "RunnableCallable") and (
+        getattr(action, "func", None) is not None or getattr(action, "afunc", None) is not None
+    )

@@ -1,0 +1,35 @@
+"""Reserved names of the Pregel runtime.
+
+They are the same strings LangGraph uses, because they appear in checkpoints (channel
+names, pending-write channels) and in stream output, which lgnb shares with the
+`langgraph-checkpoint` ecosystem.
+"""
+
+import sys
+from typing import Final
+
+START: Final = sys.intern("__start__")
+END: Final = sys.intern("__end__")
+
+INPUT: Final = sys.intern("__input__")
+INTERRUPT: Final = sys.intern("__interrupt__")
+RESUME: Final = sys.intern("__resume__")
+ERROR: Final = sys.intern("__error__")
+NO_WRITES: Final = sys.intern("__no_writes__")
+TASKS: Final = sys.intern("__pregel_tasks")
+RETURN: Final = sys.intern("__return__")
+PUSH: Final = sys.intern("__pregel_push")
+PULL: Final = sys.intern("__pregel_pull")
+NS_SEP: Final = sys.intern("|")
+NS_END: Final = sys.intern(":")
+CONF: Final = "configurable"
+NULL_TASK_ID: Final = "00000000-0000-0000-0000-000000000000"
+TAG_HIDDEN: Final = sys.intern("langsmith:hidden")
+TAG_NOSTREAM: Final = sys.intern("nostream")
+ROOT: Final = "__root__"
+BRANCH_TO: Final = "branch:to:{}"
+
+# writes that never reach a channel: they carry control information for the loop
+SPECIAL_WRITES: Final = frozenset({NO_WRITES, INTERRUPT, RESUME, ERROR, RETURN, "__error_source_node__"})
+
+RESERVED_NODE_NAMES: Final = frozenset({START, END, INTERRUPT, RESUME, ERROR, NO_WRITES, TASKS, PUSH, PULL})

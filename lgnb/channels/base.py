@@ -1,0 +1,105 @@
+"""The channel contract: one small class per file behind `update`/`get`/`checkpoint`.
+
+A channel holds one state key (or one piece of the runtime's plumbing). In each
+super-step the loop hands it all writes of that step at once (`update`), reads it
+(`get`), and saves it (`checkpoint` / `from_checkpoint`). Two class flags tell the loop
+which channels need a call it would otherwise skip, which keeps a step's cost
+independent of the width of the state:
+
+- `clears_each_step`: `update([])` may change the value (ephemeral channels), so the
+  loop calls it on steps where the channel received nothing;
+- `waits_for_finish`: `finish()` may change the value (deferred channels).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar, Generic, TypeVar
+
+from typing_extensions import Self
+
+from lgnb.errors import EmptyChannelError
+
+__all__ = ("BaseChannel", "MISSING", "EmptyChannelError")
+
+Value = TypeVar("Value")
+Update = TypeVar("Update")
+C = TypeVar("C")
+
+
+class _Missing:
+    """Sentinel for 'no value'; distinct from None, which is a legal value."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+
+
+class BaseChannel(Generic[Value, Update, C], ABC):
+    """Base class of all channels."""
+
+    __slots__ = ("key", "typ")
+
+    clears_each_step: ClassVar[bool] = False
+    waits_for_finish: ClassVar[bool] = False
+
+    def __init__(self, typ: Any, key: str = "") -> None:
+        self.typ = typ
+        self.key = key
+
+    @property
+    def ValueType(self) -> Any:  # noqa: N802 - LangGraph's public name
+        """The type of the value the channel holds."""
+        return self.typ
+
+    @property
+    def UpdateType(self) -> Any:  # noqa: N802 - LangGraph's public name
+        """The type of one write to the channel."""
+        return self.typ
+
+    def copy(self) -> Self:
+        """An independent channel with the same value."""
+        return self.from_checkpoint(self.checkpoint())
+
+    def checkpoint(self) -> C | Any:
+        """The serializable form of the value, or MISSING when empty."""
+        try:
+            return self.get()
+        except EmptyChannelError:
+            return MISSING
+
+    @abstractmethod
+    def from_checkpoint(self, checkpoint: C | Any) -> Self:
+        """A new channel of the same kind holding `checkpoint` (MISSING: empty)."""
+
+    @abstractmethod
+    def update(self, values: Sequence[Update]) -> bool:
+        """Apply all writes of one step; return whether the value changed."""
+
+    @abstractmethod
+    def get(self) -> Value:
+        """The current value; raises EmptyChannelError when there is none."""
+
+    def is_available(self) -> bool:
+        """Whether `get()` would return a value."""
+        try:
+            self.get()
+            return True
+        except EmptyChannelError:
+            return False
+
+    def consume(self) -> bool:
+        """Called after a node triggered by this channel ran; return whether it changed."""
+        return False
+
+    def finish(self) -> bool:
+        """Called when the run is about to end; return whether it changed."""
+        return False

@@ -1,0 +1,38 @@
+"""Functions a node calls to reach its run: `get_config()`, `get_stream_writer()`, `get_store()`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from lgnb.pregel._context import TASK_CTX, current_task
+from lgnb.types import StreamWriter
+
+__all__ = ("get_config", "get_store", "get_stream_writer")
+
+
+def get_config() -> RunnableConfig:
+    """The RunnableConfig of the running node (metadata `langgraph_node`, `thread_id`, ...)."""
+    return current_task().config
+
+
+def get_stream_writer() -> StreamWriter:
+    """A function that emits `custom` stream events from inside a node.
+
+    Outside a running graph, returns a writer that drops its input, so a node function
+    stays callable on its own (in a unit test, say).
+    """
+    ctx = TASK_CTX.get()
+    if ctx is None:
+        return _drop
+    return ctx.runtime.stream_writer
+
+
+def get_store() -> Any:
+    """The store the graph was compiled with (None when there is none)."""
+    return current_task().runtime.store
+
+
+def _drop(_: Any) -> None:
+    return None

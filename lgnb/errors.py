@@ -1,0 +1,91 @@
+"""Exceptions raised by the lgnb engine.
+
+Each mirrors the LangGraph class of the same name, so `except` clauses port unchanged;
+messages name the thing that is wrong and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from langgraph.checkpoint.base import EmptyChannelError
+
+if TYPE_CHECKING:
+    from lgnb.types import Command, Interrupt
+
+__all__ = (
+    "EmptyChannelError",
+    "ErrorCode",
+    "GraphRecursionError",
+    "InvalidUpdateError",
+    "GraphBubbleUp",
+    "GraphInterrupt",
+    "ParentCommand",
+    "EmptyInputError",
+    "TaskNotFound",
+    "create_error_message",
+)
+
+
+class ErrorCode(Enum):
+    """Troubleshooting codes, shared with LangGraph's documentation pages."""
+
+    GRAPH_RECURSION_LIMIT = "GRAPH_RECURSION_LIMIT"
+    INVALID_CONCURRENT_GRAPH_UPDATE = "INVALID_CONCURRENT_GRAPH_UPDATE"
+    INVALID_GRAPH_NODE_RETURN_VALUE = "INVALID_GRAPH_NODE_RETURN_VALUE"
+    MULTIPLE_SUBGRAPHS = "MULTIPLE_SUBGRAPHS"
+    INVALID_CHAT_HISTORY = "INVALID_CHAT_HISTORY"
+
+
+def create_error_message(*, message: str, error_code: ErrorCode) -> str:
+    """Append the troubleshooting link LangGraph users already know."""
+    return (
+        f"{message}\n"
+        "For troubleshooting, visit: https://docs.langchain.com/oss/python/langgraph/"
+        f"errors/{error_code.value}"
+    )
+
+
+class GraphBubbleUp(Exception):
+    """Base of the exceptions that stop a task without being a failure."""
+
+
+class GraphRecursionError(RecursionError):
+    """The run reached `recursion_limit` super-steps without finishing.
+
+    Raise the limit with `graph.invoke(input, {"recursion_limit": 100})`, or check the
+    graph for a loop that never reaches END.
+    """
+
+
+class InvalidUpdateError(Exception):
+    """A node's update could not be applied: two writes to a single-value key in one
+    step, or a return value that is not a mapping of state keys."""
+
+
+class GraphInterrupt(GraphBubbleUp):
+    """Raised by `interrupt()`; the loop records it and pauses the run."""
+
+    def __init__(self, interrupts: Sequence[Interrupt] = ()) -> None:
+        super().__init__(interrupts)
+
+
+class ParentCommand(GraphBubbleUp):
+    """Carries a `Command(graph=Command.PARENT)` from a subgraph to its parent."""
+
+    args: tuple[Command]
+
+    def __init__(self, command: Command) -> None:
+        super().__init__(command)
+
+
+class EmptyInputError(Exception):
+    """The graph received an empty input."""
+
+
+class TaskNotFound(Exception):
+    """A task could not be found (distributed execution)."""
+
+

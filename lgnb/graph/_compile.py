@@ -1,0 +1,227 @@
+"""Lowering a validated StateGraph to Pregel nodes and channels.
+
+Each node `n` is triggered by the channel `branch:to:n`; an edge `a -> b` is a write to
+`branch:to:b` when `a` finishes; `[a, b] -> c` is a NamedBarrierValue `join:a+b:c`; a
+conditional edge is a writer that runs the path function on the state as the node left
+it. START is a hidden node that turns the input into state writes.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from lgnb._internal.callable import NodeCallable
+from lgnb._internal.constants import END, ROOT, START, TAG_HIDDEN, TASKS
+from lgnb.channels.ephemeral_value import EphemeralValue
+from lgnb.channels.last_value import LastValueAfterFinish
+from lgnb.channels.named_barrier_value import NamedBarrierValue, NamedBarrierValueAfterFinish
+from lgnb.channels.topic import Topic
+from lgnb.graph._branch import Branch
+from lgnb.graph._schema import schema_mapper
+from lgnb.graph.state import CompiledStateGraph, StateGraph, control_writer, updates_writer
+from lgnb.managed import is_managed_value
+from lgnb.pregel._context import current_task
+from lgnb.pregel._node import PregelNode
+from lgnb.pregel._task import Task
+from lgnb.types import RetryPolicy, Send
+
+__all__ = ("lower",)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _keys(builder: StateGraph, schema: Any) -> list[str]:
+    return list(builder.schemas[schema])
+
+
+def _reads(builder: StateGraph, schema: Any) -> tuple[list[str] | str, dict[str, Any]]:
+    keys = _keys(builder, schema)
+    if keys == [ROOT]:
+        return ROOT, {}
+    managed = {k: builder.schemas[schema][k] for k in keys if is_managed_value(builder.schemas[schema][k])}
+    return [k for k in keys if k not in managed], managed
+
+
+def lower(
+    builder: StateGraph,
+    *,
+    checkpointer: Any,
+    store: Any,
+    interrupt_before: Any,
+    interrupt_after: Any,
+    debug: bool,
+    name: str,
+) -> CompiledStateGraph:
+    channels: dict[str, Any] = dict(builder.channels)
+    channels[START] = EphemeralValue(builder.input_schema, key=START)
+    channels[TASKS] = Topic(Send, accumulate=False, key=TASKS)
+    out_schema = builder.schemas[builder.output_schema]
+    output_channels: Any = (
+        ROOT
+        if list(out_schema) == [ROOT]
+        else [k for k, v in out_schema.items() if not is_managed_value(v)]
+    )
+    stream_channels: Any = (
+        ROOT if list(builder.channels) == [ROOT] else list(builder.channels)
+    )
+    state_keys = list(builder.channels)
+    all_output_keys = list(builder.channels) + list(builder.managed)
+    nodes: dict[str, PregelNode] = {}
+
+    # START: the input becomes state writes
+    in_keys = [k for k, v in builder.schemas[builder.input_schema].items() if not is_managed_value(v)]
+    start = PregelNode(
+        name=START,
+        triggers=[START],
+        channels=START,
+        bound=NodeCallable(_identity, name=START),
+        writers=[
+            updates_writer(in_keys, root=in_keys == [ROOT], node_name=START),
+            control_writer,
+        ],
+        tags=[TAG_HIDDEN],
+        hidden=True,
+    )
+    nodes[START] = start
+
+    for key, spec in builder.nodes.items():
+        branch_channel = f"branch:to:{key}"
+        channels[branch_channel] = (
+            LastValueAfterFinish(Any, key=branch_channel)
+            if spec.defer
+            else EphemeralValue(Any, guard=False, key=branch_channel)
+        )
+        reads, managed = _reads(builder, spec.input_schema)
+        policy = spec.retry_policy
+        policies = (policy,) if isinstance(policy, RetryPolicy) else tuple(policy or ())
+        node = PregelNode(
+            name=key,
+            triggers=[branch_channel],
+            channels=reads,
+            bound=NodeCallable(spec.action, name=key),
+            writers=[
+                updates_writer(all_output_keys, root=all_output_keys == [ROOT], node_name=key),
+                control_writer,
+            ],
+            mapper=schema_mapper(spec.input_schema, _keys(builder, spec.input_schema)),
+            metadata=spec.metadata,
+            retry_policy=policies,
+        )
+        node.managed = managed
+        node.reads_all_state = reads != ROOT and set(reads) >= set(state_keys) and not managed
+        node.ends = spec.ends
+        node.defer = spec.defer
+        nodes[key] = node
+
+    for source, end in sorted(builder.edges):
+        if end != END:
+            nodes[source].static_writes.append((f"branch:to:{end}", None))
+
+    for starts, end in sorted(builder.waiting_edges):
+        if end == END:
+            continue
+        chan = f"join:{'+'.join(starts)}:{end}"
+        barrier = NamedBarrierValueAfterFinish if builder.nodes[end].defer else NamedBarrierValue
+        channels[chan] = barrier(str, set(starts), key=chan)
+        nodes[end].triggers.append(chan)
+        for s in starts:
+            nodes[s].static_writes.append((chan, s))
+
+    for source, branches in builder.branches.items():
+        for branch in branches.values():
+            nodes[source].writers.append(_branch_writer(builder, source, branch))
+
+    graph = CompiledStateGraph(
+        nodes=nodes,
+        channels=channels,
+        input_channels=START,
+        output_channels=output_channels,
+        stream_channels=stream_channels,
+        state_keys=state_keys,
+        checkpointer=checkpointer,
+        interrupt_before_nodes=interrupt_before,
+        interrupt_after_nodes=interrupt_after,
+        stream_mode="updates",
+        name=name,
+        debug=debug,
+        context_schema=builder.context_schema,
+        store=store,
+    )
+    graph.attach_builder(builder)
+    if output_channels != ROOT:
+        graph.output_mapper = schema_mapper(builder.output_schema, list(output_channels))
+    return graph
+
+
+def _branch_writer(builder: StateGraph, source: str, branch: Branch) -> Callable[[Task, Any], Any]:
+    """A writer that routes by `branch.path` on the state as this task left it."""
+    if branch.input_schema is not None:
+        schema = branch.input_schema
+    elif source in builder.nodes:
+        schema = builder.nodes[source].input_schema
+    else:
+        schema = builder.state_schema
+    reads, managed = _reads(builder, schema)
+    mapper = schema_mapper(schema, _keys(builder, schema))
+    passthrough = branch.input_schema is None
+
+    def read(task: Task, output: Any) -> Any:
+        ctx = current_task()
+        value = fresh_read(ctx.loop, task, reads, managed)
+        if passthrough and isinstance(value, dict) and isinstance(output, dict):
+            value = {**output, **value}
+        if mapper is not None and isinstance(value, dict):
+            value = mapper(value)
+        return ctx, value
+
+    if branch.is_async:
+
+        async def awriter(task: Task, output: Any) -> Any:
+            ctx, value = read(task, output)
+            return branch.writes(await branch.call.acall(value, ctx))
+
+        def writer(task: Task, output: Any) -> Any:
+            return awriter(task, output)
+
+    else:
+
+        def writer(task: Task, output: Any) -> Any:
+            ctx, value = read(task, output)
+            return branch.writes(branch.call.call(value, ctx))
+
+    return writer
+
+
+def fresh_read(loop: Any, task: Task, reads: list[str] | str, managed: dict[str, Any]) -> Any:
+    """The state with this task's own writes applied (what a conditional edge sees)."""
+    if isinstance(reads, str):
+        ch = loop.channels[reads]
+        vals = [v for c, v in task.writes if c == reads]
+        if vals:
+            ch = ch.copy()
+            ch.update(vals)
+        return ch.get() if ch.is_available() else None
+    wanted = set(reads)
+    written: dict[str, list[Any]] = {}
+    for c, v in task.writes:
+        if c in wanted:
+            written.setdefault(c, []).append(v)
+    state = loop.state
+    value = {k: state[k] for k in reads if k in state}
+    for c, vals in written.items():
+        ch = loop.channels[c].copy()
+        ch.update(vals)
+        if ch.is_available():
+            value[c] = ch.get()
+        else:
+            value.pop(c, None)
+    for k, mv in managed.items():
+        value[k] = mv.get(loop.step, loop.stop)
+    return value
+
+
+_ = inspect

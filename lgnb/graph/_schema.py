@@ -1,0 +1,103 @@
+"""From a state schema (TypedDict, dataclass, pydantic model) to channels.
+
+`Annotated[T, reducer]` fields become BinaryOperatorAggregate channels, fields annotated
+with a channel become that channel, managed values (RemainingSteps) are computed by the
+runtime, and every other field is a LastValue.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from functools import partial
+from inspect import isclass, signature
+from typing import Any, get_origin, get_type_hints
+
+from pydantic import BaseModel
+from typing_extensions import NotRequired, Required
+
+from lgnb._internal.constants import ROOT
+from lgnb.channels.base import BaseChannel
+from lgnb.channels.binop import BinaryOperatorAggregate
+from lgnb.channels.last_value import LastValue
+from lgnb.managed import ManagedValue, is_managed_value
+
+__all__ = ("schema_channels", "schema_mapper")
+
+
+def schema_channels(
+    schema: Any,
+) -> tuple[dict[str, BaseChannel], dict[str, type[ManagedValue]], dict[str, Any]]:
+    """Channels, managed values and type hints declared by `schema`."""
+    if not hasattr(schema, "__annotations__") or schema in (dict, Any):
+        return {ROOT: _channel(ROOT, schema, allow_managed=False)}, {}, {}
+    hints = get_type_hints(schema, include_extras=True)
+    channels: dict[str, BaseChannel] = {}
+    managed: dict[str, type[ManagedValue]] = {}
+    for name, typ in hints.items():
+        if name == "__slots__":
+            continue
+        found = _channel(name, typ)
+        if isinstance(found, BaseChannel):
+            channels[name] = found
+        else:
+            managed[name] = found
+    return channels, managed, hints
+
+
+def _unwrap_required(annotation: Any) -> Any:
+    if get_origin(annotation) in (Required, NotRequired):
+        return annotation.__args__[0]
+    return annotation
+
+
+def _channel(name: str, annotation: Any, *, allow_managed: bool = True) -> Any:
+    annotation = _unwrap_required(annotation)
+    meta = getattr(annotation, "__metadata__", None)
+    if meta:
+        decoration = get_origin(meta[-1]) or meta[-1]
+        if is_managed_value(decoration):
+            if not allow_managed:
+                raise ValueError(f"{annotation} is not allowed here: it is a managed value")
+            return decoration
+        for item in meta:
+            if isinstance(item, BaseChannel):
+                item.key = name
+                return item
+            if isclass(item) and issubclass(item, BaseChannel):
+                channel = item(getattr(annotation, "__origin__", annotation))
+                channel.key = name
+                return channel
+        reducer = meta[-1]
+        if callable(reducer):
+            try:
+                params = list(signature(reducer).parameters.values())
+            except (TypeError, ValueError):
+                params = []
+            positional = sum(
+                p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params
+            )
+            if positional != 2:
+                raise ValueError(
+                    f"Invalid reducer signature for state key '{name}'. Expected (a, b) -> c. "
+                    f"Got {signature(reducer)}"
+                )
+            return BinaryOperatorAggregate(annotation, reducer, key=name)
+    elif get_origin(annotation) is not None and is_managed_value(
+        getattr(annotation, "__args__", (None,))[0]
+    ):
+        return annotation.__args__[0]
+    return LastValue(annotation, key=name)
+
+
+def schema_mapper(schema: Any, keys: list[str]) -> Callable[[dict], Any] | None:
+    """How to turn the dict a node reads into its declared input type (pydantic/dataclass)."""
+    if keys == [ROOT]:
+        return None
+    if isclass(schema) and (issubclass(schema, BaseModel) or dataclasses.is_dataclass(schema)):
+        return partial(_coerce, schema)
+    return None
+
+
+def _coerce(schema: type, values: dict[str, Any]) -> Any:
+    return schema(**values)

@@ -1,0 +1,466 @@
+"""`StateGraph`: build a graph of nodes over a shared state, then compile it to Pregel.
+
+The builder records nodes, edges and conditional edges; `compile()` validates them and
+lowers them to channels and Pregel nodes the way LangGraph does (same channel names:
+`branch:to:<node>`, `join:<a>+<b>:<node>`, `__start__`, `__pregel_tasks`), so checkpoints
+and stream output have the same shape on both engines.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+
+from lgnb._internal.callable import NodeCallable
+from lgnb._internal.constants import END, NS_END, NS_SEP, ROOT, START, TAG_HIDDEN, TASKS
+from lgnb._internal.fields import annotated_keys, fields_as_tuples
+from lgnb.channels.base import BaseChannel
+from lgnb.channels.ephemeral_value import EphemeralValue
+from lgnb.channels.last_value import LastValue, LastValueAfterFinish
+from lgnb.channels.named_barrier_value import NamedBarrierValue, NamedBarrierValueAfterFinish
+from lgnb.channels.topic import Topic
+from lgnb.errors import ErrorCode, InvalidUpdateError, ParentCommand, create_error_message
+from lgnb.graph._branch import Branch
+from lgnb.graph._schema import schema_channels, schema_mapper
+from lgnb.pregel._node import PregelNode
+from lgnb.pregel._task import Task
+from lgnb.pregel.main import Pregel
+from lgnb.types import Command, RetryPolicy, Send
+
+__all__ = ("StateGraph", "CompiledStateGraph", "NodeSpec")
+
+StateT = TypeVar("StateT")
+
+
+class NodeSpec:
+    """What `add_node` recorded about a node."""
+
+    __slots__ = ("action", "metadata", "input_schema", "retry_policy", "ends", "defer")
+
+    def __init__(
+        self,
+        action: Any,
+        *,
+        metadata: dict[str, Any] | None,
+        input_schema: Any,
+        retry_policy: RetryPolicy | Sequence[RetryPolicy] | None,
+        ends: tuple[str, ...] | dict[str, str],
+        defer: bool,
+    ) -> None:
+        self.action = action
+        self.metadata = metadata
+        self.input_schema = input_schema
+        self.retry_policy = retry_policy
+        self.ends = ends
+        self.defer = defer
+
+
+class StateGraph(Generic[StateT]):
+    """A graph whose nodes read a shared state and return updates to it.
+
+    `state_schema` (TypedDict, dataclass or pydantic model) declares the keys: a plain
+    field keeps the last value written, `Annotated[T, reducer]` folds writes with the
+    reducer. `context_schema` types the run-scoped `context=` nodes get via `Runtime`.
+    """
+
+    def __init__(
+        self,
+        state_schema: type[StateT],
+        context_schema: type[Any] | None = None,
+        *,
+        input_schema: type[Any] | None = None,
+        output_schema: type[Any] | None = None,
+    ) -> None:
+        self.nodes: dict[str, NodeSpec] = {}
+        self.edges: set[tuple[str, str]] = set()
+        self.branches: defaultdict[str, dict[str, Branch]] = defaultdict(dict)
+        self.schemas: dict[Any, dict[str, Any]] = {}
+        self.channels: dict[str, BaseChannel] = {}
+        self.managed: dict[str, Any] = {}
+        self.waiting_edges: set[tuple[tuple[str, ...], str]] = set()
+        self.compiled = False
+        self.state_schema = state_schema
+        self.input_schema = input_schema or state_schema
+        self.output_schema = output_schema or state_schema
+        self.context_schema = context_schema
+        self._add_schema(self.state_schema)
+        self._add_schema(self.input_schema, allow_managed=False)
+        self._add_schema(self.output_schema, allow_managed=False)
+
+    # ------------------------------------------------------------------ schema
+    def _add_schema(self, schema: Any, allow_managed: bool = True) -> None:
+        if schema in self.schemas:
+            return
+        channels, managed, _ = schema_channels(schema)
+        if managed and not allow_managed:
+            raise ValueError(
+                f"Invalid managed channels detected in {getattr(schema, '__name__', '')}: "
+                f"{', '.join(managed)}. Managed channels are not permitted in Input/Output schema."
+            )
+        self.schemas[schema] = {**channels, **managed}
+        for key, channel in channels.items():
+            if key in self.channels:
+                if self.channels[key] != channel and not isinstance(channel, LastValue):
+                    raise ValueError(f"Channel '{key}' already exists with a different type")
+            else:
+                self.channels[key] = channel
+        for key, mv in managed.items():
+            if key in self.managed and self.managed[key] != mv:
+                raise ValueError(f"Managed value '{key}' already exists with a different type")
+            self.managed[key] = mv
+
+    @property
+    def _all_edges(self) -> set[tuple[str, str]]:
+        return self.edges | {(s, e) for starts, e in self.waiting_edges for s in starts}
+
+    # ------------------------------------------------------------------ building
+    def add_node(
+        self,
+        node: str | Any,
+        action: Any = None,
+        *,
+        defer: bool = False,
+        metadata: dict[str, Any] | None = None,
+        input_schema: type[Any] | None = None,
+        retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        destinations: dict[str, str] | tuple[str, ...] | None = None,
+        **kwargs: Any,
+    ) -> StateGraph[StateT]:
+        """Add a node: a function of the state (sync or async), a Runnable, or a compiled graph.
+
+        `destinations` names where a node returning `Command(goto=...)` may go (for
+        drawing); `defer=True` runs the node only when nothing else is left to run.
+        """
+        if kwargs.get("retry") is not None and retry_policy is None:
+            retry_policy = kwargs.pop("retry")
+        if kwargs.get("input") is not None and input_schema is None:
+            input_schema = kwargs.pop("input")
+        unknown = set(kwargs) - {"retry", "input", "cache_policy"}
+        if unknown:
+            raise TypeError(f"add_node() got unexpected keyword arguments: {sorted(unknown)}")
+        if not isinstance(node, str):
+            action = node
+            name = getattr(action, "name", None) if not inspect.isfunction(action) else None
+            node = name or getattr(action, "__name__", None) or type(action).__name__
+            if not isinstance(node, str):
+                raise ValueError("Node name must be provided if action is not a function")
+        if action is None:
+            raise RuntimeError(f"add_node(`{node}`): the node's function is missing")
+        if self.compiled:
+            warnings.warn(
+                "Adding a node to a graph that has already been compiled. This will not be "
+                "reflected in the compiled graph.",
+                stacklevel=2,
+            )
+        if node in self.nodes:
+            raise ValueError(f"Node `{node}` already present.")
+        if node in (END, START):
+            raise ValueError(f"Node `{node}` is reserved.")
+        for character in (NS_SEP, NS_END):
+            if character in node:
+                raise ValueError(
+                    f"'{character}' is a reserved character and is not allowed in the node names."
+                )
+        inferred, ends = _inspect_action(action, want_input=input_schema is None)
+        if destinations is not None:
+            ends = destinations
+        schema = input_schema or inferred
+        self.nodes[node] = NodeSpec(
+            action,
+            metadata=metadata,
+            input_schema=schema or self.state_schema,
+            retry_policy=retry_policy,
+            ends=ends,
+            defer=defer,
+        )
+        if schema is not None:
+            self._add_schema(schema)
+        return self
+
+    def add_edge(self, start_key: str | list[str], end_key: str) -> StateGraph[StateT]:
+        """Run `end_key` after `start_key`; with a list of starts, after all of them."""
+        if self.compiled:
+            warnings.warn(
+                "Adding an edge to a graph that has already been compiled. This will not be "
+                "reflected in the compiled graph.",
+                stacklevel=2,
+            )
+        if isinstance(start_key, str):
+            if start_key == END:
+                raise ValueError("END cannot be a start node")
+            if end_key == START:
+                raise ValueError("START cannot be an end node")
+            self.edges.add((start_key, end_key))
+            return self
+        for start in start_key:
+            if start == END:
+                raise ValueError("END cannot be a start node")
+            if start not in self.nodes:
+                raise ValueError(f"Need to add_node `{start}` first")
+        if end_key == START:
+            raise ValueError("START cannot be an end node")
+        if end_key != END and end_key not in self.nodes:
+            raise ValueError(f"Need to add_node `{end_key}` first")
+        self.waiting_edges.add((tuple(start_key), end_key))
+        return self
+
+    def add_conditional_edges(
+        self,
+        source: str,
+        path: Callable[..., Hashable | Sequence[Hashable]] | Any,
+        path_map: dict[Hashable, str] | list[str] | None = None,
+    ) -> StateGraph[StateT]:
+        """After `source`, call `path(state)` and go where it says (names, END or Sends)."""
+        if self.compiled:
+            warnings.warn(
+                "Adding an edge to a graph that has already been compiled. This will not be "
+                "reflected in the compiled graph.",
+                stacklevel=2,
+            )
+        name = getattr(path, "name", None) or getattr(path, "__name__", None) or "condition"
+        if name == "<lambda>":
+            name = "condition"
+        if name in self.branches[source]:
+            raise ValueError(f"Branch with name `{name}` already exists for node `{source}`")
+        branch = Branch(path, path_map, name=name)
+        self.branches[source][name] = branch
+        if branch.input_schema is not None:
+            self._add_schema(branch.input_schema)
+        return self
+
+    def add_sequence(self, nodes: Sequence[Any | tuple[str, Any]]) -> StateGraph[StateT]:
+        """Add nodes that run one after the other, in the order given."""
+        if len(nodes) < 1:
+            raise ValueError("Sequence requires at least one node.")
+        previous: str | None = None
+        for item in nodes:
+            if isinstance(item, tuple) and len(item) == 2:
+                name, action = item
+            else:
+                action = item
+                name = getattr(action, "name", None) if not inspect.isfunction(action) else None
+                name = name or getattr(action, "__name__", None) or type(action).__name__
+            if name in self.nodes:
+                raise ValueError(
+                    f"Node names must be unique: node with the name '{name}' already exists. "
+                    "If you need to use two different runnables/callables with the same name "
+                    "(for example, using `lambda`), please provide them as tuples "
+                    "(name, runnable/callable)."
+                )
+            self.add_node(name, action)
+            if previous is not None:
+                self.add_edge(previous, name)
+            previous = name
+        return self
+
+    def set_entry_point(self, key: str) -> StateGraph[StateT]:
+        """Same as `add_edge(START, key)`."""
+        return self.add_edge(START, key)
+
+    def set_conditional_entry_point(
+        self, path: Callable[..., Any], path_map: dict[Hashable, str] | list[str] | None = None
+    ) -> StateGraph[StateT]:
+        """Same as `add_conditional_edges(START, path, path_map)`."""
+        return self.add_conditional_edges(START, path, path_map)
+
+    def set_finish_point(self, key: str) -> StateGraph[StateT]:
+        """Same as `add_edge(key, END)`."""
+        return self.add_edge(key, END)
+
+    # ------------------------------------------------------------------ validation
+    def validate(self, interrupt: Sequence[str] | None = None) -> StateGraph[StateT]:
+        """Check edges and interrupts name existing nodes; raise ValueError naming the problem."""
+        sources = {s for s, _ in self._all_edges} | set(self.branches)
+        sources |= {name for name, spec in self.nodes.items() if spec.ends}
+        for source in sources:
+            if source not in self.nodes and source != START:
+                raise ValueError(f"Found edge starting at unknown node '{source}'")
+        if START not in sources:
+            raise ValueError(
+                "Graph must have an entrypoint: add at least one edge from START to another node"
+            )
+        targets = {e for _, e in self._all_edges}
+        for start, branches in self.branches.items():
+            for cond, branch in branches.items():
+                if branch.ends is not None:
+                    for end in branch.ends.values():
+                        if end not in self.nodes and end != END:
+                            raise ValueError(
+                                f"At '{start}' node, '{cond}' branch found unknown target '{end}'"
+                            )
+                        targets.add(end)
+                else:
+                    targets.add(END)
+                    targets.update(n for n in self.nodes if n != start)
+        for spec in self.nodes.values():
+            if spec.ends:
+                targets.update(spec.ends)
+        for target in targets:
+            if target not in self.nodes and target != END:
+                raise ValueError(f"Found edge ending at unknown node `{target}`")
+        for node in interrupt or ():
+            if node not in self.nodes:
+                raise ValueError(f"Interrupt node `{node}` not found")
+        self.compiled = True
+        return self
+
+    def compile(
+        self,
+        checkpointer: Any = None,
+        *,
+        store: Any = None,
+        cache: Any = None,
+        interrupt_before: Literal["*"] | list[str] | None = None,
+        interrupt_after: Literal["*"] | list[str] | None = None,
+        debug: bool = False,
+        name: str | None = None,
+    ) -> CompiledStateGraph:
+        """Validate the graph and lower it to a runnable `CompiledStateGraph`."""
+        interrupt_before = interrupt_before or []
+        interrupt_after = interrupt_after or []
+        self.validate(
+            interrupt=(
+                (interrupt_before if interrupt_before != "*" else [])
+                + (interrupt_after if interrupt_after != "*" else [])
+            )
+        )
+        from lgnb.graph._compile import lower
+
+        return lower(
+            self,
+            checkpointer=checkpointer,
+            store=store,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            debug=debug,
+            name=name or "LangGraph",
+        )
+
+
+class CompiledStateGraph(Pregel):
+    """A compiled StateGraph: run it with invoke / stream, inspect it with get_graph."""
+
+    builder: StateGraph
+
+    def attach_builder(self, builder: StateGraph) -> None:
+        self.builder = builder
+
+
+def _inspect_action(action: Any, *, want_input: bool) -> tuple[Any, tuple[str, ...] | dict[str, str]]:
+    """The input schema a node function's first parameter declares, and the `Command`
+    destinations its return annotation declares (`-> Command[Literal["a", "b"]]`)."""
+    inferred = None
+    ends: tuple[str, ...] | dict[str, str] = ()
+    func = action
+    try:
+        if inspect.isfunction(action) or inspect.ismethod(action) or inspect.ismethod(
+            getattr(action, "__call__", None)
+        ):
+            hints = get_type_hints(getattr(action, "__call__")) or get_type_hints(action)
+        else:
+            return None, ()
+        if want_input:
+            first = next(iter(inspect.signature(func).parameters))
+            hint = hints.get(first)
+            if isinstance(hint, type) and get_type_hints(hint):
+                inferred = hint
+        rtn = hints.get("return")
+        if rtn is not None:
+            if get_origin(rtn) is Union:
+                for arg in get_args(rtn):
+                    if get_origin(arg) is Command:
+                        rtn = arg
+                        break
+            if get_origin(rtn) is Command and (args := get_args(rtn)) and get_origin(args[0]) is Literal:
+                ends = get_args(args[0])
+    except (NameError, TypeError, StopIteration, ValueError):
+        pass
+    return inferred, ends
+
+
+def updates_writer(output_keys: list[str], *, root: bool, node_name: str) -> Callable[[Task, Any], Any]:
+    """The writer turning a node's return value into state-key writes."""
+    key_set = frozenset(output_keys)
+
+    def from_value(value: Any) -> list[tuple[str, Any]] | None:
+        if value is None:
+            return None
+        if isinstance(value, dict):
+            return [(k, v) for k, v in value.items() if k in key_set]
+        if isinstance(value, Command):
+            if value.graph == Command.PARENT:
+                return None
+            return [(k, v) for k, v in value._update_as_tuples() if k in key_set]
+        if isinstance(value, (list, tuple)) and value and any(isinstance(i, Command) for i in value):
+            out: list[tuple[str, Any]] = []
+            for item in value:
+                if isinstance(item, Command):
+                    if item.graph != Command.PARENT:
+                        out.extend((k, v) for k, v in item._update_as_tuples() if k in key_set)
+                else:
+                    out.extend(from_value(item) or ())
+            return out
+        keys = annotated_keys(type(value)) if not isinstance(value, (str, bytes, int, float, list, tuple, set)) else ()
+        if keys:
+            return [(k, v) for k, v in fields_as_tuples(value, output_keys) if k in key_set]
+        raise InvalidUpdateError(
+            create_error_message(
+                message=(
+                    f"Expected dict, got {value}. Node `{node_name}` must return a dict of "
+                    "state keys to update (or a Command, or None for no update)."
+                ),
+                error_code=ErrorCode.INVALID_GRAPH_NODE_RETURN_VALUE,
+            )
+        )
+
+    def from_root(value: Any) -> list[tuple[str, Any]] | None:
+        if isinstance(value, Command):
+            return [] if value.graph == Command.PARENT else list(value._update_as_tuples())
+        if isinstance(value, (list, tuple)) and value and any(isinstance(i, Command) for i in value):
+            out: list[tuple[str, Any]] = []
+            for item in value:
+                if isinstance(item, Command):
+                    if item.graph != Command.PARENT:
+                        out.extend(item._update_as_tuples())
+                else:
+                    out.append((ROOT, item))
+            return out
+        if value is not None:
+            return [(ROOT, value)]
+        return None
+
+    fn = from_root if root else from_value
+
+    def writer(task: Task, output: Any) -> Any:
+        return fn(output)
+
+    return writer
+
+
+def control_writer(task: Task, output: Any) -> list[tuple[str, Any]] | None:
+    """`Send` and `Command(goto=...)` in a node's return value become scheduling writes."""
+    if isinstance(output, Send):
+        return [(TASKS, output)]
+    if isinstance(output, Command):
+        commands = [output]
+    elif isinstance(output, (list, tuple)) and output and any(isinstance(c, Command) for c in output):
+        commands = [c for c in output if isinstance(c, Command)]
+    else:
+        return None
+    out: list[tuple[str, Any]] = []
+    for command in commands:
+        if command.graph == Command.PARENT:
+            raise ParentCommand(command)
+        gotos = command.goto if isinstance(command.goto, (list, tuple)) else [command.goto]
+        for go in gotos:
+            if isinstance(go, Send):
+                out.append((TASKS, go))
+            elif isinstance(go, str) and go and go != END:
+                out.append((f"branch:to:{go}", None))
+    return out
+
+
+_ = (EphemeralValue, LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish, Topic, TAG_HIDDEN, NodeCallable, PregelNode, schema_mapper)

@@ -1,0 +1,5 @@
+"""The Pregel runtime: super-steps over channels (plan, execute, update, checkpoint)."""
+
+from lgnb.pregel.main import Pregel
+
+__all__ = ("Pregel",)

@@ -1,0 +1,53 @@
+"""`interrupt()`: raise on first call, return the resume value when the node re-runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lgnb._internal.constants import RESUME
+from lgnb._internal.ids import interrupt_id
+from lgnb.channels.base import MISSING
+from lgnb.errors import GraphInterrupt
+from lgnb.pregel._context import current_task
+from lgnb.types import Interrupt
+
+__all__ = ("interrupt",)
+
+
+def interrupt(value: Any, *, response_schema: Any = None) -> Any:
+    """See `lgnb.types.interrupt`."""
+    ctx = current_task()
+    task = ctx.task
+    loop = ctx.loop
+    if ctx.resume is None:
+        ctx.resume, _ = loop.resume_for(task)
+    idx = ctx.interrupt_index
+    ctx.interrupt_index += 1
+    adapter = _adapter(response_schema)
+    answers = ctx.resume
+    if idx < len(answers):
+        task.writes.append((RESUME, answers[: idx + 1]))
+        return _validate(adapter, answers[idx])
+    value_null = loop.take_null_resume()
+    if value_null is not MISSING:
+        answers.append(value_null)
+        task.writes.append((RESUME, list(answers)))
+        return _validate(adapter, value_null)
+    schema = None
+    if response_schema is not None:
+        schema = response_schema if isinstance(response_schema, dict) else adapter.json_schema()
+    raise GraphInterrupt(
+        (Interrupt(value=value, id=interrupt_id(task.ns, len(answers)), response_schema=schema),)
+    )
+
+
+def _adapter(schema: Any) -> Any:
+    if schema is None or isinstance(schema, dict):
+        return None
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(schema)
+
+
+def _validate(adapter: Any, value: Any) -> Any:
+    return adapter.validate_python(value) if adapter is not None else value

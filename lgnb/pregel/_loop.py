@@ -1,0 +1,550 @@
+"""The Pregel loop: one graph run as a sequence of super-steps over channels.
+
+The loop owns the channels, versions and pending writes of one (sub)graph run and
+decides what happens next; it never executes a node and never talks to a saver
+itself. Drivers (`_driver.py`) run the tasks it plans and carry out the I/O it queues in
+`self.io` (checkpoint and write saves), synchronously or with `await` — so sync and async
+entry points share this one core.
+
+    first()       input / resume / Command  -> input checkpoint
+    tick()        plan the step's tasks (False when the run is over)
+    put_writes()  a task finished: record, save, stream its writes
+    after_tick()  barrier: apply all writes, stream values, checkpoint
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from lgnb._internal.constants import (
+    CONF,
+    ERROR,
+    INPUT,
+    INTERRUPT,
+    NS_SEP,
+    NULL_TASK_ID,
+    RESUME,
+    ROOT,
+    START,
+    TASKS,
+)
+from lgnb._internal.ids import is_interrupt_id, new_checkpoint_id
+from lgnb.channels.base import MISSING
+from lgnb.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError
+from lgnb.pregel._algo import Versions, apply_writes, plan_tasks
+from lgnb.pregel._io import read_channels, task_result_payload, task_start_payload, updates_payload
+from lgnb.pregel._task import Task, WriteBatch
+from lgnb.types import Command, Interrupt, Send
+
+if TYPE_CHECKING:
+    from lgnb.pregel._run import RunContext
+    from lgnb.pregel.main import Pregel
+
+__all__ = ("Loop",)
+
+_SAVED_SPECIAL = {ERROR: -1, "__scheduled__": -2, INTERRUPT: -3, RESUME: -4}
+
+
+def _int_next_version(current: Any, _: None) -> int:
+    return 1 if current is None else current + 1
+
+
+class Loop:
+    """State of one (sub)graph run between super-steps."""
+
+    def __init__(
+        self,
+        graph: Pregel,
+        run: RunContext,
+        *,
+        config: dict[str, Any],
+        saved: Any,
+        checkpointer: Any,
+        durability: str,
+        ns: str,
+        interrupt_before: Sequence[str] | str,
+        interrupt_after: Sequence[str] | str,
+        output_keys: str | Sequence[str],
+        recursion_limit: int,
+        is_nested: bool,
+    ) -> None:
+        self.graph = graph
+        self.run = run
+        self.config = config
+        self.checkpointer = checkpointer
+        self.durability = durability
+        self.ns = ns
+        self.ns_tuple: tuple[str, ...] = tuple(ns.split(NS_SEP)) if ns else ()
+        self.is_nested = is_nested
+        self.interrupt_before = interrupt_before
+        self.interrupt_after = interrupt_after
+        self.output_keys = output_keys
+        self.output_key_set = output_keys if isinstance(output_keys, str) else frozenset(output_keys)
+        self.stream_keys = graph.stream_channels
+        self.io: list[tuple] = []
+        self.status = "input"
+        self.tasks: dict[str, Task] = {}
+        self.output: Any = None
+        self.emits = run.emits_for(self)
+
+        conf = config.get(CONF, {})
+        self.thread_id = conf.get("thread_id")
+        if saved is None:
+            checkpoint: dict[str, Any] = {
+                "v": 2,
+                "id": new_checkpoint_id(-2),
+                "ts": datetime.now(timezone.utc).isoformat(),
+                "channel_values": {},
+                "channel_versions": {},
+                "versions_seen": {},
+                "updated_channels": None,
+            }
+            metadata: dict[str, Any] = {"step": -2}
+            pending: list[tuple[str, str, Any]] = []
+            self.saved_config = None
+            self.prev_checkpoint_config = None
+            self.has_saved = False
+        else:
+            checkpoint = saved.checkpoint
+            metadata = dict(saved.metadata)
+            pending = [(str(t), c, v) for t, c, v in (saved.pending_writes or [])]
+            self.saved_config = saved.config
+            self.prev_checkpoint_config = saved.parent_config
+            self.has_saved = True
+        self.checkpoint_id = checkpoint["id"]
+        self.checkpoint_id_saved = checkpoint["id"] if saved is not None else None
+        self.checkpoint_ts = checkpoint.get("ts")
+        self.metadata = metadata
+        self.pending = pending
+        next_version = checkpointer.get_next_version if checkpointer else _int_next_version
+        self.versions = Versions(
+            dict(checkpoint["channel_versions"]),
+            {k: dict(v) for k, v in checkpoint["versions_seen"].items()},
+            next_version,
+        )
+        self.previous_versions = dict(checkpoint["channel_versions"])
+        values = checkpoint["channel_values"]
+        self.channels = {
+            k: (spec.from_checkpoint(values[k]) if k in values else spec.from_checkpoint(MISSING))
+            for k, spec in graph.channels.items()
+        }
+        self.state = {}
+        for k in graph.state_keys:
+            ch = self.channels[k]
+            if ch.is_available():
+                self.state[k] = ch.get()
+        self.step = metadata["step"] + 1
+        self.stop = self.step + recursion_limit + 1
+        upd = checkpoint.get("updated_channels")
+        self.updated_channels: set[str] | None = set(upd) if upd else None
+        if checkpointer is not None:
+            base_conf = {**conf, **(saved.config.get(CONF, {}) if saved is not None else {})}
+            base_conf["checkpoint_ns"] = ns
+            if base_conf.get("thread_id") is not None:
+                base_conf["thread_id"] = str(base_conf["thread_id"])
+            self.checkpoint_config: dict[str, Any] = {CONF: base_conf}
+        else:
+            self.checkpoint_config = {CONF: {}}
+        self.resume_map: dict[str, Any] | None = None
+        self.is_resuming = False
+
+    # ------------------------------------------------------------------ input
+    def first(self, input: Any, *, resuming: bool | None = None) -> None:
+        """Turn the run's input into writes and the input checkpoint."""
+        graph = self.graph
+        is_command = isinstance(input, Command)
+        self.is_resuming = bool(self.versions.versions) and (
+            resuming if resuming is not None else (input is None or is_command)
+        )
+        if is_command:
+            self._apply_command(input)
+        null_writes = [(c, v) for t, c, v in self.pending if t == NULL_TASK_ID]
+        if null_writes:
+            self._apply([WriteBatch(INPUT, null_writes)])
+        if self.is_resuming:
+            seen = self.versions.seen.setdefault(INTERRUPT, {})
+            seen.update(self.versions.versions)
+            self.emit_values(force=True)
+        elif input is not None and not is_command:
+            writes = graph.map_input(input)
+            if not writes:
+                raise EmptyInputError(f"Received no input for {graph.input_channels}")
+            # tasks left unfinished by an earlier run are discarded: mark them seen
+            discard = self._plan()
+            self.updated_channels = self._apply([*discard, WriteBatch(INPUT, writes)])
+            self._put_checkpoint({"source": "input"})
+        elif not self.is_nested or resuming is None:
+            raise EmptyInputError(
+                f"Received no input for {graph.input_channels}: pass the graph's input "
+                "as the first argument, or resume an existing thread with "
+                "`invoke(None, config)` / `Command(resume=...)` and a `thread_id`."
+            )
+        self.status = "pending"
+
+    def _apply_command(self, cmd: Command) -> None:
+        """`Command` as input: goto, resume and update become writes of the null task."""
+        if cmd.graph == Command.PARENT:
+            raise InvalidUpdateError("There is no parent graph")
+        writes: list[tuple[str, Any]] = []
+        resume_is_map = False
+        gotos = cmd.goto if isinstance(cmd.goto, (list, tuple)) else [cmd.goto] if cmd.goto else []
+        for go in gotos:
+            if isinstance(go, Send):
+                writes.append((TASKS, go))
+            elif isinstance(go, str):
+                writes.append((self.graph.branch_channel(go), START))
+            else:
+                raise TypeError(f"In Command.goto, expected Send/str, got {type(go).__name__}")
+        if cmd.resume is not None:
+            if self.checkpointer is None:
+                raise RuntimeError(
+                    "Cannot use Command(resume=...) without checkpointer: compile the graph "
+                    "with `checkpointer=InMemorySaver()` (or a SqliteSaver) and pass a "
+                    "`thread_id` in the config."
+                )
+            resume = cmd.resume
+            if isinstance(resume, dict) and all(is_interrupt_id(k) for k in resume):
+                resume_is_map = True
+                self.resume_map = resume
+            else:
+                if len(self.pending_interrupt_ids()) > 1:
+                    raise RuntimeError(
+                        "When there are multiple pending interrupts, you must specify the "
+                        "interrupt id when resuming. Docs: https://docs.langchain.com/oss/"
+                        "python/langgraph/interrupts#handling-multiple-interrupts."
+                    )
+                writes.append((RESUME, resume))
+        if cmd.update:
+            writes.extend(cmd._update_as_tuples())
+        if not writes and not resume_is_map:
+            raise EmptyInputError("Received empty Command input")
+        if writes:
+            self._record_null_writes(writes)
+
+    def _record_null_writes(self, writes: list[tuple[str, Any]]) -> None:
+        special = {c for c, _ in writes if c in _SAVED_SPECIAL}
+        self.pending = [
+            w for w in self.pending if not (w[0] == NULL_TASK_ID and w[1] in special)
+        ]
+        writes = sorted(writes, key=lambda w: w[0] in _SAVED_SPECIAL)
+        all_null = [(c, v) for t, c, v in self.pending if t == NULL_TASK_ID] + writes
+        self.pending.extend((NULL_TASK_ID, c, v) for c, v in writes)
+        self._save_writes(NULL_TASK_ID, all_null, "")
+
+    def pending_interrupt_ids(self) -> set[str]:
+        """Interrupts saved in the current checkpoint that have no answer yet."""
+        answered = {t for t, c, _ in self.pending if c == RESUME}
+        ids: set[str] = set()
+        for t, c, v in self.pending:
+            if c == INTERRUPT and t not in answered:
+                for i in v if isinstance(v, (list, tuple)) else [v]:
+                    ids.add(i.id)
+        return ids
+
+    # ------------------------------------------------------------------ steps
+    def _read_input(self, node: Any) -> Any:
+        if isinstance(node.channels, str):
+            ch = self.channels[node.channels]
+            if not ch.is_available():
+                return MISSING
+            value = ch.get()
+        else:
+            if node.reads_all_state:
+                value = dict(self.state)
+            else:
+                state = self.state
+                value = {k: state[k] for k in node.channels if k in state}
+            if node.managed:
+                for k, mv in node.managed.items():
+                    value[k] = mv.get(self.step, self.stop)
+        if node.mapper is not None:
+            value = node.mapper(value)
+        return value
+
+    def _plan(self) -> list[Task]:
+        return plan_tasks(
+            checkpoint_id=self.checkpoint_id,
+            parent_ns=self.ns,
+            step=self.step,
+            nodes=self.graph.nodes,
+            channels=self.channels,
+            versions=self.versions,
+            trigger_to_nodes=self.graph.trigger_to_nodes,
+            updated_channels=self.updated_channels,
+            read_input=self._read_input,
+            missing=MISSING,
+        )
+
+    def _apply(self, tasks: Sequence[Any]) -> set[str]:
+        changed: set[str] = set()
+        graph = self.graph
+        updated = apply_writes(
+            self.versions,
+            self.channels,
+            tasks,
+            graph.trigger_to_nodes,
+            graph.step_channels,
+            graph.finish_channels,
+            changed,
+        )
+        state = self.state
+        state_keys = graph.state_key_set
+        for k in changed:
+            if k in state_keys:
+                ch = self.channels[k]
+                if ch.is_available():
+                    state[k] = ch.get()
+                else:
+                    state.pop(k, None)
+        return updated
+
+    def tick(self) -> bool:
+        """Plan the next step; False when the run is done (or out of steps)."""
+        if self.step > self.stop:
+            self.status = "out_of_steps"
+            self._plan_and_emit_checkpoint()
+            return False
+        self._plan_and_emit_checkpoint()
+        if not self.tasks:
+            self.status = "done"
+            return False
+        if self.pending:
+            self._reapply_pending_writes()
+        if self.interrupt_before and self._should_interrupt(self.interrupt_before):
+            self.status = "interrupt_before"
+            raise GraphInterrupt()
+        if self.emits.tasks:
+            for task in self.tasks.values():
+                if not task.node.hidden:
+                    self.emit("tasks", task_start_payload(task))
+        for task in self.tasks.values():
+            if task.writes:
+                self._output_writes(task, task.writes, cached=True)
+        return True
+
+    def _plan_and_emit_checkpoint(self) -> None:
+        self.tasks = {t.id: t for t in self._plan()}
+        if self.checkpointer is not None and self.emits.checkpoints:
+            self.emit("checkpoints", self._checkpoint_payload())
+
+    def _reapply_pending_writes(self) -> None:
+        """Tasks that finished before an interrupt or crash keep their saved writes."""
+        by_task: dict[str, list[tuple[str, Any]]] = {}
+        for tid, chan, val in self.pending:
+            if chan in (ERROR, INTERRUPT, RESUME, "__scheduled__"):
+                continue
+            if tid in self.tasks:
+                by_task.setdefault(tid, []).append((chan, val))
+        for tid, writes in by_task.items():
+            self.tasks[tid].writes = writes
+
+    def _should_interrupt(self, nodes: Sequence[str] | str) -> bool:
+        seen = self.versions.seen.get(INTERRUPT, {})
+        if not any(v > seen[c] if c in seen else True for c, v in self.versions.versions.items()):
+            return False
+        for task in self.tasks.values():
+            if (not task.node.hidden) if nodes == "*" else task.name in nodes:
+                return True
+        return False
+
+    def runnable_tasks(self) -> list[Task]:
+        """The step's tasks that still have to run (not restored from saved writes)."""
+        return [t for t in self.tasks.values() if not t.writes]
+
+    def resume_for(self, task: Task) -> tuple[list[Any], Any]:
+        """(answers already given to this task's interrupts, a pending null resume)."""
+        answers: list[Any] = []
+        for tid, chan, val in self.pending:
+            if tid == task.id and chan == RESUME:
+                answers = list(val) if isinstance(val, list) else [val]
+                break
+        if self.resume_map:
+            from lgnb._internal.ids import interrupt_id
+
+            nxt = interrupt_id(task.ns, len(answers))
+            if nxt in self.resume_map:
+                answers.append(self.resume_map[nxt])
+            elif (first := interrupt_id(task.ns, 0)) in self.resume_map:
+                answers.append(self.resume_map[first])
+        return answers, None
+
+    def take_null_resume(self) -> Any:
+        """Consume the resume value of `Command(resume=v)` (first interrupt that asks)."""
+        for i, (tid, chan, val) in enumerate(self.pending):
+            if tid == NULL_TASK_ID and chan == RESUME:
+                del self.pending[i]
+                return val
+        return MISSING
+
+    # ------------------------------------------------------------------ writes
+    def put_writes(self, task: Task, writes: list[tuple[str, Any]]) -> None:
+        """A task finished (or failed / interrupted): keep, save and stream its writes."""
+        if not writes:
+            return
+        if all(c in _SAVED_SPECIAL for c, _ in writes):
+            writes = list({c: (c, v) for c, v in writes}.values())
+        self.pending = [w for w in self.pending if w[0] != task.id]
+        self.pending.extend((task.id, c, v) for c, v in writes)
+        self._save_writes(task.id, writes, _path_str(task.path))
+        self._output_writes(task, writes)
+
+    def _save_writes(self, task_id: str, writes: list[tuple[str, Any]], path: str) -> None:
+        if self.checkpointer is None or self.durability == "exit":
+            return
+        untracked = self.graph.untracked_keys
+        if untracked:
+            writes = [(c, v) for c, v in writes if c not in untracked]
+        config = {
+            CONF: {
+                **self.checkpoint_config[CONF],
+                "checkpoint_id": self.checkpoint_id,
+            }
+        }
+        self.io.append(("put_writes", config, writes, task_id, path))
+
+    def _output_writes(self, task: Task, writes: Sequence[tuple[str, Any]], *, cached: bool = False) -> None:
+        if task.node.hidden:
+            return
+        emits = self.emits
+        first = writes[0][0]
+        if first == INTERRUPT:
+            interrupts = tuple(
+                i for c, v in writes if c == INTERRUPT for i in (v if isinstance(v, Sequence) else (v,))
+            )
+            if emits.updates:
+                self.emit("updates", {INTERRUPT: interrupts})
+            if emits.values:
+                current = read_channels(self.channels, self.output_keys)
+                if isinstance(current, dict):
+                    current[INTERRUPT] = interrupts
+                    self.emit("values", current)
+                else:
+                    self.emit("values", {INTERRUPT: interrupts})
+        elif first != ERROR and emits.updates:
+            payload = updates_payload(task.name, writes, self.output_key_set)
+            if cached:
+                payload["__metadata__"] = {"cached": True}
+            self.emit("updates", payload)
+        if not cached and emits.tasks:
+            self.emit("tasks", task_result_payload(task, writes, self.stream_keys))
+
+    # ------------------------------------------------------------------ barrier
+    def after_tick(self) -> None:
+        """All tasks of the step are done: apply their writes, stream values, checkpoint."""
+        tasks = list(self.tasks.values())
+        self.updated_channels = self._apply(tasks)
+        if self.emits.values and self._touches_output(self.updated_channels):
+            self.emit("values", read_channels(self.channels, self.output_keys))
+        self.pending.clear()
+        self._put_checkpoint({"source": "loop"})
+        if self.interrupt_after and self._should_interrupt(self.interrupt_after):
+            self.status = "interrupt_after"
+            self._plan_and_emit_checkpoint()
+            raise GraphInterrupt()
+
+    def _touches_output(self, updated: set[str]) -> bool:
+        keys = self.output_keys
+        if isinstance(keys, str):
+            return keys in updated
+        return not updated.isdisjoint(self.output_key_set)
+
+    def emit_values(self, *, force: bool = False) -> None:
+        if self.emits.values:
+            self.emit("values", read_channels(self.channels, self.output_keys))
+
+    def emit(self, mode: str, payload: Any) -> None:
+        self.run.emit(self, mode, payload)
+
+    # ------------------------------------------------------------------ exit
+    def finish(self, exc: BaseException | None) -> bool:
+        """Save what must be saved on exit; True when `exc` is an interrupt to swallow."""
+        if self.durability == "exit" and self.checkpointer is not None and (
+            not self.is_nested or exc is not None
+        ):
+            self._put_checkpoint(self.metadata, exiting=True)
+            self._save_all_pending_writes()
+        if isinstance(exc, GraphInterrupt) and not self.is_nested:
+            if self.pending and any(t.writes for t in self.tasks.values()):
+                updated = self._apply(list(self.tasks.values()))
+                if self.emits.values and self._touches_output(updated):
+                    self.emit("values", read_channels(self.channels, self.output_keys))
+            if not exc.args or not exc.args[0]:
+                if self.emits.updates:
+                    self.emit("updates", {INTERRUPT: exc.args[0] if exc.args else ()})
+            self.output = read_channels(self.channels, self.output_keys)
+            return True
+        if exc is None:
+            self.output = read_channels(self.channels, self.output_keys)
+        return False
+
+    def _save_all_pending_writes(self) -> None:
+        by_task: dict[str, list[tuple[str, Any]]] = {}
+        for tid, c, v in self.pending:
+            by_task.setdefault(tid, []).append((c, v))
+        for tid, writes in by_task.items():
+            task = self.tasks.get(tid)
+            config = {CONF: {**self.checkpoint_config[CONF], "checkpoint_id": self.checkpoint_id}}
+            self.io.append(("put_writes", config, writes, tid, _path_str(task.path) if task else ""))
+
+    # ------------------------------------------------------------------ checkpoints
+    def _put_checkpoint(self, metadata: dict[str, Any], *, exiting: bool = False) -> None:
+        if exiting and self.checkpoint_id == self.checkpoint_id_saved:
+            return
+        if not exiting:
+            metadata["step"] = self.step
+            metadata["parents"] = dict(self.config.get(CONF, {}).get("checkpoint_map", {}))
+            self.metadata = metadata
+            self.checkpoint_id = new_checkpoint_id(self.step)
+            self.checkpoint_ts = datetime.now(timezone.utc).isoformat()
+        save = self.checkpointer is not None and (exiting or self.durability != "exit")
+        if save:
+            checkpoint = self._checkpoint_dict()
+            new_versions = {
+                k: v
+                for k, v in checkpoint["channel_versions"].items()
+                if self.previous_versions.get(k) != v
+            }
+            self.previous_versions = dict(checkpoint["channel_versions"])
+            if self.checkpoint_config[CONF].get("checkpoint_id"):
+                self.prev_checkpoint_config = self.checkpoint_config
+            self.io.append(("put", dict(self.checkpoint_config), checkpoint, dict(self.metadata), new_versions))
+            self.checkpoint_config = {
+                CONF: {**self.checkpoint_config[CONF], "checkpoint_id": self.checkpoint_id}
+            }
+            self.checkpoint_id_saved = self.checkpoint_id
+        if not exiting:
+            self.step += 1
+
+    def _checkpoint_dict(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        versions = self.versions.versions
+        for k, ch in self.channels.items():
+            if k not in versions:
+                continue
+            v = ch.checkpoint()
+            if v is not MISSING:
+                values[k] = v
+        return {
+            "v": 2,
+            "id": self.checkpoint_id,
+            "ts": self.checkpoint_ts,
+            "channel_values": values,
+            "channel_versions": dict(versions),
+            "versions_seen": {k: dict(v) for k, v in self.versions.seen.items()},
+            "updated_channels": sorted(self.updated_channels) if self.updated_channels else None,
+        }
+
+    def _checkpoint_payload(self) -> dict[str, Any]:
+        from lgnb.pregel._state import checkpoint_stream_payload
+
+        return checkpoint_stream_payload(self)
+
+
+def _path_str(path: tuple) -> str:
+    if not path:
+        return ""
+    parts = [f"{p:010d}" if isinstance(p, int) else str(p) for p in path]
+    return "~".join(parts)
+

@@ -1,0 +1,190 @@
+"""Run-wide context shared by a graph run and the subgraph runs nested in its tasks.
+
+One `RunContext` per `invoke`/`stream` call: the stream sink every producer writes to
+(one `(namespace, mode, payload)` envelope, one queue), the requested modes, the
+callbacks LangChain models inherit (the `messages` handler among them), the user's
+`context=` value and store. Nested subgraph runs get the same object, so their events
+land in the same queue under their own namespace.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from lgnb._internal.constants import CONF, NS_SEP
+from lgnb.runtime import Runtime
+
+if TYPE_CHECKING:
+    from lgnb.pregel._loop import Loop
+    from lgnb.pregel._task import Task
+
+__all__ = ("Emits", "RunContext", "StreamSink")
+
+_DEBUG_MODES = frozenset({"checkpoints", "tasks"})
+
+
+class Emits:
+    """Which loop events are wanted, precomputed per loop (checked on hot paths)."""
+
+    __slots__ = ("values", "updates", "tasks", "checkpoints")
+
+    def __init__(self, modes: frozenset[str], enabled: bool) -> None:
+        debug = "debug" in modes
+        self.values = enabled and "values" in modes
+        self.updates = enabled and "updates" in modes
+        self.tasks = enabled and ("tasks" in modes or debug)
+        self.checkpoints = enabled and ("checkpoints" in modes or debug)
+
+
+class StreamSink:
+    """The run's one queue of `(namespace, mode, payload)` events; thread-safe.
+
+    `put` is called by the loop, by node code (custom events) and by the chat-model
+    callback handler, possibly from worker threads; the consumer drains it between
+    task completions, or blocks on `wait` when the run executes in a worker thread.
+    """
+
+    __slots__ = ("items", "cond", "closed", "put", "event")
+
+    def __init__(self) -> None:
+        self.items: deque[tuple[tuple[str, ...], str, Any]] = deque()
+        self.cond: threading.Condition | None = None
+        self.closed = False
+        self.put: Callable[[tuple[tuple[str, ...], str, Any]], None] = self.items.append
+
+    def make_blocking(self) -> None:
+        """Let a consumer in another thread wait for items (`wait`)."""
+        self.cond = threading.Condition()
+        items, cond = self.items, self.cond
+
+        def put(item: tuple[tuple[str, ...], str, Any]) -> None:
+            with cond:
+                items.append(item)
+                cond.notify()
+
+        self.put = put
+
+    def close(self) -> None:
+        if self.cond is None:
+            self.closed = True
+            return
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
+
+    def wait(self) -> None:
+        """Block until an item arrives or the producer closed the sink."""
+        assert self.cond is not None
+        with self.cond:
+            while not self.items and not self.closed:
+                self.cond.wait()
+
+
+class RunContext:
+    """What every (sub)graph loop of one call shares."""
+
+    def __init__(
+        self,
+        *,
+        sink: StreamSink | None,
+        modes: frozenset[str],
+        subgraphs: bool,
+        config: dict[str, Any],
+        context: Any = None,
+        store: Any = None,
+        callbacks: list[Any] | None = None,
+        checkpointer: Any = None,
+    ) -> None:
+        self.sink = sink
+        self.modes = modes
+        self.subgraphs = subgraphs
+        self.user_config = config
+        self.context = context
+        self.store = store
+        self.callbacks = callbacks
+        self.checkpointer = checkpointer
+        self.custom = "custom" in modes and sink is not None
+        self.debug = "debug" in modes
+        self.cancelled = False
+        self.messages_handler: Any = None
+
+    def emits_for(self, loop: Loop) -> Emits:
+        return Emits(self.modes if self.sink else frozenset(), not loop.is_nested or self.subgraphs)
+
+    def emit(self, loop: Loop, mode: str, payload: Any) -> None:
+        """Put a loop event in the queue; `debug` wraps `tasks`/`checkpoints` events."""
+        put = self.sink.put  # type: ignore[union-attr]
+        if mode in self.modes:
+            put((loop.ns_tuple, mode, payload))
+        if self.debug and mode in _DEBUG_MODES:
+            if mode == "checkpoints":
+                kind, step = "checkpoint", loop.step - 1
+            else:
+                kind, step = ("task_result" if "result" in payload else "task"), loop.step
+            put(
+                (
+                    loop.ns_tuple,
+                    "debug",
+                    {
+                        "step": step,
+                        "timestamp": datetime.now(timezone.utc).isoformat(),
+                        "type": kind,
+                        "payload": payload,
+                    },
+                )
+            )
+
+    def runtime_for(self, loop: Loop) -> Runtime:
+        """The Runtime nodes of `loop` receive: context, store, custom writer."""
+        if self.custom:
+            put = self.sink.put  # type: ignore[union-attr]
+            ns = loop.ns_tuple
+
+            def writer(value: Any) -> None:
+                put((ns, "custom", value))
+
+            return Runtime(context=self.context, store=self.store, stream_writer=writer)
+        return Runtime(context=self.context, store=self.store)
+
+    def task_config(self, loop: Loop, task: Task) -> dict[str, Any]:
+        """The RunnableConfig a node sees (what LangGraph passes as `config`)."""
+        user = self.user_config
+        metadata = dict(user.get("metadata") or {})
+        if task.node.metadata:
+            metadata.update(task.node.metadata)
+        path = task.path if task.path[0] != "__pregel_push" else (*task.path, False)
+        metadata.update(
+            {
+                "langgraph_step": loop.step,
+                "langgraph_node": task.name,
+                "langgraph_triggers": task.triggers,
+                "langgraph_path": path,
+                "langgraph_checkpoint_ns": task.ns,
+            }
+        )
+        configurable = dict(user.get(CONF) or {})
+        configurable["checkpoint_ns"] = task.ns
+        configurable.pop("checkpoint_id", None)
+        metadata.setdefault("checkpoint_ns", task.ns)
+        if "thread_id" in configurable and "thread_id" not in metadata:
+            metadata["thread_id"] = configurable["thread_id"]
+        config: dict[str, Any] = {
+            "tags": list(user.get("tags") or []) + list(task.node.tags),
+            "metadata": metadata,
+            "callbacks": self.callbacks,
+            "recursion_limit": user.get("recursion_limit", 25),
+            "configurable": configurable,
+            "run_name": task.name,
+        }
+        if "max_concurrency" in user:
+            config["max_concurrency"] = user["max_concurrency"]
+        return config
+
+
+def ns_parent(ns: str) -> tuple[str, ...]:
+    """The namespace tuple of the graph a task (with checkpoint ns `ns`) runs in."""
+    return tuple(ns.split(NS_SEP)[:-1])

@@ -1,0 +1,196 @@
+"""Executing tasks: call the node, turn its return value into writes, retry on failure.
+
+One implementation of a task's life (`_start`, `_finish`, `_retry_delay`) with two thin
+shells: `run_task` (blocking) and `arun_task` (coroutine). Neither touches the loop's
+bookkeeping: the driver commits the finished task in the loop's thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import random
+import time
+from collections.abc import Sequence
+from contextvars import Token
+from typing import Any
+
+from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, RESUME
+from lgnb.errors import GraphBubbleUp, GraphInterrupt, ParentCommand
+from lgnb.pregel._context import TASK_CTX, TaskContext
+from lgnb.pregel._task import Task
+from lgnb.types import RetryPolicy, default_retry_on
+
+__all__ = ("run_task", "arun_task", "commit_writes")
+
+try:  # the config LangChain runnables read when called without one
+    from langchain_core.runnables.config import var_child_runnable_config
+except ImportError:  # pragma: no cover
+    var_child_runnable_config = None  # type: ignore[assignment]
+
+
+def _enter(ctx: TaskContext) -> tuple[Token, Token | None]:
+    token = TASK_CTX.set(ctx)
+    lc_token = None
+    if ctx.loop.run.callbacks is not None and var_child_runnable_config is not None:
+        lc_token = var_child_runnable_config.set(ctx.config)
+    return token, lc_token
+
+
+def _exit(tokens: tuple[Token, Token | None]) -> None:
+    token, lc_token = tokens
+    if lc_token is not None:
+        var_child_runnable_config.reset(lc_token)  # type: ignore[union-attr]
+    TASK_CTX.reset(token)
+
+
+def _finish(task: Task, output: Any) -> None:
+    """Apply the node's writers to its return value (branches read the writes so far)."""
+    node = task.node
+    writes = task.writes
+    for writer in node.writers:
+        produced = writer(task, output)
+        if inspect.isawaitable(produced):
+            produced.close()  # type: ignore[attr-defined]
+            raise TypeError(
+                f"A conditional edge after node `{task.name}` is async: run the graph with "
+                "`ainvoke` / `astream`, or make the path function synchronous."
+            )
+        if produced:
+            writes.extend(produced)
+    if node.static_writes:
+        writes.extend(node.static_writes)
+
+
+async def _afinish(task: Task, output: Any) -> None:
+    """`_finish` for async runs: conditional edges may have async path functions."""
+    node = task.node
+    writes = task.writes
+    for writer in node.writers:
+        produced = writer(task, output)
+        if inspect.isawaitable(produced):
+            produced = await produced
+        if produced:
+            writes.extend(produced)
+    if node.static_writes:
+        writes.extend(node.static_writes)
+
+
+def _retry_delay(policies: Sequence[RetryPolicy], attempt: int, exc: Exception) -> float | None:
+    """Seconds to wait before the next attempt, or None when the error is final."""
+    if isinstance(exc, (GraphBubbleUp,)):
+        return None
+    for policy in policies:
+        retry_on = policy.retry_on
+        if isinstance(retry_on, type) and issubclass(retry_on, BaseException):
+            matches = isinstance(exc, retry_on)
+        elif isinstance(retry_on, Sequence):
+            matches = isinstance(exc, tuple(retry_on))
+        elif callable(retry_on):
+            matches = bool(retry_on(exc))
+        else:  # pragma: no cover - RetryPolicy validates types
+            matches = default_retry_on(exc)
+        if not matches:
+            continue
+        if attempt >= policy.max_attempts:
+            return None
+        interval = min(
+            policy.max_interval, policy.initial_interval * policy.backoff_factor ** (attempt - 1)
+        )
+        return interval + random.uniform(0, 1) if policy.jitter else interval
+    return None
+
+
+def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException | None:
+    """Run a task to completion in this thread; return its exception, if any."""
+    task = ctx.task
+    bound = task.node.bound
+    attempt = 0
+    tokens = _enter(ctx)
+    try:
+        while True:
+            attempt += 1
+            try:
+                output = bound.call(task.input, ctx)  # type: ignore[union-attr]
+                _finish(task, output)
+                return None
+            except ParentCommand as exc:
+                return exc
+            except Exception as exc:
+                delay = _retry_delay(policies, attempt, exc) if policies else None
+                if delay is None:
+                    return exc
+                _reset_for_retry(ctx)
+                time.sleep(delay)
+            except BaseException as exc:  # KeyboardInterrupt, CancelledError: stop now
+                return exc
+    finally:
+        _exit(tokens)
+
+
+async def arun_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException | None:
+    """Run a task to completion as a coroutine; return its exception, if any."""
+    task = ctx.task
+    bound = task.node.bound
+    attempt = 0
+    tokens = _enter(ctx)
+    try:
+        while True:
+            attempt += 1
+            try:
+                if bound.is_async or bound.subgraph is not None or bound.runnable is not None:  # type: ignore[union-attr]
+                    output = await bound.acall(task.input, ctx)  # type: ignore[union-attr]
+                else:
+                    output = await _in_thread(bound.call, task.input, ctx)  # type: ignore[union-attr]
+                await _afinish(task, output)
+                return None
+            except ParentCommand as exc:
+                return exc
+            except Exception as exc:
+                delay = _retry_delay(policies, attempt, exc) if policies else None
+                if delay is None:
+                    return exc
+                _reset_for_retry(ctx)
+                await asyncio.sleep(delay)
+            except BaseException as exc:
+                return exc
+    finally:
+        _exit(tokens)
+
+
+async def _in_thread(fn: Any, value: Any, ctx: TaskContext) -> Any:
+    """Run a sync node off the event loop (keeps a notebook kernel responsive)."""
+    import contextvars
+
+    context = contextvars.copy_context()
+    return await asyncio.get_running_loop().run_in_executor(None, context.run, fn, value, ctx)
+
+
+def _reset_for_retry(ctx: TaskContext) -> None:
+    ctx.task.writes.clear()
+    ctx.interrupt_index = 0
+    ctx.resume = None
+
+
+def commit_writes(task: Task, exc: BaseException | None) -> list[tuple[str, Any]] | None:
+    """The writes to record for a finished task, LangGraph's way.
+
+    Success: its writes (or a NO_WRITES marker); an interrupt: the interrupts plus the
+    answers consumed so far; a failure: the error. Returns None for exceptions that
+    must propagate without being recorded (bubble-ups other than interrupts).
+    """
+    if exc is None:
+        if not task.writes:
+            task.writes.append((NO_WRITES, None))
+        return task.writes
+    if isinstance(exc, GraphInterrupt):
+        writes: list[tuple[str, Any]] = [(INTERRUPT, i) for i in (exc.args[0] if exc.args else ())]
+        task.interrupts = tuple(exc.args[0]) if exc.args else ()
+        if writes:
+            writes.extend(w for w in task.writes if w[0] == RESUME)
+            return writes
+        return None
+    if isinstance(exc, GraphBubbleUp):
+        return None
+    task.error = exc
+    return [(ERROR, exc)]

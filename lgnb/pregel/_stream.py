@@ -1,0 +1,63 @@
+"""Shaping queued `(namespace, mode, payload)` events into what `stream()` yields.
+
+v1: the payload alone (one mode), `(mode, payload)` (a list of modes), `(ns, payload)` /
+`(ns, mode, payload)` with `subgraphs=True`. v2: `{"type", "ns", "data"}` dicts, with
+`values` parts carrying `interrupts` separately and the data coerced to the output type.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lgnb._internal.constants import INTERRUPT
+
+__all__ = ("make_formatter",)
+
+
+def make_formatter(
+    stream_mode: str | Sequence[str],
+    *,
+    subgraphs: bool,
+    version: str,
+    print_mode: Sequence[str] = (),
+    output_mapper: Callable[[Any], Any] | None = None,
+) -> Callable[[tuple[tuple[str, ...], str, Any]], tuple[bool, Any]]:
+    """A function from an event to `(wanted, chunk)` for this call's options."""
+    is_list = not isinstance(stream_mode, str)
+    modes = set(stream_mode) if is_list else {stream_mode}
+    printing = set(print_mode)
+
+    def fmt(event: tuple[tuple[str, ...], str, Any]) -> tuple[bool, Any]:
+        ns, mode, payload = event
+        if mode in printing:
+            _print(ns, mode, payload, subgraphs)
+        if mode not in modes:
+            return False, None
+        if version == "v2":
+            if mode == "values":
+                interrupts: tuple = ()
+                if isinstance(payload, dict) and INTERRUPT in payload:
+                    payload = dict(payload)
+                    interrupts = payload.pop(INTERRUPT)
+                if output_mapper is not None and isinstance(payload, dict):
+                    payload = output_mapper(payload)
+                return True, {"type": mode, "ns": ns, "data": payload, "interrupts": interrupts}
+            return True, {"type": mode, "ns": ns, "data": payload}
+        if subgraphs and is_list:
+            return True, (ns, mode, payload)
+        if is_list:
+            return True, (mode, payload)
+        if subgraphs:
+            return True, (ns, payload)
+        return True, payload
+
+    return fmt
+
+
+def _print(ns: tuple[str, ...], mode: str, payload: Any, subgraphs: bool) -> None:
+    head = f"\033[1m[{mode}]\033[0m"
+    if subgraphs and ns:
+        head += f" \033[33m[graph={ns}]\033[0m"
+    sys.stdout.write(f"{head} {payload!r}\n")

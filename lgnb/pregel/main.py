@@ -1,0 +1,725 @@
+"""`Pregel`: a compiled graph and its public API (invoke, stream, state, drawing).
+
+The methods here are thin: they resolve options, build a `RunContext` and a `Loop`, and
+hand them to a driver. Sync and async entry points share everything but the driver.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from lgnb._internal.constants import CONF, INTERRUPT
+from lgnb.channels.base import BaseChannel
+from lgnb.errors import ErrorCode, GraphRecursionError, ParentCommand, create_error_message
+from lgnb.pregel._context import TaskContext
+from lgnb.pregel._driver import adrive, drive
+from lgnb.pregel._loop import Loop
+from lgnb.pregel._node import PregelNode
+from lgnb.pregel._run import RunContext, StreamSink
+from lgnb.pregel._stream import make_formatter
+from lgnb.types import Command, GraphOutput
+
+__all__ = ("Pregel",)
+
+_VALID_MODES = frozenset({"values", "updates", "checkpoints", "tasks", "debug", "messages", "custom"})
+
+
+class Pregel:
+    """A compiled graph: nodes reading and writing channels in super-steps."""
+
+    def __init__(
+        self,
+        *,
+        nodes: dict[str, PregelNode],
+        channels: dict[str, BaseChannel],
+        input_channels: str | list[str],
+        output_channels: str | list[str],
+        stream_channels: str | list[str],
+        state_keys: Sequence[str],
+        checkpointer: Any = None,
+        interrupt_before_nodes: Sequence[str] | str = (),
+        interrupt_after_nodes: Sequence[str] | str = (),
+        stream_mode: str = "updates",
+        name: str = "LangGraph",
+        debug: bool = False,
+        retry_policy: Sequence[Any] = (),
+        context_schema: Any = None,
+        store: Any = None,
+        config: RunnableConfig | None = None,
+    ) -> None:
+        self.nodes = nodes
+        self.channels = channels
+        self.input_channels = input_channels
+        self.output_channels = output_channels
+        self.stream_channels = stream_channels
+        self.checkpointer = checkpointer
+        self.interrupt_before_nodes = interrupt_before_nodes
+        self.interrupt_after_nodes = interrupt_after_nodes
+        self.stream_mode = stream_mode
+        self.name = name
+        self.debug = debug
+        self.retry_policy = retry_policy
+        self.context_schema = context_schema
+        self.store = store
+        self.config = config
+        self.state_keys = list(state_keys)
+        self.output_mapper: Any = None
+        self._index()
+
+    def _index(self) -> None:
+        """Precompute what the loop looks up on every step."""
+        from lgnb.channels.untracked_value import UntrackedValue
+
+        self.state_key_set = frozenset(self.state_keys)
+        t2n: dict[str, list[str]] = {}
+        for name, node in self.nodes.items():
+            for trigger in node.triggers:
+                t2n.setdefault(trigger, []).append(name)
+        self.trigger_to_nodes = t2n
+        self.step_channels = [k for k, c in self.channels.items() if c.clears_each_step]
+        self.finish_channels = [k for k, c in self.channels.items() if c.waits_for_finish]
+        self.untracked_keys = frozenset(
+            k for k, c in self.channels.items() if isinstance(c, UntrackedValue)
+        )
+
+    # ------------------------------------------------------------------ helpers
+    def get_name(self, suffix: str | None = None) -> str:
+        return self.name + (suffix or "")
+
+    def branch_channel(self, node: str) -> str:
+        return f"branch:to:{node}"
+
+    def map_input(self, input: Any) -> list[tuple[str, Any]]:
+        """The writes that put `input` into the graph's input channel(s)."""
+        if isinstance(self.input_channels, str):
+            return [(self.input_channels, input)]
+        if not isinstance(input, dict):
+            raise TypeError(f"Expected input to be a dict, got {type(input).__name__}")
+        return [(k, v) for k, v in input.items() if k in self.input_channels]
+
+    def with_config(self, config: RunnableConfig | None = None, **kwargs: Any) -> Pregel:
+        """A copy of this graph with default config values (e.g. `recursion_limit`)."""
+        import copy
+
+        clone = copy.copy(self)
+        merged = dict(self.config or {})
+        merged.update(config or {})
+        merged.update(kwargs)
+        clone.config = merged
+        return clone
+
+    def _merged_config(self, config: RunnableConfig | None) -> dict[str, Any]:
+        merged: dict[str, Any] = dict(self.config or {})
+        if config:
+            for k, v in config.items():
+                if k in ("configurable", "metadata") and isinstance(v, dict):
+                    merged[k] = {**merged.get(k, {}), **v}
+                elif k == "tags":
+                    merged[k] = list(merged.get(k, [])) + list(v)
+                else:
+                    merged[k] = v
+        merged.setdefault("recursion_limit", 25)
+        if merged["recursion_limit"] < 1:
+            raise ValueError("recursion_limit must be at least 1")
+        return merged
+
+    def _resolve_checkpointer(self, config: dict[str, Any]) -> Any:
+        if self.checkpointer is False:
+            return None
+        if self.checkpointer is True:
+            raise RuntimeError("checkpointer=True cannot be used for root graphs.")
+        return self.checkpointer
+
+    def _load(self, checkpointer: Any, config: dict[str, Any]) -> Any:
+        if checkpointer is None:
+            return None
+        return checkpointer.get_tuple(_saver_config(config))
+
+    async def _aload(self, checkpointer: Any, config: dict[str, Any]) -> Any:
+        if checkpointer is None:
+            return None
+        return await checkpointer.aget_tuple(_saver_config(config))
+
+    def _prepare(
+        self,
+        config: RunnableConfig | None,
+        *,
+        context: Any,
+        stream_mode: Any,
+        print_mode: Any,
+        output_keys: Any,
+        interrupt_before: Any,
+        interrupt_after: Any,
+        durability: Any,
+        subgraphs: bool,
+        debug: bool | None,
+    ) -> tuple[dict[str, Any], RunContext, dict[str, Any], Any]:
+        config = self._merged_config(config)
+        if stream_mode is None:
+            stream_mode = self.stream_mode
+        modes = {stream_mode} if isinstance(stream_mode, str) else set(stream_mode)
+        prints = {print_mode} if isinstance(print_mode, str) else set(print_mode or ())
+        if debug if debug is not None else self.debug:
+            prints.add("debug")
+        unknown = (modes | prints) - _VALID_MODES
+        if unknown:
+            raise ValueError(
+                f"Unknown stream_mode {sorted(unknown)}: use one or more of "
+                f"{sorted(_VALID_MODES)}."
+            )
+        all_modes = frozenset(modes | prints)
+        checkpointer = self._resolve_checkpointer(config)
+        if checkpointer is not None and not config.get(CONF):
+            raise ValueError(
+                "Checkpointer requires one or more of the following 'configurable' keys: "
+                "thread_id, checkpoint_ns, checkpoint_id"
+            )
+        callbacks = _callbacks(config)
+        sink = StreamSink()
+        run = RunContext(
+            sink=sink,
+            modes=all_modes,
+            subgraphs=subgraphs,
+            config=config,
+            context=_coerce_context(self.context_schema, context),
+            store=self.store,
+            callbacks=callbacks,
+            checkpointer=checkpointer,
+        )
+        if "messages" in all_modes:
+            from lgnb.pregel._messages import StreamMessagesHandler
+
+            handler = StreamMessagesHandler(sink, subgraphs=subgraphs, parent_ns=())
+            run.messages_handler = handler
+            run.callbacks = [*(callbacks or []), handler]
+        if durability is None:
+            durability = "async"
+        loop_kwargs = {
+            "config": config,
+            "checkpointer": checkpointer,
+            "durability": durability,
+            "ns": "",
+            "interrupt_before": interrupt_before or self.interrupt_before_nodes,
+            "interrupt_after": interrupt_after or self.interrupt_after_nodes,
+            "output_keys": output_keys if output_keys is not None else self.stream_channels,
+            "recursion_limit": config["recursion_limit"],
+            "is_nested": False,
+        }
+        return config, run, loop_kwargs, (stream_mode, prints)
+
+    # ------------------------------------------------------------------ stream
+    def stream(
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        *,
+        context: Any = None,
+        stream_mode: Any = None,
+        print_mode: Any = (),
+        output_keys: str | Sequence[str] | None = None,
+        interrupt_before: Any = None,
+        interrupt_after: Any = None,
+        durability: Any = None,
+        subgraphs: bool = False,
+        debug: bool | None = None,
+        version: str = "v1",
+    ) -> Iterator[Any]:
+        """Run the graph, yielding stream events as they happen (see `stream_mode`)."""
+        config, run, loop_kwargs, (stream_mode, prints) = self._prepare(
+            config,
+            context=context,
+            stream_mode=stream_mode,
+            print_mode=print_mode,
+            output_keys=output_keys,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            durability=durability,
+            subgraphs=subgraphs,
+            debug=debug,
+        )
+        fmt = make_formatter(
+            stream_mode,
+            subgraphs=subgraphs,
+            version=version,
+            print_mode=sorted(prints),
+            output_mapper=self.output_mapper if version == "v2" else None,
+        )
+        saved = self._load(loop_kwargs["checkpointer"], config)
+        loop = Loop(self, run, saved=saved, **loop_kwargs)
+        sink = run.sink
+        assert sink is not None
+        items = sink.items
+        live = bool(run.modes & {"messages", "custom"}) or subgraphs
+        if not live:
+            for _ in drive(loop, input):
+                while items:
+                    ok, chunk = fmt(items.popleft())
+                    if ok:
+                        yield chunk
+        else:
+            yield from _stream_threaded(loop, input, sink, fmt)
+        while items:
+            ok, chunk = fmt(items.popleft())
+            if ok:
+                yield chunk
+        self._check_exit(loop, config)
+
+    async def astream(
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        *,
+        context: Any = None,
+        stream_mode: Any = None,
+        print_mode: Any = (),
+        output_keys: str | Sequence[str] | None = None,
+        interrupt_before: Any = None,
+        interrupt_after: Any = None,
+        durability: Any = None,
+        subgraphs: bool = False,
+        debug: bool | None = None,
+        version: str = "v1",
+    ) -> AsyncIterator[Any]:
+        """Async twin of `stream`: async nodes run as tasks, sync nodes in threads."""
+        config, run, loop_kwargs, (stream_mode, prints) = self._prepare(
+            config,
+            context=context,
+            stream_mode=stream_mode,
+            print_mode=print_mode,
+            output_keys=output_keys,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            durability=durability,
+            subgraphs=subgraphs,
+            debug=debug,
+        )
+        fmt = make_formatter(
+            stream_mode,
+            subgraphs=subgraphs,
+            version=version,
+            print_mode=sorted(prints),
+            output_mapper=self.output_mapper if version == "v2" else None,
+        )
+        saved = await self._aload(loop_kwargs["checkpointer"], config)
+        loop = Loop(self, run, saved=saved, **loop_kwargs)
+        sink = run.sink
+        assert sink is not None
+        items = sink.items
+        _install_async_wakeup(sink)
+        agen = adrive(loop, input)
+        try:
+            while True:
+                step = asyncio_ensure(agen.__anext__())
+                while not step.done():
+                    await _wait_either(step, sink)
+                    while items:
+                        ok, chunk = fmt(items.popleft())
+                        if ok:
+                            yield chunk
+                try:
+                    step.result()
+                except StopAsyncIteration:
+                    break
+                while items:
+                    ok, chunk = fmt(items.popleft())
+                    if ok:
+                        yield chunk
+        finally:
+            await agen.aclose()
+        while items:
+            ok, chunk = fmt(items.popleft())
+            if ok:
+                yield chunk
+        self._check_exit(loop, config)
+
+    def _check_exit(self, loop: Loop, config: dict[str, Any]) -> None:
+        if loop.status == "out_of_steps":
+            raise GraphRecursionError(
+                create_error_message(
+                    message=(
+                        f"Recursion limit of {config['recursion_limit']} reached without "
+                        "hitting a stop condition. You can increase the limit by setting "
+                        "the `recursion_limit` config key."
+                    ),
+                    error_code=ErrorCode.GRAPH_RECURSION_LIMIT,
+                )
+            )
+
+    # ------------------------------------------------------------------ invoke
+    def invoke(
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        *,
+        context: Any = None,
+        stream_mode: Any = "values",
+        print_mode: Any = (),
+        output_keys: str | Sequence[str] | None = None,
+        interrupt_before: Any = None,
+        interrupt_after: Any = None,
+        durability: Any = None,
+        version: str = "v1",
+        **kwargs: Any,
+    ) -> Any:
+        """Run the graph to completion (or to an interrupt) and return its output."""
+        if output_keys is None:
+            output_keys = self.output_channels
+        collector = _Collector(stream_mode, version)
+        for chunk in self.stream(
+            input,
+            config,
+            context=context,
+            stream_mode=collector.modes,
+            print_mode=print_mode,
+            output_keys=output_keys,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            durability=durability,
+            version=version,
+            **kwargs,
+        ):
+            collector.add(chunk)
+        return collector.result()
+
+    async def ainvoke(
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        *,
+        context: Any = None,
+        stream_mode: Any = "values",
+        print_mode: Any = (),
+        output_keys: str | Sequence[str] | None = None,
+        interrupt_before: Any = None,
+        interrupt_after: Any = None,
+        durability: Any = None,
+        version: str = "v1",
+        **kwargs: Any,
+    ) -> Any:
+        """Async twin of `invoke`."""
+        if output_keys is None:
+            output_keys = self.output_channels
+        collector = _Collector(stream_mode, version)
+        async for chunk in self.astream(
+            input,
+            config,
+            context=context,
+            stream_mode=collector.modes,
+            print_mode=print_mode,
+            output_keys=output_keys,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            durability=durability,
+            version=version,
+            **kwargs,
+        ):
+            collector.add(chunk)
+        return collector.result()
+
+    # ------------------------------------------------------------------ nesting
+    def _subloop(self, ctx: TaskContext) -> tuple[Loop, Any]:
+        parent = ctx.loop
+        run = parent.run
+        task = ctx.task
+        config = dict(run.user_config)
+        conf = dict(config.get(CONF) or {})
+        conf["checkpoint_ns"] = task.ns
+        cmap = dict(conf.get("checkpoint_map") or {})
+        cmap[parent.ns] = parent.checkpoint_id
+        conf["checkpoint_map"] = cmap
+        conf.pop("checkpoint_id", None)
+        config[CONF] = conf
+        checkpointer = None if self.checkpointer is False else parent.checkpointer
+        loop = Loop(
+            self,
+            run,
+            config=config,
+            saved=None,
+            checkpointer=checkpointer,
+            durability=parent.durability,
+            ns=task.ns,
+            interrupt_before=self.interrupt_before_nodes,
+            interrupt_after=self.interrupt_after_nodes,
+            output_keys=self.output_channels,
+            recursion_limit=config.get("recursion_limit", 25),
+            is_nested=True,
+        )
+        return loop, parent.is_resuming
+
+    def _run_as_subgraph(self, value: Any, ctx: TaskContext) -> Any:
+        """Run this graph as a node of a parent graph; return its output state."""
+        loop, resuming = self._subloop(ctx)
+        if loop.checkpointer is not None:
+            saved = loop.checkpointer.get_tuple(_saver_config(loop.config))
+            if saved is not None:
+                loop = Loop(self, loop.run, saved=saved, **_loop_args(loop))
+        try:
+            for _ in drive(loop, value, resuming=resuming and loop.has_saved):
+                pass
+        except ParentCommand as exc:
+            return _for_parent(exc.args[0])
+        self._check_exit(loop, loop.config)
+        return loop.output
+
+    async def _arun_as_subgraph(self, value: Any, ctx: TaskContext) -> Any:
+        loop, resuming = self._subloop(ctx)
+        if loop.checkpointer is not None:
+            saved = await loop.checkpointer.aget_tuple(_saver_config(loop.config))
+            if saved is not None:
+                loop = Loop(self, loop.run, saved=saved, **_loop_args(loop))
+        try:
+            async for _ in adrive(loop, value, resuming=resuming and loop.has_saved):
+                pass
+        except ParentCommand as exc:
+            return _for_parent(exc.args[0])
+        self._check_exit(loop, loop.config)
+        return loop.output
+
+    # ------------------------------------------------------------------ state & drawing
+    def get_graph(self, config: RunnableConfig | None = None, *, xray: int | bool = False) -> Any:
+        """The graph's structure as a `langchain_core.runnables.graph.Graph`."""
+        from lgnb.graph._draw import draw_graph
+
+        return draw_graph(self, xray=xray)
+
+    async def aget_graph(self, config: RunnableConfig | None = None, *, xray: int | bool = False) -> Any:
+        return self.get_graph(config, xray=xray)
+
+    def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> Any:
+        """The thread's state at its latest (or the addressed) checkpoint."""
+        from lgnb.pregel._state import get_state
+
+        return get_state(self, config, subgraphs=subgraphs)
+
+    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> Any:
+        from lgnb.pregel._state import aget_state
+
+        return await aget_state(self, config, subgraphs=subgraphs)
+
+    def get_state_history(
+        self,
+        config: RunnableConfig,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Any]:
+        """The thread's checkpoints, newest first, as StateSnapshots."""
+        from lgnb.pregel._state import get_state_history
+
+        return get_state_history(self, config, filter=filter, before=before, limit=limit)
+
+    async def aget_state_history(
+        self,
+        config: RunnableConfig,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[Any]:
+        from lgnb.pregel._state import aget_state_history
+
+        async for snap in aget_state_history(self, config, filter=filter, before=before, limit=limit):
+            yield snap
+
+    def update_state(
+        self,
+        config: RunnableConfig,
+        values: Any,
+        as_node: str | None = None,
+        task_id: str | None = None,
+    ) -> RunnableConfig:
+        """Write `values` to the thread as if node `as_node` returned them (a new checkpoint)."""
+        from lgnb.pregel._state import update_state
+
+        return update_state(self, config, values, as_node=as_node, task_id=task_id)
+
+    async def aupdate_state(
+        self,
+        config: RunnableConfig,
+        values: Any,
+        as_node: str | None = None,
+        task_id: str | None = None,
+    ) -> RunnableConfig:
+        from lgnb.pregel._state import aupdate_state
+
+        return await aupdate_state(self, config, values, as_node=as_node, task_id=task_id)
+
+
+class _Collector:
+    """What `invoke` keeps of the stream: the last values (and interrupts), or all chunks."""
+
+    def __init__(self, stream_mode: Any, version: str) -> None:
+        self.stream_mode = stream_mode
+        self.version = version
+        self.values_mode = stream_mode == "values"
+        if self.values_mode and version != "v2":
+            self.modes: Any = ["updates", "values"]
+        else:
+            self.modes = stream_mode
+        self.latest: Any = None
+        self.interrupts: list[Any] = []
+        self.chunks: list[Any] = []
+
+    def add(self, chunk: Any) -> None:
+        if not self.values_mode:
+            self.chunks.append(chunk)
+        elif self.version == "v2":
+            self.latest = chunk["data"]
+            self.interrupts.extend(chunk.get("interrupts", ()))
+        else:
+            mode, payload = chunk
+            if mode == "updates":
+                if isinstance(payload, dict) and (ints := payload.get(INTERRUPT)) is not None:
+                    self.interrupts.extend(ints)
+            else:
+                self.latest = payload
+
+    def result(self) -> Any:
+        if not self.values_mode:
+            return self.chunks
+        if self.version == "v2":
+            return GraphOutput(value=self.latest, interrupts=tuple(self.interrupts))
+        if self.interrupts:
+            if isinstance(self.latest, dict):
+                return {**self.latest, INTERRUPT: self.interrupts}
+            return {INTERRUPT: self.interrupts}
+        return self.latest
+
+
+def _for_parent(cmd: Command) -> Command:
+    """A subgraph's `Command(graph=PARENT)` becomes its node's output in the parent."""
+    return Command(update=cmd.update, goto=cmd.goto, resume=cmd.resume)
+
+
+def _saver_config(config: dict[str, Any]) -> dict[str, Any]:
+    conf = dict(config.get(CONF) or {})
+    if conf.get("thread_id") is not None:
+        conf["thread_id"] = str(conf["thread_id"])
+    conf.setdefault("checkpoint_ns", "")
+    return {CONF: conf}
+
+
+def _loop_args(loop: Loop) -> dict[str, Any]:
+    return {
+        "config": loop.config,
+        "checkpointer": loop.checkpointer,
+        "durability": loop.durability,
+        "ns": loop.ns,
+        "interrupt_before": loop.interrupt_before,
+        "interrupt_after": loop.interrupt_after,
+        "output_keys": loop.output_keys,
+        "recursion_limit": loop.stop - loop.step - 1,
+        "is_nested": loop.is_nested,
+    }
+
+
+def _callbacks(config: dict[str, Any]) -> list[Any] | None:
+    cbs = config.get("callbacks")
+    if cbs is None:
+        return None
+    if isinstance(cbs, list):
+        return list(cbs)
+    handlers = getattr(cbs, "handlers", None)
+    if handlers is not None:
+        return list(handlers)
+    return [cbs]
+
+
+def _coerce_context(schema: Any, context: Any) -> Any:
+    if schema is None or context is None or isinstance(context, schema if isinstance(schema, type) else object):
+        return context
+    if isinstance(context, dict):
+        try:
+            from dataclasses import is_dataclass
+
+            from pydantic import BaseModel
+
+            if is_dataclass(schema) or (isinstance(schema, type) and issubclass(schema, BaseModel)):
+                return schema(**context)
+        except TypeError:
+            return context
+    return context
+
+
+def _stream_threaded(loop: Loop, input: Any, sink: StreamSink, fmt: Any) -> Iterator[Any]:
+    """Run the loop in a worker thread so events reach the caller while nodes run."""
+    import contextvars
+
+    sink.make_blocking()
+    items = sink.items
+    error: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in drive(loop, input):
+                pass
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            error.append(exc)
+        finally:
+            sink.close()
+
+    context = contextvars.copy_context()
+    thread = threading.Thread(target=context.run, args=(work,), name="lgnb-run", daemon=True)
+    thread.start()
+    try:
+        while True:
+            sink.wait()
+            while items:
+                ok, chunk = fmt(items.popleft())
+                if ok:
+                    yield chunk
+            if sink.closed and not items:
+                break
+    finally:
+        loop.run.cancelled = True
+        thread.join()
+    if error:
+        raise error[0]
+
+
+def asyncio_ensure(coro: Any) -> Any:
+    import asyncio
+
+    return asyncio.ensure_future(coro)
+
+
+def _install_async_wakeup(sink: StreamSink) -> None:
+    """Let `astream` wake up when a worker thread (sync node) puts an event."""
+    import asyncio
+
+    aloop = asyncio.get_running_loop()
+    event = asyncio.Event()
+    items = sink.items
+    main_thread = threading.get_ident()
+
+    def put(item: Any) -> None:
+        items.append(item)
+        if threading.get_ident() == main_thread:
+            event.set()
+        else:
+            aloop.call_soon_threadsafe(event.set)
+
+    sink.put = put
+    sink.event = event  # type: ignore[attr-defined]
+
+
+async def _wait_either(step: Any, sink: StreamSink) -> None:
+    import asyncio
+
+    event = sink.event  # type: ignore[attr-defined]
+    if sink.items:
+        return
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({step, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        event.clear()
+
+
+
