@@ -1,1 +1,119 @@
-"""placeholder"""
+"""`get_graph()`: a compiled graph's structure as a LangChain `Graph`.
+
+Built from what the builder recorded (static edges, joins, conditional edges with their
+path maps, `Command` destinations), with LangGraph's conventions: conditional edges are
+flagged and labelled by path-map key, nodes nobody leaves get an edge to END, and
+`xray` inlines subgraphs as `parent:child` nodes. The result is what `lgnb.draw` and
+LangChain's own `draw_*` methods consume, for lgnb and LangGraph graphs alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables.graph import Graph
+
+from lgnb._internal.constants import END, START
+
+__all__ = ("draw_graph",)
+
+
+def _data(node: Any) -> Any:
+    bound = node.bound
+    if bound is None:
+        return None
+    if bound.subgraph is not None:
+        return None
+    if bound.runnable is not None:
+        return bound.runnable
+    func = bound.func or bound.afunc
+    if isinstance(func, Runnable):
+        return func
+    try:
+        return RunnableLambda(func, name=node.name)
+    except Exception:  # pragma: no cover - odd callables
+        return None
+
+
+def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
+    """The structure of `graph` (a CompiledStateGraph) as a LangChain Graph."""
+    builder = graph.builder
+    edges: set[tuple[str, str, bool, str | None]] = set()
+    for s, e in builder.edges:
+        edges.add((s, e, False, None))
+    for starts, e in builder.waiting_edges:
+        for s in starts:
+            edges.add((s, e, False, None))
+    for source, branches in builder.branches.items():
+        for branch in branches.values():
+            if branch.ends:
+                for label, dest in branch.ends.items():
+                    edges.add((source, dest, True, str(label) if str(label) != dest else None))
+    for name, spec in builder.nodes.items():
+        ends = spec.ends
+        if isinstance(ends, dict):
+            for dest, label in ends.items():
+                edges.add((name, dest, True, label if label != dest else None))
+        else:
+            for dest in ends or ():
+                edges.add((name, dest, True, None))
+
+    out = Graph()
+    out.add_node(None, START)
+    for name, node in graph.nodes.items():
+        if name == START:
+            continue
+        metadata = dict(node.metadata or {})
+        if node.defer:
+            metadata["defer"] = True
+        before = _names(graph.interrupt_before_nodes, builder)
+        after = _names(graph.interrupt_after_nodes, builder)
+        if name in before and name in after:
+            metadata["__interrupt"] = "before,after"
+        elif name in before:
+            metadata["__interrupt"] = "before"
+        elif name in after:
+            metadata["__interrupt"] = "after"
+        out.add_node(_data(node), name, metadata=metadata or None)
+
+    for src, dest, cond, label in sorted(edges, key=lambda e: (e[0], e[1], e[2], e[3] or "")):
+        _add_edge(out, src, dest, data=label, conditional=cond)
+    termini = {d for _, d, _, _ in edges if d != END} - {s for s, _, _, _ in edges}
+    for src in sorted(termini):
+        _add_edge(out, src, END)
+
+    if xray:
+        depth = xray - 1 if isinstance(xray, int) and not isinstance(xray, bool) else xray
+        for name, node in graph.nodes.items():
+            sub = node.bound.subgraph if node.bound is not None else None
+            if sub is None or not hasattr(sub, "builder"):
+                continue
+            subgraph = sub.get_graph(xray=depth)
+            if len(subgraph.nodes) > 1 and name in out.nodes and subgraph.first_node() and subgraph.last_node():
+                subgraph.trim_first_node()
+                subgraph.trim_last_node()
+                out.nodes.pop(name)
+                first, last = out.extend(subgraph, prefix=name)
+                for idx, edge in enumerate(out.edges):
+                    if edge.source == name:
+                        edge = edge.copy(source=last.id)  # type: ignore[union-attr]
+                    if edge.target == name:
+                        edge = edge.copy(target=first.id)  # type: ignore[union-attr]
+                    out.edges[idx] = edge
+    return out
+
+
+def _names(spec: Any, builder: Any) -> set[str]:
+    if spec == "*":
+        return set(builder.nodes)
+    return set(spec or ())
+
+
+def _add_edge(graph: Graph, source: str, target: str, *, data: Any = None, conditional: bool = False) -> None:
+    for edge in graph.edges:
+        if edge.source == source and edge.target == target:
+            return
+    if target not in graph.nodes and target == END:
+        graph.add_node(None, END)
+    graph.add_edge(graph.nodes[source], graph.nodes[target], data, conditional)
