@@ -1,0 +1,25 @@
+"""Small builders for checkpoint tests (not a test module)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
+
+
+def checkpoint(values: dict[str, Any], versions: dict[str, Any]) -> Checkpoint:
+    cp = empty_checkpoint()
+    cp["channel_values"] = dict(values)
+    cp["channel_versions"] = dict(versions)
+    return cp
+
+
+def config(thread_id: str, checkpoint_id: str | None = None, ns: str = "") -> dict:
+    configurable: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ns}
+    if checkpoint_id:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable}
+
+
+def count(saver: Any, table: str, where: str = "1", params: tuple = ()) -> int:
+    return saver.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}", params).fetchone()[0]

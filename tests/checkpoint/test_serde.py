@@ -1,0 +1,144 @@
+"""Loading a checkpoint never imports arbitrary modules or runs code."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import os
+import pickle
+import uuid
+from decimal import Decimal
+
+import ormsgpack
+import pydantic
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.types import Interrupt, Send
+
+from lgnb.checkpoint.serde import (
+    CheckpointDecodeError,
+    StrictSerializer,
+    UnsafeCheckpointTypeError,
+)
+from lgnb.checkpoint.sqlite import SqliteSaver
+
+from _ckpt_helpers import checkpoint, config
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+
+class Profile(pydantic.BaseModel):
+    name: str
+    tags: list[str] = []
+
+
+class Color(enum.Enum):
+    RED = "red"
+
+
+def _os_system_payload(command: str) -> bytes:
+    """msgpack bytes asking the loader to call os.system(command), as an attacker would."""
+    inner = ormsgpack.packb(("os", "system", command))
+    return ormsgpack.packb({"value": ormsgpack.Ext(0, inner)})
+
+
+def test_crafted_row_naming_os_system_is_refused_and_nothing_runs(
+    saver: SqliteSaver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(os, "system", lambda cmd: calls.append(cmd) or 0)
+    v = saver.get_next_version(None)
+    stored = saver.put(config("t"), checkpoint({"doc": "ok"}, {"doc": v}), {}, {"doc": v})
+    saver.conn.execute(
+        "UPDATE lgnb_blobs SET blob = ?, type = 'msgpack' WHERE channel = 'doc'",
+        (_os_system_payload("touch /tmp/pwned"),),
+    )
+    with pytest.raises(UnsafeCheckpointTypeError, match=r"os\.system.*allow"):
+        saver.get_tuple(stored)
+    assert calls == []
+
+
+def test_refused_type_is_refused_even_nested_inside_an_allowed_one() -> None:
+    inner = ormsgpack.Ext(0, ormsgpack.packb(("subprocess", "getoutput", "id")))
+    outer = ormsgpack.Ext(2, ormsgpack.packb(("collections", "deque", {"iterable": [inner]})))
+    with pytest.raises(UnsafeCheckpointTypeError, match="subprocess.getoutput"):
+        StrictSerializer().loads_typed(("msgpack", ormsgpack.packb(outer)))
+
+
+def test_pickle_is_never_used(saver: SqliteSaver) -> None:
+    serde = StrictSerializer()
+    assert serde.pickle_fallback is False
+    with pytest.raises(CheckpointDecodeError, match="pickle"):
+        serde.loads_typed(("pickle", pickle.dumps({"a": 1})))
+    with pytest.raises(TypeError, match="Cannot store a value of type builtins.object"):
+        serde.dumps_typed(object())
+
+
+def test_only_allowlisted_method_calls_are_revived() -> None:
+    payload = ormsgpack.packb(ormsgpack.Ext(3, ormsgpack.packb(("os", "path", "/", "exists"))))
+    with pytest.raises(UnsafeCheckpointTypeError):
+        StrictSerializer().loads_typed(("msgpack", payload))
+
+
+def test_unregistered_type_is_refused_when_written_with_the_fix_in_the_message(
+    saver: SqliteSaver,
+) -> None:
+    v = saver.get_next_version(None)
+    with pytest.raises(UnsafeCheckpointTypeError, match=r"allow=\[Point\]"):
+        saver.put(config("t"), checkpoint({"p": Point(1, 2)}, {"p": v}), {}, {"p": v})
+
+
+def test_registered_user_types_round_trip(db_path) -> None:
+    values = {"p": Point(1, 2), "who": Profile(name="ada", tags=["x"]), "c": Color.RED}
+    versions = {k: "1" for k in values}
+    with SqliteSaver.from_conn_string(db_path, allow=[Point, Profile, Color]) as saver:
+        stored = saver.put(config("t"), checkpoint(values, versions), {}, versions)
+        assert saver.get_tuple(stored).checkpoint["channel_values"] == values
+
+
+def test_messages_and_stdlib_values_round_trip() -> None:
+    serde = StrictSerializer()
+    values = [
+        [HumanMessage("hi", id="1"), AIMessage("yo", id="2", tool_calls=[]), ToolMessage("r", tool_call_id="c")],
+        datetime.datetime(2024, 5, 1, 12, tzinfo=datetime.timezone.utc),
+        datetime.date(2024, 5, 1),
+        datetime.timedelta(seconds=3),
+        uuid.UUID(int=7),
+        Decimal("1.5"),
+        {1, 2},
+        frozenset({"a"}),
+        Send("node", {"x": 1}),
+        Interrupt(value={"ask": "ok?"}, id="i1"),
+        {"nested": [1, 2.5, None, "s", b"raw"]},
+        None,
+        b"bytes",
+    ]
+    for value in values:
+        assert serde.loads_typed(serde.dumps_typed(value)) == value
+
+
+def test_bytes_match_langgraph_jsonplus_so_data_stays_portable() -> None:
+    value = {"messages": [HumanMessage("hi", id="1")], "n": 3}
+    assert StrictSerializer().dumps_typed(value) == JsonPlusSerializer().dumps_typed(value)
+
+
+def test_langgraph_schema_allowlist_extends_the_strict_serializer(db_path) -> None:
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        extended = saver.with_allowlist({(Point.__module__, Point.__name__)})
+        assert extended is not saver and isinstance(extended.serde, StrictSerializer)
+        v = "1"
+        stored = extended.put(config("t"), checkpoint({"p": Point(3, 4)}, {"p": v}), {}, {"p": v})
+        assert extended.get_tuple(stored).checkpoint["channel_values"]["p"] == Point(3, 4)
+        with pytest.raises(UnsafeCheckpointTypeError):
+            saver.get_tuple(stored)
+
+
+def test_serde_and_allow_are_exclusive(db_path) -> None:
+    with pytest.raises(TypeError, match="either serde= or allow="):
+        SqliteSaver(str(db_path), serde=StrictSerializer(), allow=[Point])
