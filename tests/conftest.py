@@ -38,6 +38,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Tests that use the resource fixtures get the matching marker, so
+    # `pytest -m "not browser"` / `-m postgres` work without decorating every test.
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        if "postgres_url" in names:
+            item.add_marker(pytest.mark.postgres)
+        if "chromium_path" in names:
+            item.add_marker(pytest.mark.browser)
+
+
 def _missing(reason: str) -> None:
     """Skip locally, fail in CI."""
     if IN_CI:
