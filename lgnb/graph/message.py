@@ -202,3 +202,11 @@ class MessagesState(TypedDict):
     """State with one key, ``messages``, merged by :func:`add_messages`."""
 
     messages: Annotated[list[AnyMessage], add_messages]
+
+
+def push_message(message: Any, *, state_key: str | None = "messages") -> Any:
+    """Emit `message` on the `messages` stream from inside a node, and write it to
+    `state_key` (None: stream only). The message must have an id."""
+    from lgnb.pregel._messages import push_message as _push
+
+    return _push(message, state_key=state_key)

@@ -1,1 +1,206 @@
-"""placeholder; replaced by the messages stream handler."""
+"""The `messages` stream: chat-model chunks and node-returned messages, as LangGraph emits them.
+
+The engine never calls model services. When `messages` is requested it puts a
+`StreamMessagesHandler` in the callbacks of every task's config; a LangChain chat model
+called inside a node inherits it through LangChain's context variable (even on
+`model.invoke()` without a config), switches to `_stream` because a streaming handler is
+present, and every `ChatGenerationChunk` becomes a `(namespace, "messages", (chunk,
+metadata))` event. Node start/end are reported by the engine directly (no callback
+manager per node): input messages are marked seen, messages a node returns without a
+model call are emitted once, and a model's final message is never emitted twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import fields, is_dataclass
+from typing import TYPE_CHECKING, Any
+from uuid import UUID, uuid4
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, LLMResult
+from pydantic import BaseModel
+
+from lgnb._internal.constants import NS_SEP, TAG_NOSTREAM
+from lgnb.types import Command
+
+try:
+    from langchain_core.tracers._streaming import _StreamingCallbackHandler
+except ImportError:  # pragma: no cover - older langchain-core
+    _StreamingCallbackHandler = object  # type: ignore[assignment,misc]
+
+if TYPE_CHECKING:
+    from lgnb.pregel._run import StreamSink
+
+__all__ = ("StreamMessagesHandler", "graph_namespace", "push_message")
+
+Meta = tuple[tuple[str, ...], dict[str, Any]]
+
+
+def graph_namespace(metadata: dict[str, Any]) -> tuple[str, ...]:
+    """The namespace of the graph a task runs in: its checkpoint ns minus its own segment."""
+    return tuple(str(metadata["langgraph_checkpoint_ns"]).split(NS_SEP))[:-1]
+
+
+def _user_tags(tags: Sequence[str] | None) -> list[str] | None:
+    if not tags:
+        return None
+    kept = [t for t in tags if not t.startswith("seq:step")]
+    return kept or None
+
+
+def _state_values(obj: Any) -> Sequence[Any]:
+    if isinstance(obj, dict):
+        return list(obj.values())
+    if isinstance(obj, BaseModel):
+        return [getattr(obj, k) for k in type(obj).model_fields]
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return [getattr(obj, f.name) for f in fields(obj)]
+    return ()
+
+
+class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # type: ignore[misc]
+    """Turns chat-model callbacks and node outputs into `messages` stream events."""
+
+    run_inline = True
+
+    def __init__(self, sink: StreamSink, *, subgraphs: bool, parent_ns: tuple[str, ...] = ()) -> None:
+        self.sink = sink
+        self.subgraphs = subgraphs
+        self.parent_ns = parent_ns
+        self.metadata: dict[UUID, Meta] = {}
+        self.seen: set[Any] = set()
+
+    def _wanted(self, ns: tuple[str, ...]) -> bool:
+        return self.subgraphs or not ns or ns == self.parent_ns
+
+    def _emit(self, meta: Meta, message: BaseMessage, *, dedupe: bool = False) -> None:
+        if dedupe and message.id in self.seen:
+            return
+        if message.id is None:
+            message.id = str(uuid4())
+        self.seen.add(message.id)
+        self.sink.put((meta[0], "messages", (message, meta[1])))
+
+    def _find_and_emit(self, meta: Meta, response: Any) -> None:
+        if isinstance(response, BaseMessage):
+            self._emit(meta, response, dedupe=True)
+        elif isinstance(response, Sequence) and not isinstance(response, str):
+            for value in response:
+                if isinstance(value, BaseMessage):
+                    self._emit(meta, value, dedupe=True)
+        else:
+            for value in _state_values(response):
+                if isinstance(value, BaseMessage):
+                    self._emit(meta, value, dedupe=True)
+                elif isinstance(value, Sequence) and not isinstance(value, str):
+                    for item in value:
+                        if isinstance(item, BaseMessage):
+                            self._emit(meta, item, dedupe=True)
+
+    # ---- engine hooks (called by the task runner, once per task)
+    def node_start(self, metadata: dict[str, Any], value: Any) -> Meta | None:
+        """A node starts: remember its metadata, mark the messages of its input seen."""
+        ns = graph_namespace(metadata)
+        if not self._wanted(ns):
+            return None
+        for item in _state_values(value):
+            if isinstance(item, BaseMessage):
+                if item.id is not None:
+                    self.seen.add(item.id)
+            elif isinstance(item, Sequence) and not isinstance(item, str):
+                for msg in item:
+                    if isinstance(msg, BaseMessage) and msg.id is not None:
+                        self.seen.add(msg.id)
+        meta = {k: v for k, v in metadata.items() if k != "checkpoint_ns"}
+        meta.setdefault("ls_integration", "langgraph")
+        return (ns, meta)
+
+    def node_end(self, meta: Meta, output: Any) -> None:
+        """A node returned: emit the messages in its update that no model streamed."""
+        if isinstance(output, Command):
+            self._find_and_emit(meta, output.update)
+        elif isinstance(output, Sequence) and not isinstance(output, str) and any(
+            isinstance(v, Command) for v in output
+        ):
+            for value in output:
+                self._find_and_emit(meta, value.update if isinstance(value, Command) else value)
+        else:
+            self._find_and_emit(meta, output)
+
+    # ---- LangChain callbacks
+    def tap_output_iter(self, run_id: UUID, output: Any) -> Any:
+        return output
+
+    def tap_output_aiter(self, run_id: UUID, output: Any) -> Any:
+        return output
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        if metadata and "langgraph_checkpoint_ns" in metadata and (
+            not tags or TAG_NOSTREAM not in tags
+        ):
+            ns = graph_namespace(metadata)
+            if not self._wanted(ns):
+                return
+            if (user_tags := _user_tags(tags)) is not None:
+                metadata["tags"] = user_tags
+            self.metadata[run_id] = (ns, metadata)
+
+    def on_llm_new_token(
+        self,
+        token: str,
+        *,
+        chunk: ChatGenerationChunk | None = None,
+        run_id: UUID,
+        **kwargs: Any,
+    ) -> Any:
+        if not isinstance(chunk, ChatGenerationChunk):
+            return
+        meta = self.metadata.get(run_id)
+        if meta is not None:
+            self._emit(meta, chunk.message)
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> Any:
+        meta = self.metadata.pop(run_id, None)
+        if meta is not None and response.generations and response.generations[0]:
+            gen = response.generations[0][0]
+            if isinstance(gen, ChatGeneration):
+                self._emit(meta, gen.message, dedupe=True)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Any:
+        self.metadata.pop(run_id, None)
+
+
+def push_message(message: Any, *, state_key: str | None = "messages") -> BaseMessage:
+    """Emit a message on the `messages` stream from inside a node (and write it to state).
+
+    The message needs an id. With `state_key=None` it is only streamed.
+    """
+    from langchain_core.messages import convert_to_messages
+
+    from lgnb.pregel._context import current_task
+
+    ctx = current_task()
+    msg = next(iter(convert_to_messages([message])))
+    if msg.id is None:
+        raise ValueError("Message ID is required: push_message(AIMessage(..., id='...'))")
+    handler = ctx.loop.run.messages_handler
+    if handler is not None:
+        metadata = ctx.config["metadata"]
+        ns = graph_namespace(metadata)
+        if handler._wanted(ns):
+            handler._emit((ns, metadata), msg, dedupe=False)
+    if state_key:
+        ctx.task.writes.append((state_key, msg))
+    return msg

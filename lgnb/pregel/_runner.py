@@ -44,6 +44,14 @@ def _exit(tokens: tuple[Token, Token | None]) -> None:
     TASK_CTX.reset(token)
 
 
+def _messages_start(ctx: TaskContext) -> Any:
+    """Tell the `messages` handler a node starts (None when messages are not streamed)."""
+    handler = ctx.loop.run.messages_handler
+    if handler is None or ctx.task.node.hidden:
+        return None
+    return handler.node_start(ctx.config["metadata"], ctx.task.input)
+
+
 def _finish(task: Task, output: Any) -> None:
     """Apply the node's writers to its return value (branches read the writes so far)."""
     node = task.node
@@ -111,7 +119,10 @@ def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException
         while True:
             attempt += 1
             try:
+                meta = _messages_start(ctx)
                 output = bound.call(task.input, ctx)  # type: ignore[union-attr]
+                if meta is not None:
+                    ctx.loop.run.messages_handler.node_end(meta, output)
                 _finish(task, output)
                 return None
             except ParentCommand as exc:
@@ -138,10 +149,13 @@ async def arun_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseEx
         while True:
             attempt += 1
             try:
+                meta = _messages_start(ctx)
                 if bound.is_async or bound.subgraph is not None or bound.runnable is not None:  # type: ignore[union-attr]
                     output = await bound.acall(task.input, ctx)  # type: ignore[union-attr]
                 else:
                     output = await _in_thread(bound.call, task.input, ctx)  # type: ignore[union-attr]
+                if meta is not None:
+                    ctx.loop.run.messages_handler.node_end(meta, output)
                 await _afinish(task, output)
                 return None
             except ParentCommand as exc:
