@@ -19,9 +19,13 @@ Normalization touches ONLY identifiers and timestamps:
   states, defined inside the scenario and so distinct per engine) are compared by class
   name and field values.
 
-Exceptions escaping a scenario are captured as ``("raises", class_name, message)``; with
-``exc="class"`` only the class name is compared (use that where the lgnb message may
-legitimately be worded differently, and say so in the test).
+Exceptions escaping a scenario are captured as ``("raises", class_name, message)``.
+``exc=`` chooses how messages compare:
+
+* ``"full"`` (default): class and message must be identical;
+* ``"extends"``: same class, and every line of LangGraph's message must occur in lgnb's
+  (lgnb may add help but keeps LangGraph's text, so code matching on it still works);
+* ``"class"``: class names only (lgnb rewords the message; say why in the test).
 """
 
 from __future__ import annotations
@@ -442,6 +446,27 @@ def _only_class(v: Any) -> Any:
     return v
 
 
+def _is_exc_obs(v: Any) -> bool:
+    return (isinstance(v, tuple) and len(v) == 3 and v[0] in ("raises", "exc")
+            and isinstance(v[1], str) and isinstance(v[2], str))
+
+
+def _accept_extended_messages(ref: Any, cand: Any) -> Any:
+    """For ``exc="extends"``: where both sides raise the same class and every line of
+    LangGraph's message occurs in lgnb's (lgnb added help, kept the original text),
+    treat the candidate message as equal to the reference one."""
+    if _is_exc_obs(ref) and _is_exc_obs(cand):
+        if ref[1] == cand[1] and all(line in cand[2] for line in ref[2].splitlines() if line.strip()):
+            return ref
+        return cand
+    if isinstance(ref, dict) and isinstance(cand, dict):
+        return {k: _accept_extended_messages(ref[k], x) if k in ref else x for k, x in cand.items()}
+    if isinstance(ref, (list, tuple)) and isinstance(cand, (list, tuple)) and len(ref) == len(cand):
+        out = [_accept_extended_messages(a, b) for a, b in zip(ref, cand)]
+        return type(cand)(out) if type(cand) in (list, tuple) else out
+    return cand
+
+
 def fmt(v: Any) -> str:
     return pprint.pformat(v, width=100, sort_dicts=False)
 
@@ -455,8 +480,10 @@ def compare(ref: Any, cand: Any, *, exc: str = "full", ref_label: str = "langgra
     nref, ncand = normalize(ref), normalize(cand)
     if exc == "class":
         nref, ncand = _only_class(nref), _only_class(ncand)
+    elif exc == "extends":
+        ncand = _accept_extended_messages(nref, ncand)
     elif exc != "full":
-        raise ValueError(f"exc must be 'full' or 'class', not {exc!r}")
+        raise ValueError(f"exc must be 'full', 'extends' or 'class', not {exc!r}")
     if nref != ncand:
         a, b = fmt(nref).splitlines(), fmt(ncand).splitlines()
         diff = "\n".join(difflib.unified_diff(a, b, ref_label, cand_label, lineterm="", n=3))

@@ -19,7 +19,7 @@ import _diff  # noqa: E402
 
 @pytest.fixture
 def differential():
-    """``differential(scenario, exc="full"|"class", expect=...)`` -> normalized reference."""
+    """``differential(scenario, exc="full"|"extends"|"class", expect=...)`` -> normalized reference."""
     return _diff.differential
 
 

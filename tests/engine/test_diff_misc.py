@@ -71,7 +71,8 @@ def test_is_last_step_managed_value(differential):
 # --- Runnable surface ------------------------------------------------------------------
 
 
-def test_default_recursion_limit_is_25(differential):
+def test_default_recursion_limit_is_far_above_25(differential):
+    # LangGraph 1.2's default is 10007 (LANGGRAPH_DEFAULT_RECURSION_LIMIT), not the old 25
     def scenario(E):
         class C(TypedDict):
             n: int
