@@ -185,3 +185,20 @@ async def test_async_saver_opens_without_blocking_and_reads_sync_writes(db_path:
     async with AsyncSqliteSaver.from_conn_string(db_path) as saver:
         tup = await saver.aget_tuple(config("t"))
         assert tup.metadata["step"] == 7
+
+
+def test_prune_collects_large_values_no_checkpoint_uses(saver: SqliteSaver) -> None:
+    parent, version = config("t"), None
+    for step in range(4):
+        version = saver.get_next_version(version)
+        value = f"{step}:" + BIG
+        parent = saver.put(parent, checkpoint({"doc": value}, {"doc": version}), {}, {"doc": version})
+        saver.put_writes(parent, [("doc", value)], f"task-{step}")
+    saver.put(config("other"), checkpoint({"doc": "3:" + BIG}, {"doc": "1"}), {}, {"doc": "1"})
+    assert count(saver, "lgnb_values") == 4
+    saver.prune(["t"])
+    assert count(saver, "lgnb_values") == 1  # "3:..." used by t's latest and by "other"
+    saver.prune(["t"], strategy="delete")
+    assert count(saver, "lgnb_values") == 1
+    saver.delete_thread("other")
+    assert count(saver, "lgnb_values") == 0

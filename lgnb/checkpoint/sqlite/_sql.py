@@ -117,10 +117,17 @@ DELETE FROM lgnb_blobs WHERE thread_id = ? AND (checkpoint_ns, channel, version)
 """
 
 
-# Large values no blob or write refers to any more (run after deletions).
-COLLECT_VALUES = """
-DELETE FROM lgnb_values
-WHERE NOT EXISTS (SELECT 1 FROM lgnb_blobs AS b WHERE b.ref = lgnb_values.ref)
+# Large values a thread refers to: the candidates to collect after deleting from it.
+REFS_OF_THREAD = """
+SELECT ref FROM lgnb_blobs WHERE thread_id = ? AND ref IS NOT NULL
+UNION
+SELECT ref FROM lgnb_writes WHERE thread_id = ? AND ref IS NOT NULL
+"""
+
+# Delete a candidate large value if no blob or write refers to it any more.
+COLLECT_VALUE = """
+DELETE FROM lgnb_values WHERE ref = ?
+  AND NOT EXISTS (SELECT 1 FROM lgnb_blobs AS b WHERE b.ref = lgnb_values.ref)
   AND NOT EXISTS (SELECT 1 FROM lgnb_writes AS w WHERE w.ref = lgnb_values.ref)
 """
 

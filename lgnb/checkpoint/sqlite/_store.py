@@ -271,9 +271,10 @@ class SqliteStore:
 
     def delete_thread(self, thread_id: str) -> None:
         with self.writing() as conn:
+            candidates = _refs_of(conn, [str(thread_id)])
             for statement in _sql.DELETE_THREAD:
                 conn.execute(statement, (str(thread_id),))
-            conn.execute(_sql.COLLECT_VALUES)
+            conn.executemany(_sql.COLLECT_VALUE, candidates)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         ids = [str(r) for r in run_ids]
@@ -284,11 +285,12 @@ class SqliteStore:
             threads = [
                 t for (t,) in conn.execute(_sql.THREADS_OF_RUNS.format(marks), ids)
             ]
+            candidates = _refs_of(conn, threads)
             for statement in _sql.DELETE_RUNS:
                 conn.execute(statement.format(marks), ids)
             for thread_id in threads:
                 conn.execute(_sql.COLLECT_BLOBS, (thread_id, thread_id))
-            conn.execute(_sql.COLLECT_VALUES)
+            conn.executemany(_sql.COLLECT_VALUE, candidates)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         with self.writing() as conn:
@@ -300,8 +302,10 @@ class SqliteStore:
             raise ValueError(
                 f"Unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}."
             )
+        threads = [str(t) for t in thread_ids]
         with self.writing() as conn:
-            for thread_id in (str(t) for t in thread_ids):
+            candidates = _refs_of(conn, threads)
+            for thread_id in threads:
                 if strategy == "delete":
                     for statement in _sql.DELETE_THREAD:
                         conn.execute(statement, (thread_id,))
@@ -309,7 +313,15 @@ class SqliteStore:
                 for statement in _sql.PRUNE_KEEP_LATEST:
                     conn.execute(statement, (thread_id, thread_id))
                 conn.execute(_sql.COLLECT_BLOBS, (thread_id, thread_id))
-            conn.execute(_sql.COLLECT_VALUES)
+            conn.executemany(_sql.COLLECT_VALUE, candidates)
+
+
+def _refs_of(conn: sqlite3.Connection, threads: Sequence[str]) -> list[tuple[bytes]]:
+    """Large-value refs used by these threads (checked for collection after deletes)."""
+    refs: set[bytes] = set()
+    for thread_id in threads:
+        refs.update(r for (r,) in conn.execute(_sql.REFS_OF_THREAD, (thread_id, thread_id)))
+    return [(r,) for r in refs]
 
 
 def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
