@@ -202,3 +202,16 @@ def test_prune_collects_large_values_no_checkpoint_uses(saver: SqliteSaver) -> N
     assert count(saver, "lgnb_values") == 1
     saver.delete_thread("other")
     assert count(saver, "lgnb_values") == 0
+
+
+def test_loading_a_checkpoint_looks_up_each_channel_by_primary_key(saver: SqliteSaver) -> None:
+    from lgnb.checkpoint.sqlite import _sql
+
+    plan = [
+        row[-1]
+        for row in saver.conn.execute(
+            "EXPLAIN QUERY PLAN " + _sql.SELECT_BLOBS, ('{"a": "1"}', "t", "")
+        )
+    ]
+    assert plan[0].startswith("SCAN r")  # the checkpoint's channel list drives the loop
+    assert "channel=? AND version=?" in plan[1]  # ...with a point lookup per channel

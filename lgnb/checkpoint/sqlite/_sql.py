@@ -26,10 +26,12 @@ SELECT_ONE = (
 
 # The checkpoint's blob_refs (channel -> version key) drive a point lookup per channel;
 # the value is the row's inline bytes, or the shared large value it refers to.
+# CROSS JOIN pins json_each as the outer loop (one primary-key lookup per channel);
+# left to itself the planner may scan every blob of the thread instead.
 SELECT_BLOBS = """
 SELECT b.channel, b.type, COALESCE(b.blob, v.data)
 FROM json_each(?) AS r
-JOIN lgnb_blobs AS b
+CROSS JOIN lgnb_blobs AS b
   ON b.thread_id = ? AND b.checkpoint_ns = ? AND b.channel = r.key
  AND b.version = r.value
 LEFT JOIN lgnb_values AS v ON v.ref = b.ref
