@@ -1,14 +1,21 @@
 """Front-end assets: the one shared bundle, the tiny per-view module, and a fallback.
 
-Why two modules: anywidget stores every model's `_esm` in the saved notebook. The bundle
+Why this shape: anywidget stores every model's `_esm` in the saved notebook. The bundle
 (views + Graphviz compiled to WASM) is about 1.5 MB, so it lives in exactly one model, the
-:class:`~lgnb.widgets._runtime.Runtime`; each view's `_esm` is :data:`VIEW_ESM` (under 2 KB),
+:class:`~lgnb.widgets._runtime.Runtime`; each view's `_esm` is :data:`VIEW_ESM` (about 1 KB),
 which obtains the runtime's exports through anywidget's `host.getWidget` (anywidget ≥ 0.11)
 or, failing that, through a promise the runtime publishes on `globalThis`.
+
+And the bundle travels gzipped and base64-encoded (about 0.6 MB): its WASM payload is a
+string full of control characters that JSON would escape as six bytes each, doubling the
+saved notebook. :data:`LOADER_ESM` (the runtime's `_esm`) inflates it in the browser with
+`DecompressionStream` and imports it from a blob URL.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 from pathlib import Path
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
@@ -22,19 +29,21 @@ function published() {
   if (!g[KEY]) { let resolve; const promise = new Promise((r) => (resolve = r)); g[KEY] = { promise, resolve }; }
   return g[KEY].promise;
 }
-async function runtime(model, host) {
+const within = (p, ms) => Promise.race([p, new Promise((r) => setTimeout(() => r(null), ms))]);
+async function viaHost(model, host) {
   const ref = model.get("_lgnb_runtime");
-  if (host && typeof host.getWidget === "function" && ref) {
-    try { const w = await host.getWidget(ref); if (w && w.exports && w.exports.render) return w.exports; }
-    catch (err) { console.warn("lgnb: runtime via host.getWidget failed, waiting for it", err); }
-  }
-  return published();
+  if (!host || typeof host.getWidget !== "function" || !ref) return null;
+  try { const w = await host.getWidget(ref); return w && w.exports && w.exports.render ? w.exports : null; }
+  catch (err) { return null; }
 }
 export default {
+  async initialize({ model }) {
+    const rt = await within(published(), 20000);
+    if (rt) rt.attach(model.get("_view_kind"), model);
+  },
   async render({ model, el, host, signal }) {
     el.textContent = "loading lgnb view…";
-    const timeout = new Promise((r) => setTimeout(() => r(null), 20000));
-    const rt = await Promise.race([runtime(model, host), timeout]);
+    const rt = (await viaHost(model, host)) || (await within(published(), 20000));
     if (!rt) { el.textContent = "lgnb: the front-end runtime did not load (re-run the cell that made this view)."; return; }
     el.textContent = "";
     return rt.render(model.get("_view_kind"), { model, el, signal });
@@ -44,6 +53,7 @@ export default {
 
 #: Used when `lgnb/static/lgnb.js` was not built: views say so instead of failing.
 FALLBACK_ESM = r"""
+function attach() { return {}; }
 function render(kind, { el }) {
   const box = document.createElement("div");
   box.style.cssText = "font:13px sans-serif;padding:8px;border:1px dashed #c66;color:#933";
@@ -51,7 +61,7 @@ function render(kind, { el }) {
   el.appendChild(box);
   return () => box.remove();
 }
-const exports = { render, version: "fallback" };
+const exports = { attach, render, version: "fallback" };
 export default {
   initialize() {
     const KEY = Symbol.for("lgnb.runtime"), g = globalThis;
@@ -63,12 +73,38 @@ export default {
 """
 
 
-def bundle_text() -> str:
-    """The built front end, or the fallback module when it was not built."""
+#: The runtime widget's `_esm`: inflate `_bundle` (base64 gzip) and import it.
+LOADER_ESM = r"""
+async function load(b64) {
+  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  const text = await new Response(stream).text();
+  const url = URL.createObjectURL(new Blob([text], { type: "text/javascript" }));
+  try { return await import(url); } finally { URL.revokeObjectURL(url); }
+}
+export default {
+  async initialize({ model }) {
+    const mod = await load(model.get("_bundle"));
+    return await mod.default.initialize({ model });
+  },
+};
+"""
+
+_cache: tuple[float, str] | None = None
+
+
+def bundle_payload() -> tuple[str, str]:
+    """`(_esm, _bundle)` for the runtime widget: the loader and the gzipped bundle,
+    or the fallback module (and no bundle) when `npm run build` has not been run."""
+    global _cache
     try:
-        return BUNDLE.read_text(encoding="utf-8")
+        mtime = BUNDLE.stat().st_mtime
     except FileNotFoundError:
-        return FALLBACK_ESM
+        return FALLBACK_ESM, ""
+    if _cache is None or _cache[0] != mtime:
+        raw = BUNDLE.read_bytes()
+        _cache = (mtime, base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii"))
+    return LOADER_ESM, _cache[1]
 
 
 def bundle_built() -> bool:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable
-from typing import Any
 
 _bg_loop: asyncio.AbstractEventLoop | None = None
 _bg_lock = threading.Lock()
@@ -45,15 +43,3 @@ def background_loop() -> asyncio.AbstractEventLoop:
 def loop_for_run() -> asyncio.AbstractEventLoop:
     """The caller's running loop (a kernel cell) or the background loop."""
     return running_loop() or background_loop()
-
-
-def run_nested(loop: asyncio.AbstractEventLoop, awaitable: Awaitable[Any]) -> Any:
-    """Run `awaitable` to completion on `loop`, which is running *this* very call stack.
-
-    That only happens inside a kernel cell; nest-asyncio makes the loop re-entrant so the
-    run's task (and the comm traffic) keeps going while the cell waits.
-    """
-    import nest_asyncio
-
-    nest_asyncio.apply(loop)
-    return loop.run_until_complete(awaitable)

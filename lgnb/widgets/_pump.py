@@ -1,9 +1,13 @@
-"""Move stream chunks from where the graph runs to the run's event loop.
+"""Move stream chunks from where the graph runs to the thread that owns the run.
 
-`ThreadPump` iterates a synchronous `graph.stream(...)` in a worker thread and hands
-chunks to the loop in batches: one `call_soon_threadsafe` per batch, not per chunk, so a
-model streaming thousands of tokens a second does not flood the loop with wake-ups.
-`AsyncPump` iterates `graph.astream(...)` as a task on the loop itself.
+The graph never runs on the kernel's loop thread: a synchronous `graph.stream(...)` runs
+in a worker thread, an asynchronous `graph.astream(...)` as a task on lgnb's background
+loop. Either producer appends chunks to one buffer. The consumer is the run's loop: one
+`call_soon_threadsafe` wake-up per batch (not per chunk, so thousands of tokens a second
+do not flood the loop) — or, while a kernel cell blocks in `Run.wait()`, that very cell,
+which pumps the buffer itself (`pump`). That is why `wait()` needs no nested event loop:
+re-entering a running kernel loop (nest-asyncio applied mid-iteration) crashes ipykernel
+with "IndexError: pop from an empty deque".
 """
 
 from __future__ import annotations
@@ -11,31 +15,58 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import Future
 from typing import Any
 
 OnChunks = Callable[[list[Any]], None]
 OnEnd = Callable[[BaseException | None], None]
 
 
-class ThreadPump:
-    """Run `make_iter()` in a daemon thread; deliver chunks and the end on `loop`."""
+class Pump:
+    """One stream segment: a producer filling a buffer, consumed on `loop` or by `pump()`."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, on_chunks: OnChunks, on_end: OnEnd) -> None:
         self._loop, self._on_chunks, self._on_end = loop, on_chunks, on_end
-        self._lock = threading.Lock()
+        self._cond = threading.Condition()
         self._buffer: list[Any] = []
         self._scheduled = False
+        self._ended = False
+        self._error: BaseException | None = None
+        self._finished = False
         self._cancelled = False
+        self._future: Future[None] | None = None
         self.thread: threading.Thread | None = None
 
-    def start(self, make_iter: Callable[[], Iterator[Any]]) -> None:
-        self.thread = threading.Thread(target=self._work, args=(make_iter,), name="lgnb-run", daemon=True)
+    # -- producers -------------------------------------------------------------------
+    def start_sync(self, make_iter: Callable[[], Iterator[Any]]) -> None:
+        """Iterate a synchronous stream in a daemon worker thread."""
+        self.thread = threading.Thread(target=self._work_sync, args=(make_iter,), name="lgnb-run", daemon=True)
         self.thread.start()
+
+    def start_async(self, make_iter: Callable[[], AsyncIterator[Any]], loop: asyncio.AbstractEventLoop) -> None:
+        """Iterate an asynchronous stream as a task on `loop` (lgnb's background loop)."""
+        self._future = asyncio.run_coroutine_threadsafe(self._work_async(make_iter), loop)
 
     def cancel(self) -> None:
         self._cancelled = True
+        if self._future is not None:
+            self._future.cancel()
 
-    def _work(self, make_iter: Callable[[], Iterator[Any]]) -> None:
+    def _put(self, chunk: Any) -> None:
+        with self._cond:
+            self._buffer.append(chunk)
+            wake, self._scheduled = not self._scheduled, True
+            self._cond.notify_all()
+        if wake:
+            self._loop.call_soon_threadsafe(self.pump_nowait)
+
+    def _end(self, error: BaseException | None) -> None:
+        with self._cond:
+            self._ended, self._error = True, error
+            self._cond.notify_all()
+        self._loop.call_soon_threadsafe(self.pump_nowait)
+
+    def _work_sync(self, make_iter: Callable[[], Iterator[Any]]) -> None:
         error: BaseException | None = None
         iterator: Iterator[Any] | None = None
         try:
@@ -43,11 +74,7 @@ class ThreadPump:
             for chunk in iterator:
                 if self._cancelled:
                     break
-                with self._lock:
-                    self._buffer.append(chunk)
-                    wake, self._scheduled = not self._scheduled, True
-                if wake:
-                    self._loop.call_soon_threadsafe(self._drain)
+                self._put(chunk)
         except BaseException as exc:  # delivered to the run, which shows and re-raises it
             error = exc
         finally:
@@ -57,40 +84,37 @@ class ThreadPump:
                     close()
                 except Exception:
                     pass
-            self._loop.call_soon_threadsafe(self._finish, error)
+            self._end(error)
 
-    def _drain(self) -> None:
-        with self._lock:
-            chunks, self._buffer, self._scheduled = self._buffer, [], False
-        if chunks:
-            self._on_chunks(chunks)
-
-    def _finish(self, error: BaseException | None) -> None:
-        self._drain()
-        self._on_end(error)
-
-
-class AsyncPump:
-    """Iterate `make_iter()` (an async iterator) as a task on `loop`."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, on_chunks: OnChunks, on_end: OnEnd) -> None:
-        self._loop, self._on_chunks, self._on_end = loop, on_chunks, on_end
-        self.task: asyncio.Task[None] | None = None
-
-    def start(self, make_iter: Callable[[], AsyncIterator[Any]]) -> None:
-        self.task = self._loop.create_task(self._work(make_iter))
-
-    def cancel(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-
-    async def _work(self, make_iter: Callable[[], AsyncIterator[Any]]) -> None:
+    async def _work_async(self, make_iter: Callable[[], AsyncIterator[Any]]) -> None:
         error: BaseException | None = None
         try:
             async for chunk in make_iter():
-                self._on_chunks([chunk])
+                if self._cancelled:
+                    break
+                self._put(chunk)
         except asyncio.CancelledError:
             pass
         except BaseException as exc:
             error = exc
-        self._on_end(error)
+        self._end(error)
+
+    # -- consumer (the run's loop thread) ---------------------------------------------
+    def pump_nowait(self) -> None:
+        """Deliver buffered chunks, then the end once the producer is done."""
+        with self._cond:
+            chunks, self._buffer, self._scheduled = self._buffer, [], False
+            ended = self._ended and not self._finished
+            if ended:
+                self._finished = True
+        if chunks:
+            self._on_chunks(chunks)
+        if ended:
+            self._on_end(self._error)
+
+    def pump(self, timeout: float) -> None:
+        """Wait up to `timeout` s for chunks or the end, then deliver them (blocking wait)."""
+        with self._cond:
+            if not self._buffer and not (self._ended and not self._finished):
+                self._cond.wait(timeout)
+        self.pump_nowait()

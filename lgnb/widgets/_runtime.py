@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import uuid
+
 import anywidget
 import traitlets
 
-from lgnb.widgets._assets import VIEW_ESM, bundle_text
+from lgnb.widgets._assets import VIEW_ESM, bundle_payload
 
 
 class Runtime(anywidget.AnyWidget):
     """Carries the bundle; never displayed. Views reference it by model id."""
 
     _esm = traitlets.Unicode("").tag(sync=True)
+    _bundle = traitlets.Unicode("").tag(sync=True)
 
 
 _runtime: Runtime | None = None
@@ -21,7 +24,8 @@ def get_runtime() -> Runtime:
     """The kernel's runtime widget, created on first use (again if it was closed)."""
     global _runtime
     if _runtime is None or getattr(_runtime, "comm", None) is None:
-        _runtime = Runtime(_esm=bundle_text())
+        esm, bundle = bundle_payload()
+        _runtime = Runtime(_esm=esm, _bundle=bundle)
     return _runtime
 
 
@@ -31,10 +35,11 @@ class View(anywidget.AnyWidget):
     _esm = VIEW_ESM
     _view_kind = traitlets.Unicode("").tag(sync=True)
     _lgnb_runtime = traitlets.Unicode("").tag(sync=True)
+    _uid = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, **kwargs: object) -> None:
         runtime = get_runtime()
-        super().__init__(_lgnb_runtime=f"anywidget:{runtime.model_id}", **kwargs)
+        super().__init__(_lgnb_runtime=f"anywidget:{runtime.model_id}", _uid=uuid.uuid4().hex, **kwargs)
         self.on_msg(self._dispatch)
 
     def _dispatch(self, _widget: object, content: object, _buffers: object) -> None:

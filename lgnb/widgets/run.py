@@ -1,10 +1,10 @@
 """`lgnb.run(graph, input)`: run a graph as a live view, without blocking the kernel.
 
-The run is a task on the kernel's event loop; a synchronous graph's `stream` runs in a
-worker thread (so a busy synchronous node never blocks the kernel: other cells execute,
-clicks arrive). Chunks are reduced on the loop into run state and content patches
-(`_stream`, `_store`); traffic to the browser is coalesced: at most one trait sync and one
-batch of patches per flush interval, nothing dropped, order kept.
+The run belongs to the kernel's event loop: a synchronous graph's `stream` runs in a
+worker thread (`astream` on lgnb's background loop), so a busy node never blocks the
+kernel: other cells execute, clicks arrive. Chunks are reduced on the loop into run state
+and content patches (`_stream`, `_store`); traffic to the browser is coalesced: at most
+one trait sync and one batch of patches per flush interval, nothing dropped, order kept.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 import traitlets
 
 from lgnb.draw import jsonable, layout
-from lgnb.widgets._loops import loop_for_run, run_nested, running_loop
-from lgnb.widgets._pump import AsyncPump, ThreadPump
+from lgnb.widgets._loops import background_loop, loop_for_run, running_loop
+from lgnb.widgets._pump import Pump
 from lgnb.widgets._runtime import View
 from lgnb.widgets._store import ContentStore, Patch, coalesce
 from lgnb.widgets._stream import StreamReducer
@@ -126,7 +126,7 @@ class Run:
         self._error: BaseException | None = None
         self._settled = threading.Event()
         self._waiters: list[asyncio.Future[None]] = []
-        self._pump: ThreadPump | AsyncPump | None = None
+        self._pump: Pump | None = None
         self._flush_handle: asyncio.TimerHandle | None = None
         self._last_flush = 0.0
         self._elapsed_before = 0.0
@@ -169,19 +169,30 @@ class Run:
     def wait(self, timeout: float | None = None) -> Any:
         """Block until the run pauses or ends; return `result`, re-raise a node's error.
 
-        Works in scripts and under nbclient; inside a running kernel loop it re-enters the
-        loop (nest-asyncio) so the run keeps going while this cell waits.
+        Works in scripts, under nbclient and in a kernel cell: there the cell itself pumps
+        the run's chunks to the view while it waits (the kernel loop is blocked by the cell,
+        so nothing else would), and the browser keeps receiving them live.
         """
         if not self._settled.is_set():
             if running_loop() is self._loop:
-                waiter = self._new_waiter()
-                try:
-                    run_nested(self._loop, asyncio.wait_for(asyncio.shield(waiter), timeout))
-                except asyncio.TimeoutError:
-                    raise TimeoutError(f"run still {self._status} after {timeout} s") from None
+                self._pump_here(timeout)
             elif not self._settled.wait(timeout):
                 raise TimeoutError(f"run still {self._status} after {timeout} s")
         return self._outcome()
+
+    def _pump_here(self, timeout: float | None) -> None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._settled.is_set():
+            left = FLUSH_INTERVAL if deadline is None else min(FLUSH_INTERVAL, deadline - time.monotonic())
+            if left <= 0:
+                raise TimeoutError(f"run still {self._status} after {timeout} s")
+            pump = self._pump
+            if pump is None:
+                self._settled.wait(left)
+                continue
+            pump.pump(left)
+            if self._pending and time.monotonic() - self._last_flush >= FLUSH_INTERVAL:
+                self._flush()
 
     def __await__(self) -> Any:
         return self._wait_async().__await__()
@@ -263,17 +274,18 @@ class Run:
         self.view.notice = ""
         self.view.error = {}
         kwargs = dict(self._options, stream_mode=self._modes, subgraphs=True)
+        pump: Pump = Pump(self._loop, lambda chunks: self._on_chunks(chunks, pump),
+                          lambda exc: self._on_end(exc, pump))
+        self._pump = pump
         if self._use_async:
-            self._pump = AsyncPump(self._loop, self._on_chunks, self._on_end)
-            self._pump.start(lambda: self.graph.astream(input, self.config, **kwargs))
+            pump.start_async(lambda: self.graph.astream(input, self.config, **kwargs), background_loop())
         else:
-            self._pump = ThreadPump(self._loop, self._on_chunks, self._on_end)
             ctx = contextvars.copy_context()
-            self._pump.start(lambda: ctx.run(self.graph.stream, input, self.config, **kwargs))
+            pump.start_sync(lambda: ctx.run(self.graph.stream, input, self.config, **kwargs))
         self._flush(force=True)
 
-    def _on_chunks(self, chunks: list[Any]) -> None:
-        if self._status != "running":
+    def _on_chunks(self, chunks: list[Any], pump: Pump) -> None:
+        if self._status != "running" or pump is not self._pump:  # a cancelled segment's leftovers
             return
         for chunk in chunks:
             self.stats["chunks"] += 1
@@ -289,8 +301,8 @@ class Run:
             self._result = self._reducer.values
         self._schedule_flush()
 
-    def _on_end(self, exc: BaseException | None) -> None:
-        if self._status == "running":
+    def _on_end(self, exc: BaseException | None, pump: Pump) -> None:
+        if self._status == "running" and pump is self._pump:
             self._settle(exc=exc, cancelled=False)
 
     def _settle(self, *, exc: BaseException | None, cancelled: bool) -> None:

@@ -1,0 +1,75 @@
+// The run view: header (status, step, elapsed), graph with live marks, messages streaming
+// per bubble, progress bars, errors, interrupts, state updates and custom events.
+// State arrives as synced traits; content as batches of patches (custom messages
+// {kind: "patches" | "snapshot", id, ...}).
+import { h, jsonText, fmtSeconds } from "./dom.js";
+import { graphPane, details } from "./graph.js";
+import { createContent } from "./content.js";
+
+export function renderRun({ model, el, signal, state }) {
+  const { store } = state;
+  const title = h("span", { class: "lgnb-title" });
+  const status = h("span", { class: "lgnb-status", "data-testid": "status" });
+  const step = h("span", { class: "lgnb-meta", "data-testid": "step" });
+  const elapsed = h("span", { class: "lgnb-meta", "data-testid": "elapsed" });
+  const thread = h("span", { class: "lgnb-meta" });
+  const cancel = h("button", { class: "lgnb-btn", type: "button", text: "cancel",
+    on: { click: () => model.send({ kind: "cancel" }) } });
+  const header = h("div", { class: "lgnb-header" }, title, status, step, elapsed, thread, cancel);
+  const notice = h("div", { class: "lgnb-notice", "data-testid": "notice" });
+  const errorBox = h("div", { class: "lgnb-error lgnb-run-error", "data-testid": "run-error" });
+  const interrupts = h("div", { class: "lgnb-interrupts", "data-testid": "interrupts" });
+  const content = createContent();
+  const detailsBox = h("div", { class: "lgnb-details-slot" });
+  const extra = (key) => {
+    const delta = store.lastUpdate(key);
+    return delta === undefined ? null : h("div", {}, h("div", { text: "last update:" }), h("pre", { class: "lgnb-json", text: jsonText(delta) }));
+  };
+  const graph = graphPane({ model, signal, onSelect: (sel) => detailsBox.replaceChildren(details(sel, { model, extra })) });
+  const main = h("div", { class: "lgnb-run-main" },
+    h("div", { class: "lgnb-run-left" }, graph.el, detailsBox),
+    h("div", { class: "lgnb-run-right" }, content.messagesEl, content.progressEl));
+  const root = h("div", { class: "lgnb-root lgnb-run" }, header, notice, errorBox, interrupts, main,
+    content.errorsEl, content.updEl, content.logEl);
+  el.append(root);
+
+  let elapsedAt = performance.now();
+  function paint() {
+    const s = model.get("status");
+    title.textContent = model.get("title") || "run";
+    status.textContent = s;
+    status.className = `lgnb-status lgnb-status-${s}`;
+    step.textContent = `step ${model.get("step")}`;
+    thread.textContent = model.get("thread") ? `thread ${model.get("thread")}` : "";
+    cancel.style.display = s === "running" ? "" : "none";
+    notice.textContent = model.get("notice") || "";
+    notice.style.display = notice.textContent ? "" : "none";
+    const err = model.get("error") || {};
+    errorBox.textContent = err.type ? `${err.type}${err.node ? ` in node ${err.node}` : ""}: ${err.message}` : "";
+    errorBox.style.display = err.type ? "" : "none";
+    const pending = model.get("interrupts") || [];
+    interrupts.replaceChildren(...pending.map((i) => h("div", { class: "lgnb-interrupt" },
+      h("b", { text: "interrupt " }), h("span", { class: "lgnb-meta", text: i.id || "" }),
+      h("pre", { class: "lgnb-json", text: jsonText(i.value) }))));
+    if (s === "interrupted" && pending.length === 0) interrupts.append(h("div", { text: "paused at a breakpoint" }));
+    graph.mark({ active: model.get("active"), visited: model.get("visited"), taken: model.get("taken") });
+    tick();
+  }
+  function tick() {
+    const base = model.get("elapsed") || 0;
+    const live = model.get("status") === "running" ? (performance.now() - elapsedAt) / 1000 : 0;
+    elapsed.textContent = fmtSeconds(base + live);
+  }
+  model.on("change:elapsed", () => { elapsedAt = performance.now(); });
+  for (const name of ["status", "step", "active", "visited", "taken", "error", "interrupts", "notice", "title", "thread", "drawing"]) {
+    model.on(`change:${name}`, paint);
+  }
+  const unsubscribe = store.subscribe((event) => {
+    if (event.type === "patch") content.apply(event.patch);
+    else content.load(store.snapshot());
+  });
+  const timer = setInterval(tick, 200);
+  content.load(store.snapshot());
+  paint();
+  return () => { unsubscribe(); clearInterval(timer); root.remove(); };
+}

@@ -1,0 +1,107 @@
+// Model-level run content: the same patch rules as lgnb/widgets/_store.py, kept per widget
+// model from the moment the model exists (anywidget `initialize`), so no patch is missed
+// before a view renders, and every view of the model renders the same data.
+const MAX_ITEMS = 500;
+
+function toolSlot(msg, index) {
+  let call = msg.tool_calls.find((c) => c.index === index);
+  if (!call) {
+    call = { index, id: null, name: "", args: "" };
+    msg.tool_calls.push(call);
+  }
+  return call;
+}
+
+export function createStore() {
+  let seq = 0;
+  let messages = new Map(), progress = new Map(), log = [], updates = [], errors = [];
+  const listeners = new Set();
+  const emit = (event) => listeners.forEach((fn) => fn(event));
+
+  function applyData(p) {
+    switch (p.kind) {
+      case "msg.new":
+        messages.set(p.id, { id: p.id, node: p.node ?? "", ns: p.ns ?? "", type: p.type ?? "ai", name: p.name ?? null,
+          content: p.content ?? "", tool_calls: (p.tool_calls ?? []).map((c) => ({ ...c })) });
+        break;
+      case "msg.delta": { const m = messages.get(p.id); if (m) m.content += p.text; break; }
+      case "tool.delta": {
+        const m = messages.get(p.id); if (!m) break;
+        const call = toolSlot(m, p.index ?? 0);
+        if (p.name) call.name = p.name;
+        if (p.call_id) call.id = p.call_id;
+        call.args += p.args ?? "";
+        break;
+      }
+      case "msg.final": {
+        const m = messages.get(p.id); if (!m) break;
+        m.content = p.content ?? m.content;
+        if (p.tool_calls) m.tool_calls = p.tool_calls.map((c) => ({ ...c }));
+        m.final = true;
+        break;
+      }
+      case "progress": progress.set(p.id, { id: p.id, node: p.node, ns: p.ns, stage: p.stage, label: p.label, value: p.value }); break;
+      case "log": log.push(p); if (log.length > MAX_ITEMS) log.shift(); break;
+      case "update": updates.push(p); if (updates.length > MAX_ITEMS) updates.shift(); break;
+      case "error": errors.push(p); break;
+      default: break;
+    }
+  }
+
+  return {
+    get seq() { return seq; },
+    /** Apply a patch once (by seq) and tell the views. */
+    apply(p) {
+      if (typeof p.seq === "number") {
+        if (p.seq <= seq) return;
+        seq = p.seq;
+      }
+      applyData(p);
+      emit({ type: "patch", patch: p });
+    },
+    /** Replace everything with a kernel snapshot. */
+    load(snap) {
+      if (!snap || typeof snap !== "object") return;
+      seq = snap.seq ?? 0;
+      messages = new Map((snap.messages ?? []).map((m) => [m.id, { ...m, tool_calls: (m.tool_calls ?? []).map((c) => ({ ...c })) }]));
+      progress = new Map((snap.progress ?? []).map((p) => [p.id, { ...p }]));
+      log = [...(snap.log ?? [])]; updates = [...(snap.updates ?? [])]; errors = [...(snap.errors ?? [])];
+      emit({ type: "reset" });
+    },
+    snapshot() {
+      return { seq, messages: [...messages.values()], progress: [...progress.values()], log, updates, errors };
+    },
+    lastUpdate(key) {
+      for (let i = updates.length - 1; i >= 0; i--) if (updates[i].node === key) return updates[i].delta;
+      return undefined;
+    },
+    subscribe(fn) { listeners.add(fn); return () => listeners.delete(fn); },
+  };
+}
+
+const stats = (globalThis.__lgnb_stats ??= { batches: 0, patches: 0, chars: 0, latencies: [] });
+
+/** Model-level state of a run view: the store fed by the kernel's custom messages. */
+export function attachRun(model) {
+  const store = createStore();
+  store.load(model.get("snapshot"));
+  model.on("change:snapshot", () => {
+    const snap = model.get("snapshot");
+    if (snap && (snap.seq ?? 0) >= store.seq) store.load(snap);
+  });
+  model.on("msg:custom", (msg) => {
+    if (msg?.kind === "patches") {
+      for (const p of msg.patches) {
+        store.apply(p);
+        if (p.kind === "msg.delta") stats.chars += p.text.length;
+      }
+      stats.batches += 1;
+      stats.patches += msg.patches.length;
+      if (typeof msg.t === "number") stats.latencies.push(Date.now() / 1000 - msg.t);
+    } else if (msg?.kind === "snapshot") {
+      store.load(msg.snapshot);
+    }
+  });
+  model.send({ kind: "hello" });
+  return { store };
+}
