@@ -49,7 +49,7 @@ def test_astream_custom_event_delivered_while_node_still_running(differential):
         async def a(s, writer: E.StreamWriter):
             writer("ping")
             try:
-                await asyncio.wait_for(acked.wait(), 1.0)
+                await asyncio.wait_for(acked.wait(), 0.5)
                 return {"log": ["acked"]}
             except asyncio.TimeoutError:
                 return {"log": ["not acked"]}
