@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from lgnb.pregel._context import TASK_CTX, current_task
+from lgnb.pregel._context import current_task
 from lgnb.types import StreamWriter
 
 __all__ = ("get_config", "get_store", "get_stream_writer")
@@ -20,19 +20,13 @@ def get_config() -> RunnableConfig:
 def get_stream_writer() -> StreamWriter:
     """A function that emits `custom` stream events from inside a node.
 
-    Outside a running graph, returns a writer that drops its input, so a node function
-    stays callable on its own (in a unit test, say).
+    When the caller did not ask for `custom` events the writer drops its input. Outside
+    a running graph it raises, as LangGraph does.
     """
-    ctx = TASK_CTX.get()
-    if ctx is None:
-        return _drop
-    return ctx.runtime.stream_writer
+    return current_task().runtime.stream_writer
 
 
 def get_store() -> Any:
     """The store the graph was compiled with (None when there is none)."""
     return current_task().runtime.store
 
-
-def _drop(_: Any) -> None:
-    return None

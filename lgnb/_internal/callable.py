@@ -78,7 +78,9 @@ class NodeCallable:
             self.runnable = action
             self.is_async = False
         else:
-            func = getattr(action, "func", None) or getattr(action, "afunc", None) or action
+            func = action
+            if _is_plain_lambda_runnable(action):
+                func = getattr(action, "func", None) or getattr(action, "afunc", None)
             if not callable(func):
                 raise TypeError(
                     f"Node `{name}` must be a function, an async function, a Runnable or a "

@@ -1,8 +1,8 @@
 """Drawable model → DOT text (built with the `graphviz` package) and, for export, SVG.
 
 Every user-controlled string (node names, edge labels, subgraph names) goes through
-`graphviz.escape`, so it is a plain DOT string: never an HTML-like label (``<...>``) and
-never an escape sequence (``\\N``, ``\\l``). Graphviz then writes it as escaped XML text
+`_text`, so it is a plain DOT string: never an HTML-like label (``<...>``), never an
+escape sequence (``\\N``, ``\\l``), never an entity (``&amp;``). Graphviz then writes it as escaped XML text
 in SVG. Node, edge and cluster DOT ids are ours (``n0``, ``lgnb-e3``...), so no user string
 ever becomes an id either.
 """
@@ -29,6 +29,12 @@ _NODE_STYLE = {
 }
 
 
+def _text(s: str) -> str:
+    """A user string as literal DOT label text: no HTML label, no escapes, no entities
+    (Graphviz decodes ``&amp;``-style entities even in plain labels)."""
+    return graphviz.escape(s.replace("&", "&amp;"))
+
+
 def _label(node: DrawnNode) -> str:
     if node.kind == "start":
         return "START"
@@ -50,14 +56,14 @@ def drawing_to_dot(drawing: Drawing, *, rankdir: str = "TB", name: str = "graph"
     children: dict[str | None, list[str]] = {}
     for cluster in drawing.clusters:
         sub = graphviz.Digraph(name=f"cluster_{cluster.dot_id.replace('-', '_')}")
-        sub.attr(label=graphviz.escape(cluster.name), id=cluster.dot_id, style="rounded,dashed",
+        sub.attr(label=_text(cluster.name), id=cluster.dot_id, style="rounded,dashed",
                  color="#6b7fb3", fontcolor="#3c4a6b", fontsize="11", labeljust="l")
         bodies[cluster.key] = sub
         children.setdefault(cluster.parent, []).append(cluster.key)
 
     for node in drawing.nodes:
         attrs = dict(_NODE_STYLE[node.kind])
-        bodies[node.cluster].node(node.dot_id.replace("-", "_"), label=graphviz.escape(_label(node)),
+        bodies[node.cluster].node(node.dot_id.replace("-", "_"), label=_text(_label(node)),
                                   id=node.dot_id, **attrs)
 
     def attach(parent: str | None) -> None:
@@ -72,7 +78,7 @@ def drawing_to_dot(drawing: Drawing, *, rankdir: str = "TB", name: str = "graph"
         if edge.conditional:
             attrs["style"] = "dashed"
         if edge.label is not None:
-            attrs["label"] = graphviz.escape(edge.label)
+            attrs["label"] = _text(edge.label)
         dot.edge(ids[edge.source], ids[edge.target], **attrs)
     return dot.source
 

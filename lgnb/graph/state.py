@@ -164,6 +164,11 @@ class StateGraph(Generic[StateT]):
                 raise ValueError(
                     f"'{character}' is a reserved character and is not allowed in the node names."
                 )
+        if not callable(action) and not hasattr(action, "invoke"):
+            raise TypeError(
+                f"Node `{node}` must be a function, an async function, a Runnable or a "
+                f"compiled graph; got {type(action).__name__} ({action!r})."
+            )
         inferred, ends = _inspect_action(action, want_input=input_schema is None)
         if destinations is not None:
             ends = destinations

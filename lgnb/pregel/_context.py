@@ -31,7 +31,16 @@ class TaskContext:
     RunnableConfig, built lazily because most nodes never look at it.
     """
 
-    __slots__ = ("task", "loop", "runtime", "_config", "resume", "interrupt_index", "call_index")
+    __slots__ = (
+        "task",
+        "loop",
+        "runtime",
+        "_config",
+        "resume",
+        "interrupt_index",
+        "call_index",
+        "node_run",
+    )
 
     def __init__(self, task: Task, loop: Any, runtime: Runtime) -> None:
         self.task = task
@@ -41,6 +50,7 @@ class TaskContext:
         self.resume: list[Any] | None = None
         self.interrupt_index = 0
         self.call_index = 0
+        self.node_run: Any = None
 
     @property
     def config(self) -> RunnableConfig:

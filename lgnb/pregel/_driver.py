@@ -24,6 +24,7 @@ from lgnb.pregel._context import TaskContext
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._runner import arun_task, commit_writes, run_task
 from lgnb.pregel._task import Task
+from lgnb.pregel._trace import aend_graph, astart_graph, end_graph, start_graph
 
 __all__ = ("drive", "adrive", "flush_io", "aflush_io")
 
@@ -135,7 +136,10 @@ def drive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Iterator[N
     runtime = loop.run.runtime_for(loop)
     loop.runtime = runtime
     exc: BaseException | None = None
+    tracing = loop.run.tracing
     try:
+        if tracing:
+            start_graph(loop, input)
         loop.first(input, resuming=resuming)
         flush_io(loop)
         while loop.tick():
@@ -150,6 +154,8 @@ def drive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Iterator[N
         exc = e
     swallow = loop.finish(exc)
     flush_io(loop)
+    if tracing:
+        end_graph(loop, None if swallow else exc)
     if exc is not None and not swallow:
         raise exc
 
@@ -192,7 +198,10 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
     runtime = loop.run.runtime_for(loop)
     loop.runtime = runtime
     exc: BaseException | None = None
+    tracing = loop.run.tracing
     try:
+        if tracing:
+            await astart_graph(loop, input)
         loop.first(input, resuming=resuming)
         await aflush_io(loop)
         while loop.tick():
@@ -206,5 +215,7 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
         exc = e
     swallow = loop.finish(exc)
     await aflush_io(loop)
+    if tracing:
+        await aend_graph(loop, None if swallow else exc)
     if exc is not None and not swallow:
         raise exc

@@ -69,6 +69,8 @@ class Loop:
         output_keys: str | Sequence[str],
         recursion_limit: int,
         is_nested: bool,
+        run_root: bool | None = None,
+        parent_ctx: Any = None,
     ) -> None:
         self.graph = graph
         self.run = run
@@ -78,6 +80,10 @@ class Loop:
         self.ns = ns
         self.ns_tuple: tuple[str, ...] = tuple(ns.split(NS_SEP)) if ns else ()
         self.is_nested = is_nested
+        self.is_run_root = not is_nested if run_root is None else run_root
+        self.parent_ctx = parent_ctx
+        self.run_manager: Any = None
+        self.runtime: Any = None
         self.interrupt_before = interrupt_before
         self.interrupt_after = interrupt_after
         self.output_keys = output_keys
@@ -167,7 +173,7 @@ class Loop:
             seen = self.versions.seen.setdefault(INTERRUPT, {})
             seen.update(self.versions.versions)
             self.emit_values(force=True)
-        elif input is not None and not is_command:
+        elif input is not None:
             writes = graph.map_input(input)
             if not writes:
                 raise EmptyInputError(f"Received no input for {graph.input_channels}")
@@ -332,13 +338,17 @@ class Loop:
     def _reapply_pending_writes(self) -> None:
         """Tasks that finished before an interrupt or crash keep their saved writes."""
         by_task: dict[str, list[tuple[str, Any]]] = {}
+        failed: set[str] = set()
         for tid, chan, val in self.pending:
-            if chan in (ERROR, INTERRUPT, RESUME, "__scheduled__"):
+            if tid not in self.tasks:
                 continue
-            if tid in self.tasks:
+            if chan in (ERROR, INTERRUPT):
+                failed.add(tid)
+            elif chan not in (RESUME, "__scheduled__"):
                 by_task.setdefault(tid, []).append((chan, val))
         for tid, writes in by_task.items():
-            self.tasks[tid].writes = writes
+            if tid not in failed:
+                self.tasks[tid].writes = writes
 
     def _should_interrupt(self, nodes: Sequence[str] | str) -> bool:
         seen = self.versions.seen.get(INTERRUPT, {})
@@ -411,7 +421,7 @@ class Loop:
         first = writes[0][0]
         if first == INTERRUPT:
             interrupts = tuple(
-                i for c, v in writes if c == INTERRUPT for i in (v if isinstance(v, Sequence) else (v,))
+                i for c, v in writes if c == INTERRUPT for i in (v if isinstance(v, (tuple, list)) else (v,))
             )
             if emits.updates:
                 self.emit("updates", {INTERRUPT: interrupts})

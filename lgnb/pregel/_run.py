@@ -30,14 +30,19 @@ _DEBUG_MODES = frozenset({"checkpoints", "tasks"})
 class Emits:
     """Which loop events are wanted, precomputed per loop (checked on hot paths)."""
 
-    __slots__ = ("values", "updates", "tasks", "checkpoints")
+    __slots__ = ("values", "updates", "tasks", "checkpoints", "custom", "targets")
 
-    def __init__(self, modes: frozenset[str], enabled: bool) -> None:
+    def __init__(self, targets: list[tuple[Callable[[Any], None], frozenset[str]]]) -> None:
+        modes: set[str] = set()
+        for _, m in targets:
+            modes |= m
         debug = "debug" in modes
-        self.values = enabled and "values" in modes
-        self.updates = enabled and "updates" in modes
-        self.tasks = enabled and ("tasks" in modes or debug)
-        self.checkpoints = enabled and ("checkpoints" in modes or debug)
+        self.targets = targets
+        self.values = "values" in modes
+        self.updates = "updates" in modes
+        self.tasks = "tasks" in modes or debug
+        self.checkpoints = "checkpoints" in modes or debug
+        self.custom = "custom" in modes
 
 
 class StreamSink:
@@ -107,48 +112,66 @@ class RunContext:
         self.store = store
         self.callbacks = callbacks
         self.checkpointer = checkpointer
-        self.custom = "custom" in modes and sink is not None
-        self.debug = "debug" in modes
+        self.parent: RunContext | None = None
+        self.tracing = bool(callbacks)
+        self.resuming = False
         self.cancelled = False
         self.messages_handler: Any = None
 
     def emits_for(self, loop: Loop) -> Emits:
-        return Emits(self.modes if self.sink else frozenset(), not loop.is_nested or self.subgraphs)
+        """Where `loop`'s events go: this call's queue (its own graph, or any graph with
+        `subgraphs=True`), and the queue of each enclosing run that asked for subgraphs."""
+        targets: list[tuple[Callable[[Any], None], frozenset[str]]] = []
+        if self.sink is not None and (loop.is_run_root or self.subgraphs):
+            targets.append((self.sink.put, self.modes))
+        parent = self.parent
+        while parent is not None and parent.subgraphs and parent.sink is not None:
+            targets.append((parent.sink.put, parent.modes))
+            parent = parent.parent
+        return Emits(targets)
 
     def emit(self, loop: Loop, mode: str, payload: Any) -> None:
-        """Put a loop event in the queue; `debug` wraps `tasks`/`checkpoints` events."""
-        put = self.sink.put  # type: ignore[union-attr]
-        if mode in self.modes:
-            put((loop.ns_tuple, mode, payload))
-        if self.debug and mode in _DEBUG_MODES:
-            if mode == "checkpoints":
-                kind, step = "checkpoint", loop.step - 1
-            else:
-                kind, step = ("task_result" if "result" in payload else "task"), loop.step
-            put(
-                (
-                    loop.ns_tuple,
-                    "debug",
-                    {
-                        "step": step,
-                        "timestamp": datetime.now(timezone.utc).isoformat(),
-                        "type": kind,
-                        "payload": payload,
-                    },
+        """Put a loop event in the wanting queues; `debug` wraps `tasks`/`checkpoints`."""
+        for put, modes in loop.emits.targets:
+            if mode in modes:
+                put((loop.ns_tuple, mode, payload))
+            if mode in _DEBUG_MODES and "debug" in modes:
+                if mode == "checkpoints":
+                    kind, step = "checkpoint", loop.step - 1
+                else:
+                    kind, step = ("task_result" if "result" in payload else "task"), loop.step
+                put(
+                    (
+                        loop.ns_tuple,
+                        "debug",
+                        {
+                            "step": step,
+                            "timestamp": datetime.now(timezone.utc).isoformat(),
+                            "type": kind,
+                            "payload": payload,
+                        },
+                    )
                 )
-            )
 
     def runtime_for(self, loop: Loop) -> Runtime:
-        """The Runtime nodes of `loop` receive: context, store, custom writer."""
-        if self.custom:
-            put = self.sink.put  # type: ignore[union-attr]
-            ns = loop.ns_tuple
+        """The Runtime nodes of `loop` receive: context, store, custom-event writer."""
+        puts = [put for put, modes in loop.emits.targets if "custom" in modes]
+        if not puts:
+            return Runtime(context=self.context, store=self.store)
+        ns = loop.ns_tuple
+        if len(puts) == 1:
+            put = puts[0]
 
             def writer(value: Any) -> None:
                 put((ns, "custom", value))
 
-            return Runtime(context=self.context, store=self.store, stream_writer=writer)
-        return Runtime(context=self.context, store=self.store)
+        else:
+
+            def writer(value: Any) -> None:
+                for put in puts:
+                    put((ns, "custom", value))
+
+        return Runtime(context=self.context, store=self.store, stream_writer=writer)
 
     def task_config(self, loop: Loop, task: Task) -> dict[str, Any]:
         """The RunnableConfig a node sees (what LangGraph passes as `config`)."""
@@ -176,10 +199,10 @@ class RunContext:
             "tags": list(user.get("tags") or []) + list(task.node.tags),
             "metadata": metadata,
             "callbacks": self.callbacks,
-            "recursion_limit": user.get("recursion_limit", 25),
             "configurable": configurable,
-            "run_name": task.name,
         }
+        if "recursion_limit" in user:
+            config["recursion_limit"] = user["recursion_limit"]
         if "max_concurrency" in user:
             config["max_concurrency"] = user["max_concurrency"]
         return config

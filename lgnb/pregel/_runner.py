@@ -8,6 +8,7 @@ bookkeeping: the driver commits the finished task in the loop's thread.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import random
 import time
@@ -15,11 +16,12 @@ from collections.abc import Sequence
 from contextvars import Token
 from typing import Any
 
-from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, RESUME
+from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, NS_SEP, RESUME
 from lgnb.errors import GraphBubbleUp, GraphInterrupt, ParentCommand
 from lgnb.pregel._context import TASK_CTX, TaskContext
 from lgnb.pregel._task import Task
-from lgnb.types import RetryPolicy, default_retry_on
+from lgnb.pregel._trace import astart_node, atap_output, start_node, tap_output
+from lgnb.types import Command, RetryPolicy, default_retry_on
 
 __all__ = ("run_task", "arun_task", "commit_writes")
 
@@ -32,7 +34,7 @@ except ImportError:  # pragma: no cover
 def _enter(ctx: TaskContext) -> tuple[Token, Token | None]:
     token = TASK_CTX.set(ctx)
     lc_token = None
-    if ctx.loop.run.callbacks is not None and var_child_runnable_config is not None:
+    if ctx.loop.run.callbacks and var_child_runnable_config is not None:
         lc_token = var_child_runnable_config.set(ctx.config)
     return token, lc_token
 
@@ -84,6 +86,23 @@ async def _afinish(task: Task, output: Any) -> None:
         writes.extend(node.static_writes)
 
 
+def _addressed(exc: ParentCommand, task: Task) -> ParentCommand:
+    """`graph=PARENT` becomes the namespace of the graph the command is for."""
+    cmd = exc.args[0]
+    if cmd.graph == Command.PARENT:
+        parent_ns = NS_SEP.join(task.ns.split(NS_SEP)[:-1])
+        return ParentCommand(dataclasses.replace(cmd, graph=parent_ns))
+    return exc
+
+
+def _command_for(task: Task, exc: ParentCommand) -> Command | None:
+    """A command a subgraph sent to this task's graph becomes this task's output."""
+    cmd = exc.args[0]
+    if cmd.graph in (task.ns, task.name):
+        return Command(update=cmd.update, goto=cmd.goto, resume=cmd.resume)
+    return None
+
+
 def _retry_delay(policies: Sequence[RetryPolicy], attempt: int, exc: Exception) -> float | None:
     """Seconds to wait before the next attempt, or None when the error is final."""
     if isinstance(exc, (GraphBubbleUp,)):
@@ -114,6 +133,7 @@ def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException
     task = ctx.task
     bound = task.node.bound
     attempt = 0
+    node_run = start_node(ctx) if ctx.loop.run.tracing else None
     tokens = _enter(ctx)
     try:
         while True:
@@ -123,17 +143,29 @@ def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException
                 output = bound.call(task.input, ctx)  # type: ignore[union-attr]
                 if meta is not None:
                     ctx.loop.run.messages_handler.node_end(meta, output)
+                if node_run is not None:
+                    tap_output(node_run, output)
+                    node_run.on_chain_end(output)
+                    node_run = None
                 _finish(task, output)
                 return None
             except ParentCommand as exc:
-                return exc
+                exc = _addressed(exc, task)
+                if (command := _command_for(task, exc)) is None:
+                    return exc
+                _finish(task, command)
+                return None
             except Exception as exc:
                 delay = _retry_delay(policies, attempt, exc) if policies else None
                 if delay is None:
+                    if node_run is not None:
+                        node_run.on_chain_error(exc)
                     return exc
                 _reset_for_retry(ctx)
                 time.sleep(delay)
             except BaseException as exc:  # KeyboardInterrupt, CancelledError: stop now
+                if node_run is not None:
+                    node_run.on_chain_error(exc)
                 return exc
     finally:
         _exit(tokens)
@@ -144,6 +176,7 @@ async def arun_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseEx
     task = ctx.task
     bound = task.node.bound
     attempt = 0
+    node_run = await astart_node(ctx) if ctx.loop.run.tracing else None
     tokens = _enter(ctx)
     try:
         while True:
@@ -156,17 +189,29 @@ async def arun_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseEx
                     output = await _in_thread(bound.call, task.input, ctx)  # type: ignore[union-attr]
                 if meta is not None:
                     ctx.loop.run.messages_handler.node_end(meta, output)
+                if node_run is not None:
+                    await atap_output(node_run, output)
+                    await node_run.on_chain_end(output)
+                    node_run = None
                 await _afinish(task, output)
                 return None
             except ParentCommand as exc:
-                return exc
+                exc = _addressed(exc, task)
+                if (command := _command_for(task, exc)) is None:
+                    return exc
+                await _afinish(task, command)
+                return None
             except Exception as exc:
                 delay = _retry_delay(policies, attempt, exc) if policies else None
                 if delay is None:
+                    if node_run is not None:
+                        await node_run.on_chain_error(exc)
                     return exc
                 _reset_for_retry(ctx)
                 await asyncio.sleep(delay)
             except BaseException as exc:
+                if node_run is not None:
+                    await node_run.on_chain_error(exc)
                 return exc
     finally:
         _exit(tokens)
@@ -187,24 +232,30 @@ def _reset_for_retry(ctx: TaskContext) -> None:
 
 
 def commit_writes(task: Task, exc: BaseException | None) -> list[tuple[str, Any]] | None:
-    """The writes to record for a finished task, LangGraph's way.
+    """The writes to record for a finished task, LangGraph 1.2's way.
 
-    Success: its writes (or a NO_WRITES marker); an interrupt: the interrupts plus the
-    answers consumed so far; a failure: the error. Returns None for exceptions that
-    must propagate without being recorded (bubble-ups other than interrupts).
+    Success: its writes (plus a NO_WRITES marker when it wrote only control writes);
+    an interrupt: the interrupts plus the answers consumed so far; a failure: the writes
+    made before the failure, then the error. Returns None for exceptions that must
+    propagate without being recorded (bubble-ups other than interrupts).
     """
     if exc is None:
-        if not task.writes:
+        if all(c in _CONTROL_WRITES for c, _ in task.writes):
             task.writes.append((NO_WRITES, None))
         return task.writes
     if isinstance(exc, GraphInterrupt):
-        writes: list[tuple[str, Any]] = [(INTERRUPT, i) for i in (exc.args[0] if exc.args else ())]
-        task.interrupts = tuple(exc.args[0]) if exc.args else ()
-        if writes:
+        interrupts = tuple(exc.args[0]) if exc.args and exc.args[0] else ()
+        task.interrupts = interrupts
+        if interrupts:
+            writes: list[tuple[str, Any]] = [(INTERRUPT, interrupts)]
             writes.extend(w for w in task.writes if w[0] == RESUME)
             return writes
         return None
     if isinstance(exc, GraphBubbleUp):
         return None
     task.error = exc
-    return [(ERROR, exc)]
+    task.writes.append((ERROR, exc))
+    return task.writes
+
+
+_CONTROL_WRITES = frozenset((ERROR, INTERRUPT, RESUME))

@@ -6,30 +6,42 @@ hand them to a driver. Sync and async entry points share everything but the driv
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 
 from lgnb._internal.constants import CONF, INTERRUPT
 from lgnb.channels.base import BaseChannel
-from lgnb.errors import ErrorCode, GraphRecursionError, ParentCommand, create_error_message
-from lgnb.pregel._context import TaskContext
+from lgnb.errors import ErrorCode, GraphRecursionError, create_error_message
+from lgnb.pregel._context import TASK_CTX, TaskContext
 from lgnb.pregel._driver import adrive, drive
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._node import PregelNode
 from lgnb.pregel._run import RunContext, StreamSink
 from lgnb.pregel._stream import make_formatter
-from lgnb.types import Command, GraphOutput
+from lgnb.types import GraphOutput
 
 __all__ = ("Pregel",)
+
+DEFAULT_RECURSION_LIMIT = int(
+    os.environ.get("LGNB_DEFAULT_RECURSION_LIMIT")
+    or os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT")
+    or 10007
+)
+"""Super-steps a run may take before GraphRecursionError (LangGraph 1.2's default)."""
 
 _VALID_MODES = frozenset({"values", "updates", "checkpoints", "tasks", "debug", "messages", "custom"})
 
 
-class Pregel:
-    """A compiled graph: nodes reading and writing channels in super-steps."""
+class Pregel(Runnable):
+    """A compiled graph: nodes reading and writing channels in super-steps.
+
+    It is a LangChain `Runnable`, so `batch`, `pipe` (`|`), `astream_events` and
+    LangChain callbacks work as with LangGraph's compiled graphs.
+    """
 
     def __init__(
         self,
@@ -87,8 +99,20 @@ class Pregel:
         )
 
     # ------------------------------------------------------------------ helpers
-    def get_name(self, suffix: str | None = None) -> str:
-        return self.name + (suffix or "")
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        return (name or self.name) + (suffix or "")
+
+    def get_input_jsonschema(self, config: RunnableConfig | None = None) -> dict[str, Any]:
+        """JSON schema of the graph's input (its `input_schema`)."""
+        from lgnb.graph._jsonschema import graph_json_schema
+
+        return graph_json_schema(self, "input")
+
+    def get_output_jsonschema(self, config: RunnableConfig | None = None) -> dict[str, Any]:
+        """JSON schema of the graph's output (its `output_schema`)."""
+        from lgnb.graph._jsonschema import graph_json_schema
+
+        return graph_json_schema(self, "output")
 
     def branch_channel(self, node: str) -> str:
         return f"branch:to:{node}"
@@ -122,8 +146,7 @@ class Pregel:
                     merged[k] = list(merged.get(k, [])) + list(v)
                 else:
                     merged[k] = v
-        merged.setdefault("recursion_limit", 25)
-        if merged["recursion_limit"] < 1:
+        if merged.get("recursion_limit", DEFAULT_RECURSION_LIMIT) < 1:
             raise ValueError("recursion_limit must be at least 1")
         return merged
 
@@ -158,6 +181,9 @@ class Pregel:
         subgraphs: bool,
         debug: bool | None,
     ) -> tuple[dict[str, Any], RunContext, dict[str, Any], Any]:
+        parent = TASK_CTX.get()
+        if parent is not None:
+            config = _config_inside_node(parent, config)
         config = self._merged_config(config)
         if stream_mode is None:
             stream_mode = self.stream_mode
@@ -179,6 +205,10 @@ class Pregel:
                 "thread_id, checkpoint_ns, checkpoint_id"
             )
         callbacks = _callbacks(config)
+        if parent is not None and parent.loop.run.callbacks:
+            callbacks = [*parent.loop.run.callbacks, *(callbacks or [])]
+            if parent.node_run is not None:
+                callbacks = None  # traced: the parent node's run manager carries them
         sink = StreamSink()
         run = RunContext(
             sink=sink,
@@ -196,8 +226,16 @@ class Pregel:
             handler = StreamMessagesHandler(sink, subgraphs=subgraphs, parent_ns=())
             run.messages_handler = handler
             run.callbacks = [*(callbacks or []), handler]
+        if parent is not None:
+            run.parent = parent.loop.run
+            run.tracing = parent.loop.run.tracing or run.tracing
+            if run.callbacks is None and parent.loop.run.callbacks:
+                run.callbacks = parent.loop.run.callbacks
+            if checkpointer is None and self.checkpointer is not False:
+                checkpointer = parent.loop.checkpointer
+                run.checkpointer = checkpointer
         if durability is None:
-            durability = "async"
+            durability = parent.loop.durability if parent is not None else "async"
         loop_kwargs = {
             "config": config,
             "checkpointer": checkpointer,
@@ -206,9 +244,14 @@ class Pregel:
             "interrupt_before": interrupt_before or self.interrupt_before_nodes,
             "interrupt_after": interrupt_after or self.interrupt_after_nodes,
             "output_keys": output_keys if output_keys is not None else self.stream_channels,
-            "recursion_limit": config["recursion_limit"],
-            "is_nested": False,
+            "recursion_limit": config.get("recursion_limit", DEFAULT_RECURSION_LIMIT),
+            "is_nested": parent is not None,
+            "run_root": True,
+            "parent_ctx": parent,
         }
+        if parent is not None:
+            loop_kwargs["ns"] = parent.task.ns
+            run.resuming = parent.loop.is_resuming
         return config, run, loop_kwargs, (stream_mode, prints)
 
     # ------------------------------------------------------------------ stream
@@ -249,19 +292,22 @@ class Pregel:
             output_mapper=self.output_mapper if version == "v2" else None,
         )
         saved = self._load(loop_kwargs["checkpointer"], config)
-        loop = Loop(self, run, saved=saved, **loop_kwargs)
         sink = run.sink
         assert sink is not None
-        items = sink.items
         live = bool(run.modes & {"messages", "custom"}) or subgraphs
+        if live:
+            sink.make_blocking()
+        loop = Loop(self, run, saved=saved, **loop_kwargs)
+        items = sink.items
+        resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         if not live:
-            for _ in drive(loop, input):
+            for _ in drive(loop, input, resuming=resuming):
                 while items:
                     ok, chunk = fmt(items.popleft())
                     if ok:
                         yield chunk
         else:
-            yield from _stream_threaded(loop, input, sink, fmt)
+            yield from _stream_threaded(loop, input, sink, fmt, resuming)
         while items:
             ok, chunk = fmt(items.popleft())
             if ok:
@@ -305,12 +351,13 @@ class Pregel:
             output_mapper=self.output_mapper if version == "v2" else None,
         )
         saved = await self._aload(loop_kwargs["checkpointer"], config)
-        loop = Loop(self, run, saved=saved, **loop_kwargs)
         sink = run.sink
         assert sink is not None
-        items = sink.items
         _install_async_wakeup(sink)
-        agen = adrive(loop, input)
+        loop = Loop(self, run, saved=saved, **loop_kwargs)
+        items = sink.items
+        resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
+        agen = adrive(loop, input, resuming=resuming)
         try:
             while True:
                 step = asyncio_ensure(agen.__anext__())
@@ -341,7 +388,7 @@ class Pregel:
             raise GraphRecursionError(
                 create_error_message(
                     message=(
-                        f"Recursion limit of {config['recursion_limit']} reached without "
+                        f"Recursion limit of {config.get('recursion_limit', DEFAULT_RECURSION_LIMIT)} reached without "
                         "hitting a stop condition. You can increase the limit by setting "
                         "the `recursion_limit` config key."
                     ),
@@ -445,7 +492,8 @@ class Pregel:
             interrupt_before=self.interrupt_before_nodes,
             interrupt_after=self.interrupt_after_nodes,
             output_keys=self.output_channels,
-            recursion_limit=config.get("recursion_limit", 25),
+            recursion_limit=config.get("recursion_limit", DEFAULT_RECURSION_LIMIT),
+            parent_ctx=ctx,
             is_nested=True,
         )
         return loop, parent.is_resuming
@@ -457,11 +505,8 @@ class Pregel:
             saved = loop.checkpointer.get_tuple(_saver_config(loop.config))
             if saved is not None:
                 loop = Loop(self, loop.run, saved=saved, **_loop_args(loop))
-        try:
-            for _ in drive(loop, value, resuming=resuming and loop.has_saved):
-                pass
-        except ParentCommand as exc:
-            return _for_parent(exc.args[0])
+        for _ in drive(loop, value, resuming=resuming and loop.has_saved):
+            pass
         self._check_exit(loop, loop.config)
         return loop.output
 
@@ -471,11 +516,8 @@ class Pregel:
             saved = await loop.checkpointer.aget_tuple(_saver_config(loop.config))
             if saved is not None:
                 loop = Loop(self, loop.run, saved=saved, **_loop_args(loop))
-        try:
-            async for _ in adrive(loop, value, resuming=resuming and loop.has_saved):
-                pass
-        except ParentCommand as exc:
-            return _for_parent(exc.args[0])
+        async for _ in adrive(loop, value, resuming=resuming and loop.has_saved):
+            pass
         self._check_exit(loop, loop.config)
         return loop.output
 
@@ -591,9 +633,21 @@ class _Collector:
         return self.latest
 
 
-def _for_parent(cmd: Command) -> Command:
-    """A subgraph's `Command(graph=PARENT)` becomes its node's output in the parent."""
-    return Command(update=cmd.update, goto=cmd.goto, resume=cmd.resume)
+def _config_inside_node(parent: TaskContext, config: RunnableConfig | None) -> dict[str, Any]:
+    """A graph invoked from a node's code runs as a child of that node's task: it shares
+    the thread (and checkpointer) and lives under the task's namespace."""
+    base = parent.loop.run.user_config
+    merged: dict[str, Any] = {k: v for k, v in base.items() if k not in ("callbacks", "run_name", "run_id")}
+    conf = dict(base.get(CONF) or {})
+    for k, v in (config or {}).items():
+        if k == CONF:
+            conf.update(v or {})
+        else:
+            merged[k] = v
+    conf["checkpoint_ns"] = parent.task.ns
+    conf.pop("checkpoint_id", None)
+    merged[CONF] = conf
+    return merged
 
 
 def _saver_config(config: dict[str, Any]) -> dict[str, Any]:
@@ -615,6 +669,8 @@ def _loop_args(loop: Loop) -> dict[str, Any]:
         "output_keys": loop.output_keys,
         "recursion_limit": loop.stop - loop.step - 1,
         "is_nested": loop.is_nested,
+        "parent_ctx": loop.parent_ctx,
+        "run_root": loop.is_run_root,
     }
 
 
@@ -631,32 +687,30 @@ def _callbacks(config: dict[str, Any]) -> list[Any] | None:
 
 
 def _coerce_context(schema: Any, context: Any) -> Any:
-    if schema is None or context is None or isinstance(context, schema if isinstance(schema, type) else object):
+    """A dict `context=` becomes the `context_schema` dataclass / pydantic model."""
+    if schema is None or context is None or not isinstance(context, dict):
         return context
-    if isinstance(context, dict):
-        try:
-            from dataclasses import is_dataclass
+    from dataclasses import is_dataclass
 
-            from pydantic import BaseModel
+    from pydantic import BaseModel
 
-            if is_dataclass(schema) or (isinstance(schema, type) and issubclass(schema, BaseModel)):
-                return schema(**context)
-        except TypeError:
-            return context
+    if is_dataclass(schema) or (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        return schema(**context)
     return context
 
 
-def _stream_threaded(loop: Loop, input: Any, sink: StreamSink, fmt: Any) -> Iterator[Any]:
+def _stream_threaded(
+    loop: Loop, input: Any, sink: StreamSink, fmt: Any, resuming: bool | None
+) -> Iterator[Any]:
     """Run the loop in a worker thread so events reach the caller while nodes run."""
     import contextvars
 
-    sink.make_blocking()
     items = sink.items
     error: list[BaseException] = []
 
     def work() -> None:
         try:
-            for _ in drive(loop, input):
+            for _ in drive(loop, input, resuming=resuming):
                 pass
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
             error.append(exc)
