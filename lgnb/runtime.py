@@ -11,13 +11,29 @@ from typing import Any, Generic, TypeVar
 
 from lgnb.types import StreamWriter
 
-__all__ = ("Runtime", "get_runtime")
+__all__ = ("ExecutionInfo", "Runtime", "get_runtime")
 
 ContextT = TypeVar("ContextT")
 
 
 def _no_op_writer(_: Any) -> None:
     """The writer nodes get when the caller did not ask for `custom` events."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionInfo:
+    """Where a node execution runs: checkpoint, namespace, task, thread, attempt."""
+
+    checkpoint_id: str
+    checkpoint_ns: str
+    task_id: str
+    thread_id: str | None = None
+    run_id: str | None = None
+    node_attempt: int = 1
+    node_first_attempt_time: float | None = None
+
+    def patch(self, **overrides: Any) -> ExecutionInfo:
+        return replace(self, **overrides)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +44,7 @@ class Runtime(Generic[ContextT]):
     store: Any = None
     stream_writer: StreamWriter = field(default=_no_op_writer)
     previous: Any = None
+    execution_info: ExecutionInfo | None = None
 
     def override(self, **overrides: Any) -> Runtime[ContextT]:
         """A copy with some fields replaced."""
@@ -38,4 +55,4 @@ def get_runtime(context_schema: type[ContextT] | None = None) -> Runtime[Context
     """The Runtime of the node currently running (call it from inside a node)."""
     from lgnb.pregel._context import current_task
 
-    return current_task().runtime
+    return current_task().task_runtime()

@@ -105,7 +105,7 @@ class NodeCallable:
             elif name == "writer":
                 kwargs[name] = ctx.runtime.stream_writer
             elif name == "runtime":
-                kwargs[name] = ctx.runtime
+                kwargs[name] = ctx.task_runtime()
             elif name == "store":
                 kwargs[name] = ctx.runtime.store
             elif name == "previous":

@@ -82,6 +82,11 @@ def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
     termini = {d for _, d, _, _ in edges if d != END} - {s for s, _, _, _ in edges}
     for src in sorted(termini):
         _add_edge(out, src, END)
+    if not termini and not any(d == END for _, d, _, _ in edges):
+        # a loop with no way out drawn: the one router may still end the run
+        routers = sorted({s for s, _, cond, _ in edges if cond})
+        if len(routers) == 1:
+            _add_edge(out, routers[0], END, conditional=True)
 
     if xray:
         depth = xray - 1 if isinstance(xray, int) and not isinstance(xray, bool) else xray

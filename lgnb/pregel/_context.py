@@ -9,6 +9,7 @@ context lives in a context variable so `get_stream_writer()`, `get_config()` and
 
 from __future__ import annotations
 
+import time
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,9 @@ class TaskContext:
         "interrupt_index",
         "call_index",
         "node_run",
+        "attempt",
+        "first_attempt_time",
+        "_runtime",
     )
 
     def __init__(self, task: Task, loop: Any, runtime: Runtime) -> None:
@@ -51,6 +55,9 @@ class TaskContext:
         self.interrupt_index = 0
         self.call_index = 0
         self.node_run: Any = None
+        self.attempt = 1
+        self.first_attempt_time: float | None = time.time()
+        self._runtime: Runtime | None = None
 
     @property
     def config(self) -> RunnableConfig:
@@ -62,6 +69,28 @@ class TaskContext:
     @property
     def stream_writer(self) -> Any:
         return self.runtime.stream_writer
+
+    def task_runtime(self) -> Runtime:
+        """The Runtime with this execution's `execution_info` (built on first use)."""
+        rt = self._runtime
+        if rt is None or (rt.execution_info and rt.execution_info.node_attempt != self.attempt):
+            from lgnb.runtime import ExecutionInfo
+
+            loop = self.loop
+            run_id = loop.run.user_config.get("run_id")
+            rt = self.runtime.override(
+                execution_info=ExecutionInfo(
+                    checkpoint_id=loop.checkpoint_id,
+                    checkpoint_ns=self.task.ns,
+                    task_id=self.task.id,
+                    thread_id=loop.thread_id,
+                    run_id=str(run_id) if run_id else None,
+                    node_attempt=self.attempt,
+                    node_first_attempt_time=self.first_attempt_time,
+                )
+            )
+            self._runtime = rt
+        return rt
 
 
 def current_task() -> TaskContext:

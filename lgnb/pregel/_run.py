@@ -15,6 +15,8 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.callbacks.manager import CallbackManager
+
 from lgnb._internal.constants import CONF, NS_SEP
 from lgnb.runtime import Runtime
 
@@ -195,10 +197,20 @@ class RunContext:
         metadata.setdefault("checkpoint_ns", task.ns)
         if "thread_id" in configurable and "thread_id" not in metadata:
             metadata["thread_id"] = configurable["thread_id"]
+        tags = list(user.get("tags") or []) + list(task.node.tags)
+        callbacks: Any = self.callbacks
+        if callbacks and not self.tracing:
+            # a manager, not a list: models add their own tags to the inherited ones
+            callbacks = CallbackManager(
+                handlers=list(callbacks),
+                inheritable_handlers=list(callbacks),
+                tags=list(tags),
+                inheritable_tags=list(tags),
+            )
         config: dict[str, Any] = {
-            "tags": list(user.get("tags") or []) + list(task.node.tags),
+            "tags": tags,
             "metadata": metadata,
-            "callbacks": self.callbacks,
+            "callbacks": callbacks,
             "configurable": configurable,
         }
         if "recursion_limit" in user:

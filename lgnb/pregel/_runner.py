@@ -226,6 +226,7 @@ async def _in_thread(fn: Any, value: Any, ctx: TaskContext) -> Any:
 
 
 def _reset_for_retry(ctx: TaskContext) -> None:
+    ctx.attempt += 1
     ctx.task.writes.clear()
     ctx.interrupt_index = 0
     ctx.resume = None

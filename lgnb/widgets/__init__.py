@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lgnb.widgets.graph_view import GraphView, show
-    from lgnb.widgets.run import Run, RunView, run
+    from lgnb.widgets.run_view import Run, RunView, run
 
 __all__ = ["GraphView", "Run", "RunView", "run", "show"]
 
 _WHERE = {
     "GraphView": "lgnb.widgets.graph_view",
     "show": "lgnb.widgets.graph_view",
-    "Run": "lgnb.widgets.run",
-    "RunView": "lgnb.widgets.run",
-    "run": "lgnb.widgets.run",
+    "Run": "lgnb.widgets.run_view",
+    "RunView": "lgnb.widgets.run_view",
+    "run": "lgnb.widgets.run_view",
 }
 
 
