@@ -1,0 +1,287 @@
+"""interrupt() without a checkpointer (what a run shows before persistence is involved) and
+propagation of config/metadata into pushed tasks and subgraphs."""
+
+import operator
+from typing import Annotated
+
+from typing_extensions import NotRequired, TypedDict
+
+from _diff import acollect, capture, collect
+
+
+class S(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+def _logger(name):
+    return lambda s: {"log": [name]}
+
+
+def _asking(E, *, before=None):
+    def ask(s):
+        answer = E.interrupt({"question": "approve?", "n": len(s["log"])})
+        return {"log": [f"answer:{answer}"]}
+
+    g = E.StateGraph(S)
+    g.add_node("prep", _logger("prep"))
+    g.add_node("ask", ask)
+    g.add_node("after", _logger("after"))
+    g.add_edge(E.START, "prep")
+    g.add_edge("prep", "ask")
+    g.add_edge("ask", "after")
+    return g.compile()
+
+
+# --- interrupts without checkpointer ---------------------------------------------------------
+
+
+def test_invoke_v2_with_interrupt_returns_graph_output_interrupts(differential):
+    def scenario(E):
+        out = _asking(E).invoke({"log": []}, version="v2")
+        return type(out).__name__, out.value, out.interrupts
+
+    differential(scenario)
+
+
+def test_stream_v2_with_interrupt_values_carry_interrupts(differential):
+    def scenario(E):
+        return collect(lambda: _asking(E).stream({"log": []}, stream_mode=["values", "updates"], version="v2"))
+
+    differential(scenario)
+
+
+def test_stream_tasks_with_interrupt_payload(differential):
+    def scenario(E):
+        return collect(lambda: _asking(E).stream({"log": []}, stream_mode=["tasks", "debug"]))
+
+    differential(scenario)
+
+
+def test_parallel_interrupts_without_checkpointer(differential):
+    def scenario(E):
+        def mk(n):
+            def f(s):
+                return {"log": [E.interrupt(f"q-{n}")]}
+
+            return f
+
+        g = E.StateGraph(S)
+        g.add_node("x", mk("x"))
+        g.add_node("y", mk("y"))
+        g.add_edge(E.START, "x")
+        g.add_edge(E.START, "y")
+        out = g.compile().invoke({"log": []})
+        ints = sorted(out.get("__interrupt__", []), key=lambda i: repr(i.value))
+        return {k: v for k, v in out.items() if k != "__interrupt__"}, [i.value for i in ints], len({i.id for i in ints})
+
+    differential(scenario)
+
+
+def test_interrupt_inside_subgraph_without_checkpointer(differential):
+    def scenario(E):
+        def ask(s):
+            return {"log": [E.interrupt("inner question")]}
+
+        sub = E.StateGraph(S)
+        sub.add_node("ask", ask)
+        sub.add_edge(E.START, "ask")
+        g = E.StateGraph(S)
+        g.add_node("sub", sub.compile())
+        g.add_node("after", _logger("after"))
+        g.add_edge(E.START, "sub")
+        g.add_edge("sub", "after")
+        app = g.compile()
+        return (
+            capture(lambda: app.invoke({"log": []})),
+            collect(lambda: app.stream({"log": []}, stream_mode="updates", subgraphs=True)),
+        )
+
+    differential(scenario)
+
+
+def test_interrupt_after_custom_event_and_partial_updates(differential):
+    def scenario(E):
+        def ask(s, writer: E.StreamWriter):
+            writer("before interrupt")
+            E.interrupt("stop here")
+            writer("never")
+            return {"log": ["never"]}
+
+        g = E.StateGraph(S)
+        g.add_node("ask", ask)
+        g.add_node("side", _logger("side"))
+        g.add_edge(E.START, "ask")
+        g.add_edge(E.START, "side")
+        chunks = collect(lambda: g.compile().stream({"log": []}, stream_mode=["custom", "updates", "values"]))
+        # `side` and `ask` run in one step: group that step's events as a multiset
+        head, rest = chunks[:1], chunks[1:]
+        return head, sorted(rest, key=repr)
+
+    differential(scenario)
+
+
+def test_ainvoke_interrupt_without_checkpointer(differential):
+    async def scenario(E):
+        async def ask(s):
+            return {"log": [E.interrupt({"async": True})]}
+
+        g = E.StateGraph(S)
+        g.add_node("ask", ask)
+        g.add_edge(E.START, "ask")
+        app = g.compile()
+        return await app.ainvoke({"log": []}), await acollect(lambda: app.astream({"log": []}, stream_mode="updates"))
+
+    differential(scenario)
+
+
+def test_interrupt_class_fields(differential):
+    def scenario(E):
+        captured = []
+
+        def ask(s):
+            try:
+                E.interrupt("v")
+            except Exception as e:  # GraphInterrupt bubbles through user code
+                captured.append((type(e).__name__, isinstance(e, E.errors.GraphInterrupt)))
+                raise
+            return {}
+
+        g = E.StateGraph(S)
+        g.add_node("ask", ask)
+        g.add_edge(E.START, "ask")
+        g.compile().invoke({"log": []})
+        return captured
+
+    differential(scenario, expect=[("GraphInterrupt", True)])
+
+
+# --- config propagation --------------------------------------------------------------------
+
+
+def test_config_metadata_of_pushed_send_tasks(differential):
+    def scenario(E):
+        seen = []
+
+        def w(s, config):
+            md = config["metadata"]
+            seen.append((s["i"], md["langgraph_node"], md["langgraph_triggers"], md["langgraph_path"][:2], md["langgraph_step"]))
+            return {"log": [s["i"]]}
+
+        g = E.StateGraph(S)
+        g.add_node("w", w)
+        g.add_conditional_edges(E.START, lambda s: [E.Send("w", {"i": i}) for i in range(3)])
+        g.compile().invoke({"log": []})
+        return sorted(seen)
+
+    differential(scenario)
+
+
+def test_configurable_and_tags_reach_subgraph_nodes(differential):
+    def scenario(E):
+        seen = []
+
+        def inner(s, config):
+            seen.append((config["configurable"].get("user"), sorted(t for t in config.get("tags", []) if not t.startswith("graph:")),
+                         config["metadata"].get("run_md"), config["metadata"]["langgraph_node"]))
+            return {"log": ["inner"]}
+
+        sub = E.StateGraph(S)
+        sub.add_node("inner", inner)
+        sub.add_edge(E.START, "inner")
+        g = E.StateGraph(S)
+        g.add_node("sub", sub.compile())
+        g.add_edge(E.START, "sub")
+        g.compile().invoke({"log": []}, {"configurable": {"user": "u"}, "tags": ["t"], "metadata": {"run_md": 1}})
+        return seen
+
+    differential(scenario)
+
+
+def test_step_numbers_in_metadata_across_loop(differential):
+    def scenario(E):
+        class C(TypedDict):
+            n: int
+            steps: Annotated[list, operator.add]
+
+        def inc(s, config):
+            return {"n": s["n"] + 1, "steps": [config["metadata"]["langgraph_step"]]}
+
+        g = E.StateGraph(C)
+        g.add_node("inc", inc)
+        g.add_edge(E.START, "inc")
+        g.add_conditional_edges("inc", lambda s: "inc" if s["n"] < 4 else E.END)
+        return g.compile().invoke({"n": 0, "steps": []})
+
+    differential(scenario)
+
+
+def test_subgraph_step_numbers_restart_at_one(differential):
+    def scenario(E):
+        seen = []
+
+        def rec(name):
+            def f(s, config):
+                seen.append((name, config["metadata"]["langgraph_step"]))
+                return {"log": [name]}
+
+            return f
+
+        sub = E.StateGraph(S)
+        sub.add_node("s1", rec("s1"))
+        sub.add_node("s2", rec("s2"))
+        sub.add_edge(E.START, "s1")
+        sub.add_edge("s1", "s2")
+        g = E.StateGraph(S)
+        g.add_node("p1", rec("p1"))
+        g.add_node("sub", sub.compile())
+        g.add_edge(E.START, "p1")
+        g.add_edge("p1", "sub")
+        g.compile().invoke({"log": []})
+        return seen
+
+    differential(scenario)
+
+
+def test_parallel_subgraphs_stream_with_namespaces(differential):
+    def scenario(E):
+        def mk_sub(tag):
+            sub = E.StateGraph(S)
+            sub.add_node("inner", _logger(f"inner-{tag}"))
+            sub.add_edge(E.START, "inner")
+            return sub.compile()
+
+        g = E.StateGraph(S)
+        g.add_node("left", mk_sub("L"))
+        g.add_node("right", mk_sub("R"))
+        g.add_edge(E.START, "left")
+        g.add_edge(E.START, "right")
+        app = g.compile()
+        chunks = list(app.stream({"log": []}, stream_mode="updates", subgraphs=True))
+        # per-namespace order is deterministic; interleaving between parallel subgraphs is not
+        by_ns = {}
+        for ns, upd in chunks:
+            key = ns[0].split(":")[0] if ns else ""
+            by_ns.setdefault(key, []).append(upd)
+        by_ns[""] = sorted(by_ns.get("", []), key=repr)  # root: completion order of left/right
+        return app.invoke({"log": []}), dict(sorted(by_ns.items()))
+
+    differential(scenario)
+
+
+def test_subgraph_fan_out_inside_subgraph_namespaces(differential):
+    def scenario(E):
+        class It(TypedDict):
+            log: Annotated[list, operator.add]
+            i: NotRequired[int]
+
+        sub = E.StateGraph(It)
+        sub.add_node("w", lambda s: {"log": [f"w{s['i']}"]})
+        sub.add_conditional_edges(E.START, lambda s: [E.Send("w", {"i": i}) for i in range(2)])
+        g = E.StateGraph(S)
+        g.add_node("sub", sub.compile())
+        g.add_edge(E.START, "sub")
+        app = g.compile()
+        chunks = list(app.stream({"log": []}, stream_mode="values", subgraphs=True))
+        return app.invoke({"log": []}), chunks
+
+    differential(scenario)
