@@ -244,12 +244,19 @@ class StreamReducer:
             payload = {k: v for k, v in payload.items() if k != "__interrupt__"}
         self.values = payload
         out: list[Patch] = []
-        if not self._seen_values:  # the thread's messages so far (input, earlier turns)
-            self._seen_values = True
-            msgs = payload.get("messages") if isinstance(payload, Mapping) else None
-            for msg in _messages_in(msgs):
-                mid = str(getattr(msg, "id", None) or f"input-{self._next_id()}")
-                out += self._full_message(msg, mid, "input", "")
+        # Messages the stream did not show: the thread's history (first values), and
+        # messages a reducer made from plain data (e.g. ("ai", "hi") tuples).
+        if not self._seen_values:
+            node = "input"
+        else:
+            last = self._cur.get("") or []
+            node = last[0] if len(last) == 1 else ""
+        self._seen_values = True
+        msgs = payload.get("messages") if isinstance(payload, Mapping) else None
+        for msg in _messages_in(msgs):
+            mid = getattr(msg, "id", None)
+            if mid is None or str(mid) not in self._msgs:
+                out += self._full_message(msg, str(mid or f"anon-{self._next_id()}"), node, "")
         return out
 
     def _on_custom(self, ns: tuple[str, ...], payload: Any) -> list[Patch]:

@@ -1,0 +1,190 @@
+"""lgnb.run / lgnb.show: the Run API and the widget state it syncs (no browser, no Node)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+from conftest import agent_graph
+from fakes import FakeStreamingChat
+
+from lgnb.widgets import GraphView, Run, run, show
+from lgnb.widgets._assets import VIEW_ESM
+from lgnb.widgets._runtime import get_runtime
+
+REPLIES = [{"content": "let me add", "tool_calls": [{"name": "add", "args": {"a": 2, "b": 3}, "id": "call-1"}]},
+           "2 + 3 = 5"]
+
+
+def simple(eng: Any, node: Any, *, checkpointer: Any = None, name: str = "work") -> Any:
+    g = eng.StateGraph(eng.MessagesState)
+    g.add_node(name, node)
+    g.add_edge(eng.START, name)
+    g.add_edge(name, eng.END)
+    return g.compile(checkpointer=checkpointer)
+
+
+def test_run_to_done_syncs_view_state(eng: Any) -> None:
+    r = run(agent_graph(eng, FakeStreamingChat(replies=REPLIES)), {"messages": [("user", "hi")]}, display=False)
+    result = r.wait(timeout=30)
+    assert r.status == "done" and result["messages"][-1].content == "2 + 3 = 5"
+    v = r.view
+    assert (v.status, v.step, v.active) == ("done", 3, [])
+    assert v.visited == ["__start__", "agent", "tools", "__end__"]
+    assert ["tools", "agent"] in v.taken
+    assert [m["type"] for m in v.snapshot["messages"]] == ["human", "ai", "tool", "ai"]
+    assert v.snapshot == r.content
+    assert v.dot.startswith("digraph") and {n["key"] for n in v.drawing["nodes"]} >= {"agent", "tools"}
+    assert v.elapsed > 0
+
+
+def test_views_share_one_bundle() -> None:
+    rt = get_runtime()
+    g = show(object.__new__(type("G", (), {"get_graph": lambda self, xray=False: _tiny_graph()})))
+    assert isinstance(g, GraphView)
+    assert g._esm == VIEW_ESM and len(g._esm) < 2000
+    assert g._lgnb_runtime == f"anywidget:{rt.model_id}"
+    assert get_runtime() is rt  # one per kernel
+
+
+def _tiny_graph() -> Any:
+    from langchain_core.runnables.graph import Graph
+
+    graph = Graph()
+    a, b = graph.add_node(None, "__start__"), graph.add_node(None, "x")
+    graph.add_edge(a, b)
+    return graph
+
+
+def test_node_error_shows_node_and_reraises(eng: Any) -> None:
+    def boom(state: Any) -> Any:
+        raise ValueError("kaboom <b>bold</b>")
+
+    r = run(simple(eng, boom, name="explode"), {"messages": []}, display=False)
+    with pytest.raises(ValueError, match="kaboom"):
+        r.wait(timeout=30)
+    assert r.status == "error" and isinstance(r.error, ValueError)
+    assert r.view.error == {"type": "ValueError", "message": "kaboom <b>bold</b>", "node": "explode"}
+    assert r.content["errors"][0]["node"] == "explode"
+    with pytest.raises(RuntimeError, match="already ended"):
+        r.resume("x")
+
+
+def test_interrupt_without_checkpointer_says_how(eng: Any) -> None:
+    def ask(state: Any) -> Any:
+        return {"messages": [("ai", str(eng.interrupt({"q": "ok?"})))]}
+
+    r = run(simple(eng, ask), {"messages": []}, display=False)
+    r.wait(timeout=30)
+    assert r.status == "interrupted" and r.interrupts[0]["value"] == {"q": "ok?"}
+    assert "checkpointer=InMemorySaver()" in r.view.notice and "thread_id" in r.view.notice
+    with pytest.raises(RuntimeError, match="no checkpointer"):
+        r.resume("yes")
+
+
+def test_interrupt_resume_same_thread(eng: Any) -> None:
+    def ask(state: Any) -> Any:
+        return {"messages": [("ai", f"answer: {eng.interrupt({'q': 'ok?'})}")]}
+
+    r = run(simple(eng, ask, checkpointer=eng.InMemorySaver()), {"messages": []}, display=False)
+    r.wait(timeout=30)
+    assert r.status == "interrupted" and r.view.status == "interrupted"
+    assert r.view.thread.startswith("lgnb-") and r.view.interrupts == r.interrupts
+    iid = r.interrupts[0]["id"]
+    assert r.resume({iid: "yes"}) is r
+    assert r.wait(timeout=30)["messages"][-1].content == "answer: yes"
+    assert r.status == "done" and r.interrupts == [] and r.view.interrupts == []
+    with pytest.raises(RuntimeError, match="already ended"):
+        r.resume("again")
+
+
+def test_resume_while_running_is_refused(lg: Any) -> None:
+    gate = threading.Event()
+
+    def slow(state: Any) -> Any:
+        gate.wait(10)
+        return {"messages": [("ai", "done")]}
+
+    r = run(simple(lg, slow, checkpointer=lg.InMemorySaver()), {"messages": []}, display=False)
+    with pytest.raises(RuntimeError, match="still running"):
+        r.resume("x")
+    gate.set()
+    r.wait(timeout=30)
+
+
+def test_cancel(lg: Any) -> None:
+    gate = threading.Event()
+
+    def slow(state: Any) -> Any:
+        gate.wait(10)
+        return {"messages": [("ai", "late")]}
+
+    r = run(simple(lg, slow), {"messages": []}, display=False)
+    time.sleep(0.1)
+    assert r.cancel() is True
+    r.wait(timeout=5)
+    assert r.status == "cancelled" and r.view.status == "cancelled"
+    gate.set()
+
+
+def test_not_a_graph_says_what_is_expected(lg: Any) -> None:
+    with pytest.raises(TypeError, match=r"expects a compiled graph .*got builtins\.dict"):
+        run({"not": "a graph"}, {})
+    builder = lg.StateGraph(lg.MessagesState)
+    with pytest.raises(TypeError, match=r"call \.compile\(\) first"):
+        run(builder, {})
+    with pytest.raises(TypeError, match="lgnb.show expects a compiled graph"):
+        show(42)
+
+
+def test_traffic_is_coalesced_and_complete(lg: Any) -> None:
+    text = "".join(f"w{i} " for i in range(3000))
+    model = FakeStreamingChat(replies=[text], chunk_chars=3)
+    sent: list[dict[str, Any]] = []
+    r = Run(agent_graph(lg, model), {"messages": [("user", "go")]})
+    r.view.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    t0 = time.monotonic()
+    r.wait(timeout=60)
+    seconds = time.monotonic() - t0
+    patches = [p for m in sent if m["kind"] == "patches" for p in m["patches"]]
+    streamed = "".join(p["text"] for p in patches if p["kind"] == "msg.delta")
+    assert streamed == text  # nothing dropped, order kept
+    seqs = [p["seq"] for p in patches]
+    assert seqs == sorted(seqs)
+    assert len(sent) <= 15 * seconds + 3  # one batch per flush interval at most
+    assert r.stats["messages"] <= 30 * seconds + 5
+
+
+async def test_await_run_in_a_running_loop(lg: Any) -> None:
+    r = run(agent_graph(lg, FakeStreamingChat(replies=REPLIES)), {"messages": [("user", "hi")]}, display=False)
+    result = await r
+    assert r.status == "done" and result["messages"][-1].content == "2 + 3 = 5"
+
+
+async def test_wait_inside_the_runs_own_loop_pumps(lg: Any) -> None:
+    # Like a kernel cell: the loop is blocked by this very call, wait() must not deadlock.
+    r = run(agent_graph(lg, FakeStreamingChat(replies=REPLIES, delay=0.001)), {"messages": [("user", "hi")]},
+            display=False)
+    assert r._loop is asyncio.get_running_loop()
+    assert r.wait(timeout=30)["messages"][-1].content == "2 + 3 = 5"
+    assert r.view.status == "done" and r.view.snapshot["messages"][-1]["content"] == "2 + 3 = 5"
+
+
+def test_async_graph(eng: Any) -> None:
+    async def node(state: Any) -> Any:
+        await asyncio.sleep(0.01)
+        eng.get_stream_writer()({"progress": 1.0, "stage": "async"})
+        return {"messages": [("ai", "from async")]}
+
+    r = run(simple(eng, node), {"messages": []}, use_async=True, display=False)
+    assert r.wait(timeout=30)["messages"][-1].content == "from async"
+    assert r.content["progress"][0]["stage"] == "async"
+
+
+def test_repr_and_title(lg: Any) -> None:
+    r = run(simple(lg, lambda s: {"messages": []}), {"messages": []}, display=False, title="mine")
+    r.wait(timeout=30)
+    assert r.view.title == "mine" and "done" in repr(r)
