@@ -202,9 +202,13 @@ def _wide_nodes(keys: int, nodes: int, writes: int, get_writer: Callable) -> lis
     return [make(j) for j in range(nodes)]
 
 
-def wide(keys: int, nodes: int = 50, writes: int = 5) -> Spec:
+def wide(keys: int, nodes: int = 50, writes: int = 5, base: bool = True) -> Spec:
     """A state of ``keys`` keys (all set in the input); ``nodes`` nodes in a row, each writing
-    ``writes`` keys. Compare per-step cost across widths: it should not depend on ``keys``."""
+    ``writes`` keys. Compare per-step cost across widths: it should not depend on ``keys``.
+
+    ``base=False`` makes a ``wide-<keys>-n<nodes>`` variant: the same graph, longer. Its
+    difference to the base graph gives the marginal cost of one step, free of the per-run
+    O(keys) cost of reading the input and returning the output."""
 
     def build(e: Engine) -> Built:
         schema = _wide_schema(keys)
@@ -231,7 +235,7 @@ def wide(keys: int, nodes: int = 50, writes: int = 5) -> Spec:
         return run
 
     return Spec(
-        f"wide-{keys}",
+        f"wide-{keys}" if base else f"wide-{keys}-n{nodes}",
         "wide",
         build,
         floor,
@@ -333,6 +337,11 @@ def react(turns: int) -> Spec:
 # ------------------------------------------------------------------ suites --
 def suite(quick: bool = False) -> list[Spec]:
     if quick:
-        return [chain(20), chain(100), send(10, 3), wide(200, nodes=10), wide(1000, nodes=10),
-                wide(20, nodes=10), react(3)]
-    return [chain(100), chain(1000), send(100, 10), wide(200), wide(1000), wide(20), react(20)]
+        return [chain(20), chain(100), send(10, 3),
+                wide(200, nodes=10), wide(1000, nodes=10), wide(20, nodes=10),
+                wide(1000, nodes=20, base=False), wide(20, nodes=20, base=False),
+                react(3)]
+    return [chain(100), chain(1000), send(100, 10),
+            wide(200), wide(1000), wide(20),
+            wide(1000, nodes=100, base=False), wide(20, nodes=100, base=False),
+            react(20)]

@@ -19,6 +19,7 @@ import json
 import math
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -90,11 +91,9 @@ def _runner(built: graphs.Built, mode: str) -> Callable[[], Any]:
     return stream
 
 
-def measure_spec(spec: graphs.Spec, engines: list, args) -> list[Cell]:
-    """Warm up every target once, then run them round-robin so drift hits all alike."""
-    targets: list[tuple[Cell, Callable[[], Any]]] = []
-    floor = Cell(spec.name, "floor", "-", spec.node_execs)
-    targets.append((floor, spec.floor()))
+def _targets(spec: graphs.Spec, engines: list) -> list[tuple[Cell, Callable[[], Any] | None]]:
+    targets: list[tuple[Cell, Callable[[], Any] | None]] = []
+    targets.append((Cell(spec.name, "floor", "-", spec.node_execs), spec.floor()))
     for eng in engines:
         try:
             built = spec.build(eng)
@@ -105,6 +104,15 @@ def measure_spec(spec: graphs.Spec, engines: list, args) -> list[Cell]:
             continue
         for mode in MODES:
             targets.append((Cell(spec.name, eng.name, mode, spec.node_execs), _runner(built, mode)))
+    return targets
+
+
+def measure(specs: list[graphs.Spec], engines: list, args) -> list[Cell]:
+    """Warm up every target once, then run them round-robin so drift hits all alike.
+
+    ``specs`` measured together are compared with each other (the wide states), so they
+    share the round-robin too."""
+    targets = [t for spec in specs for t in _targets(spec, engines)]
 
     slowest = 0.0
     for cell, fn in targets:
@@ -267,9 +275,7 @@ def report(cells: list[Cell], imports: dict, engine_names: list[str], out=sys.st
         lg = results["ratios"].get(f"stream_invoke/{s}/lgnb", math.nan)
         p(f"    {s:<14} " + " ".join(row) + f"  {_verdict(lg, GOAL_STREAM_INVOKE)}")
     p("")
-    wides = sorted(
-        {int(s.split("-")[1]) for s in specs if s.startswith("wide-")}
-    )
+    wides = sorted({int(m.group(1)) for s in specs if (m := re.fullmatch(r"wide-(\d+)", s))})
     if len(wides) >= 2:
         narrow = wides[0]
         p(f"  wide state, time per step vs the {narrow}-key state (goal lgnb <= {GOAL_WIDE} at 1000 keys)")
@@ -283,6 +289,29 @@ def report(cells: list[Cell], imports: dict, engine_names: list[str], out=sys.st
                 lg = results["ratios"].get(f"wide/{k}vs{narrow}/{m}/lgnb", math.nan)
                 verdict = _verdict(lg, GOAL_WIDE) if k >= 1000 else ""
                 p(f"    {k:>5} keys {m:<7} " + "   ".join(row) + f"  {verdict}")
+        # Marginal cost of one step: longer variant minus base, per extra node.
+        longs = [(int(m.group(1)), int(m.group(2)), s) for s in specs
+                 if (m := re.fullmatch(r"wide-(\d+)-n(\d+)", s))]
+        marg: dict[tuple[int, str, str], float] = {}
+        for k, n, s in longs:
+            base = by.get((f"wide-{k}", "floor", "-"))
+            if not base:
+                continue
+            for e in engine_names:
+                for m in MODES:
+                    marg[(k, e, m)] = (med(s, e, m) - med(f"wide-{k}", e, m)) / (n - base.node_execs)
+        ks = sorted({k for k, _, _ in marg})
+        if len(ks) >= 2:
+            lo, hi = ks[0], ks[-1]
+            p(f"  wide state, marginal time of one step (longer graph minus base), {hi} vs {lo} keys")
+            for m in MODES:
+                row = []
+                for e in engine_names:
+                    r = _ratio(marg.get((hi, e, m), math.nan), marg.get((lo, e, m), math.nan))
+                    results["ratios"][f"wide_marginal/{hi}vs{lo}/{m}/{e}"] = r
+                    us = marg.get((hi, e, m), math.nan) * 1e6
+                    row.append(f"{e} {_fmt(r, 2):>6} ({_fmt(us, 0)} µs/step)")
+                p(f"    {m:<7} " + "   ".join(row))
         p("")
     if imports:
         p(f"  import time, fresh interpreter, median (goal import lgnb / import langgraph.graph <= {GOAL_IMPORT})")
@@ -347,11 +376,19 @@ def main(argv: list[str] | None = None) -> int:
         keys = [k.strip() for k in args.only.split(",") if k.strip()]
         specs = [s for s in specs if any(k in s.name for k in keys)]
 
+    # Graphs of the "wide" group are compared with each other: measure them together.
+    batches: list[list[graphs.Spec]] = []
+    for spec in specs:
+        if spec.group == "wide" and batches and batches[-1][0].group == "wide":
+            batches[-1].append(spec)
+        else:
+            batches.append([spec])
     cells: list[Cell] = []
     t0 = time.perf_counter()
-    for spec in specs:
-        print(f"  {spec.name} ({spec.node_execs} node executions) ...", flush=True)
-        cells += measure_spec(spec, loaded, args)
+    for batch in batches:
+        names = ", ".join(f"{s.name} ({s.node_execs} node executions)" for s in batch)
+        print(f"  {names} ...", flush=True)
+        cells += measure(batch, loaded, args)
 
     imports = {}
     if not args.no_imports:
