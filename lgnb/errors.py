@@ -22,6 +22,7 @@ __all__ = (
     "InvalidUpdateError",
     "GraphBubbleUp",
     "GraphInterrupt",
+    "NodeInterrupt",
     "ParentCommand",
     "EmptyInputError",
     "TaskNotFound",
@@ -89,3 +90,24 @@ class TaskNotFound(Exception):
     """A task could not be found (distributed execution)."""
 
 
+
+
+class NodeInterrupt(GraphInterrupt):
+    """Deprecated: raise `interrupt(value)` instead. Interrupts the node with `value`."""
+
+    def __init__(self, value: object, id: str | None = None) -> None:
+        import warnings
+
+        from lgnb.types import Interrupt
+        from lgnb.warnings import LangGraphDeprecatedSinceV10
+
+        warnings.warn(
+            LangGraphDeprecatedSinceV10(
+                "NodeInterrupt is deprecated. Please use `langgraph.types.interrupt` instead."
+            ),
+            stacklevel=2,
+        )
+        if id is None:
+            super().__init__([Interrupt(value=value)])
+        else:
+            super().__init__([Interrupt(value=value, id=id)])

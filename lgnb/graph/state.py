@@ -9,6 +9,7 @@ and stream output have the same shape on both engines.
 from __future__ import annotations
 
 import inspect
+import logging
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
@@ -29,8 +30,11 @@ from lgnb.pregel._node import PregelNode
 from lgnb.pregel._task import Task
 from lgnb.pregel.main import Pregel
 from lgnb.types import Command, RetryPolicy, Send
+from lgnb.warnings import LangGraphDeprecatedSinceV05, LangGraphDeprecatedSinceV10
 
 __all__ = ("StateGraph", "CompiledStateGraph", "NodeSpec")
+
+logger = logging.getLogger("langgraph")
 
 StateT = TypeVar("StateT")
 
@@ -73,7 +77,37 @@ class StateGraph(Generic[StateT]):
         *,
         input_schema: type[Any] | None = None,
         output_schema: type[Any] | None = None,
+        **deprecated: Any,
     ) -> None:
+        if "config_schema" in deprecated:
+            warnings.warn(
+                LangGraphDeprecatedSinceV10(
+                    "`config_schema` is deprecated and will be removed. Please use "
+                    "`context_schema` instead."
+                ),
+                stacklevel=2,
+            )
+            context_schema = context_schema or deprecated.pop("config_schema")
+        if "input" in deprecated:
+            warnings.warn(
+                LangGraphDeprecatedSinceV05(
+                    "`input` is deprecated and will be removed. Please use `input_schema` instead."
+                ),
+                stacklevel=2,
+            )
+            input_schema = input_schema or deprecated.pop("input")
+        if "output" in deprecated:
+            warnings.warn(
+                LangGraphDeprecatedSinceV05(
+                    "`output` is deprecated and will be removed. Please use `output_schema` instead."
+                ),
+                stacklevel=2,
+            )
+            output_schema = output_schema or deprecated.pop("output")
+        if deprecated:
+            raise TypeError(
+                f"StateGraph() got unexpected keyword arguments: {sorted(deprecated)}"
+            )
         self.nodes: dict[str, NodeSpec] = {}
         self.edges: set[tuple[str, str]] = set()
         self.branches: defaultdict[str, dict[str, Branch]] = defaultdict(dict)
@@ -134,10 +168,22 @@ class StateGraph(Generic[StateT]):
         `destinations` names where a node returning `Command(goto=...)` may go (for
         drawing); `defer=True` runs the node only when nothing else is left to run.
         """
-        if kwargs.get("retry") is not None and retry_policy is None:
-            retry_policy = kwargs.pop("retry")
-        if kwargs.get("input") is not None and input_schema is None:
-            input_schema = kwargs.pop("input")
+        if "retry" in kwargs:
+            warnings.warn(
+                LangGraphDeprecatedSinceV05(
+                    "`retry` is deprecated and will be removed. Please use `retry_policy` instead."
+                ),
+                stacklevel=2,
+            )
+            retry_policy = retry_policy or kwargs.pop("retry")
+        if "input" in kwargs:
+            warnings.warn(
+                LangGraphDeprecatedSinceV05(
+                    "`input` is deprecated and will be removed. Please use `input_schema` instead."
+                ),
+                stacklevel=2,
+            )
+            input_schema = input_schema or kwargs.pop("input")
         unknown = set(kwargs) - {"retry", "input", "cache_policy"}
         if unknown:
             raise TypeError(f"add_node() got unexpected keyword arguments: {sorted(unknown)}")
@@ -150,10 +196,9 @@ class StateGraph(Generic[StateT]):
         if action is None:
             raise RuntimeError(f"add_node(`{node}`): the node's function is missing")
         if self.compiled:
-            warnings.warn(
+            logger.warning(
                 "Adding a node to a graph that has already been compiled. This will not be "
-                "reflected in the compiled graph.",
-                stacklevel=2,
+                "reflected in the compiled graph."
             )
         if node in self.nodes:
             raise ValueError(f"Node `{node}` already present.")
@@ -188,10 +233,9 @@ class StateGraph(Generic[StateT]):
     def add_edge(self, start_key: str | list[str], end_key: str) -> StateGraph[StateT]:
         """Run `end_key` after `start_key`; with a list of starts, after all of them."""
         if self.compiled:
-            warnings.warn(
+            logger.warning(
                 "Adding an edge to a graph that has already been compiled. This will not be "
-                "reflected in the compiled graph.",
-                stacklevel=2,
+                "reflected in the compiled graph."
             )
         if isinstance(start_key, str):
             if start_key == END:
@@ -220,10 +264,9 @@ class StateGraph(Generic[StateT]):
     ) -> StateGraph[StateT]:
         """After `source`, call `path(state)` and go where it says (names, END or Sends)."""
         if self.compiled:
-            warnings.warn(
+            logger.warning(
                 "Adding an edge to a graph that has already been compiled. This will not be "
-                "reflected in the compiled graph.",
-                stacklevel=2,
+                "reflected in the compiled graph."
             )
         name = getattr(path, "name", None) or getattr(path, "__name__", None) or "condition"
         if name == "<lambda>":

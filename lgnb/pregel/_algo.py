@@ -65,14 +65,16 @@ def apply_writes(
     channels: Mapping[str, BaseChannel],
     tasks: Iterable[Any],
     trigger_to_nodes: Mapping[str, Sequence[str]],
-    step_channels: Sequence[str],
+    step_channels: frozenset[str],
     finish_channels: Sequence[str],
+    live: set[str],
     changed: set[str] | None = None,
 ) -> set[str]:
     """Apply a step's writes; return the available channels that were updated.
 
-    `step_channels` are the channels that may change on a step without writes,
-    `finish_channels` those that change when the run is about to finish. Every channel
+    `step_channels` are the channels that may change on a step without writes (they
+    empty themselves), `live` the ones of them currently holding a value — only those
+    are visited. `finish_channels` change when the run is about to finish. Every channel
     whose version moved is added to `changed` (for the caller's caches).
     """
     tasks = sorted(tasks, key=task_sort_key)
@@ -122,16 +124,21 @@ def apply_writes(
             changed.add(chan)
             if ch.is_available():
                 updated.add(chan)
-    if bump_step:
-        for chan in step_channels:
+                if chan in step_channels:
+                    live.add(chan)
+    if bump_step and live:
+        for chan in list(live):
             if chan in by_channel:
                 continue
             ch = channels[chan]
-            if ch.is_available() and ch.update(()):
+            if ch.update(()):
                 cv[chan] = next_version
                 changed.add(chan)
                 if ch.is_available():
                     updated.add(chan)
+            if not ch.is_available():
+                live.discard(chan)
+    if bump_step:
         if updated.isdisjoint(trigger_to_nodes):
             for chan in finish_channels:
                 ch = channels[chan]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
@@ -49,10 +48,10 @@ def updates_payload(
     mine = [(c, v) for c, v in writes if c in output_keys]
     if not mine:
         return {name: None}
-    counts = Counter(c for c, _ in mine)
-    if any(n > 1 for n in counts.values()):
+    update = dict(mine)
+    if len(update) != len(mine):
         return {name: [{c: v} for c, v in mine]}
-    return {name: dict(mine)}
+    return {name: update}
 
 
 def task_start_payload(task: Any) -> dict[str, Any]:

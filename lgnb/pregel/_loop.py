@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from uuid import uuid4
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import (
@@ -120,6 +121,7 @@ class Loop:
             self.prev_checkpoint_config = saved.parent_config
             self.has_saved = True
         self.checkpoint_id = checkpoint["id"]
+        self.run_key = uuid4().hex
         self.checkpoint_id_saved = checkpoint["id"] if saved is not None else None
         self.checkpoint_ts = checkpoint.get("ts")
         self.metadata = metadata
@@ -135,6 +137,9 @@ class Loop:
         self.channels = {
             k: (spec.from_checkpoint(values[k]) if k in values else spec.from_checkpoint(MISSING))
             for k, spec in graph.channels.items()
+        }
+        self.live_ephemeral = {
+            k for k in graph.step_channels if self.channels[k].is_available()
         }
         self.state = {}
         for k in graph.state_keys:
@@ -293,6 +298,7 @@ class Loop:
             graph.trigger_to_nodes,
             graph.step_channels,
             graph.finish_channels,
+            self.live_ephemeral,
             changed,
         )
         state = self.state
@@ -506,8 +512,12 @@ class Loop:
             metadata["step"] = self.step
             metadata["parents"] = dict(self.config.get(CONF, {}).get("checkpoint_map", {}))
             self.metadata = metadata
-            self.checkpoint_id = new_checkpoint_id(self.step)
-            self.checkpoint_ts = datetime.now(timezone.utc).isoformat()
+            if self.checkpointer is not None:
+                self.checkpoint_id = new_checkpoint_id(self.step)
+                self.checkpoint_ts = datetime.now(timezone.utc).isoformat()
+            else:
+                # nothing is saved: an id unique per run and step is enough for task ids
+                self.checkpoint_id = f"{self.run_key}-{self.step}"
         save = self.checkpointer is not None and (exiting or self.durability != "exit")
         if save:
             checkpoint = self._checkpoint_dict()

@@ -59,36 +59,39 @@ class StreamSink:
 
     def __init__(self) -> None:
         self.items: deque[tuple[tuple[str, ...], str, Any]] = deque()
-        self.cond: threading.Condition | None = None
+        self.cond: threading.Event | None = None
         self.closed = False
         self.put: Callable[[tuple[tuple[str, ...], str, Any]], None] = self.items.append
 
     def make_blocking(self) -> None:
-        """Let a consumer in another thread wait for items (`wait`)."""
-        self.cond = threading.Condition()
-        items, cond = self.items, self.cond
+        """Let a consumer in another thread wait for items (`wait`).
+
+        Producers append without a lock (deque appends are atomic) and set an Event only
+        when it is not already set, so a burst of tokens costs one wake-up, not one each.
+        """
+        self.cond = threading.Event()  # type: ignore[assignment]
+        items, ready = self.items, self.cond
 
         def put(item: tuple[tuple[str, ...], str, Any]) -> None:
-            with cond:
-                items.append(item)
-                cond.notify()
+            items.append(item)
+            if not ready.is_set():
+                ready.set()
 
         self.put = put
 
     def close(self) -> None:
-        if self.cond is None:
-            self.closed = True
-            return
-        with self.cond:
-            self.closed = True
-            self.cond.notify_all()
+        self.closed = True
+        if self.cond is not None:
+            self.cond.set()
 
     def wait(self) -> None:
         """Block until an item arrives or the producer closed the sink."""
-        assert self.cond is not None
-        with self.cond:
-            while not self.items and not self.closed:
-                self.cond.wait()
+        ready = self.cond
+        assert ready is not None
+        if self.items or self.closed:
+            return
+        ready.wait()
+        ready.clear()
 
 
 class RunContext:

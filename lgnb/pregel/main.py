@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
@@ -92,7 +93,7 @@ class Pregel(Runnable):
             for trigger in node.triggers:
                 t2n.setdefault(trigger, []).append(name)
         self.trigger_to_nodes = t2n
-        self.step_channels = [k for k, c in self.channels.items() if c.clears_each_step]
+        self.step_channels = frozenset(k for k, c in self.channels.items() if c.clears_each_step)
         self.finish_channels = [k for k, c in self.channels.items() if c.waits_for_finish]
         self.untracked_keys = frozenset(
             k for k, c in self.channels.items() if isinstance(c, UntrackedValue)
@@ -190,7 +191,7 @@ class Pregel(Runnable):
         modes = {stream_mode} if isinstance(stream_mode, str) else set(stream_mode)
         prints = {print_mode} if isinstance(print_mode, str) else set(print_mode or ())
         if debug if debug is not None else self.debug:
-            prints.add("debug")
+            prints.update(("updates", "values"))
         unknown = (modes | prints) - _VALID_MODES
         if unknown:
             raise ValueError(
@@ -234,6 +235,8 @@ class Pregel(Runnable):
             if checkpointer is None and self.checkpointer is not False:
                 checkpointer = parent.loop.checkpointer
                 run.checkpointer = checkpointer
+        if durability is not None and checkpointer is None:
+            warnings.warn("`durability` has no effect when no checkpointer is present.", stacklevel=3)
         if durability is None:
             durability = parent.loop.durability if parent is not None else "async"
         loop_kwargs = {
