@@ -252,6 +252,7 @@ _RUN = r"(?:lc_run--|run-|run--)(?:" + _UUID + r"|[0-9a-fA-F-]{8,})(?:-\d+)?"
 _ID_RE = re.compile(f"{_RUN}|{_UUID}|{_HEX}")
 _ADDR_RE = re.compile(r" at 0x[0-9a-fA-F]+")
 _TS_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d|Z)?$")
+_TS_ANY_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d|Z)?")
 
 # dict keys whose value is an id regardless of its format (lgnb may choose another scheme)
 _ID_KEYS = {"id", "task_id", "checkpoint_id", "run_id", "parent_run_id", "interrupt_id"}
@@ -298,6 +299,7 @@ class Normalizer:
     def string(self, s: str) -> str:
         if _TS_RE.match(s):
             return "<ts>"
+        s = _TS_ANY_RE.sub("<ts>", s)  # timestamps inside printed text
         return _ID_RE.sub(lambda m: self.id(m.group(0)), s)
 
     def ns_tuple(self, t: tuple) -> tuple:

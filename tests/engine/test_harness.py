@@ -33,6 +33,7 @@ def test_timestamps_are_normalized_but_plain_values_are_not():
     n = Normalizer()
     assert n({"timestamp": "2026-01-01T00:00:00.123+00:00", "step": 3}) == {"timestamp": "<ts>", "step": 3}
     assert n("2026-01-01T00:00:00+00:00") == "<ts>"
+    assert n("[debug] {'timestamp': '2026-01-01T00:00:00.5+00:00'}") == "[debug] {'timestamp': '<ts>'}"
     assert n({"id": "user-chosen"}) == {"id": "user-chosen"}  # not a task-like dict
 
 
