@@ -20,10 +20,10 @@ def _num(x, nd=2) -> str:
     return f"{x:,.{nd}f}"
 
 
-def _mark(x, goal) -> str:
+def _mark(x, goal, nd=2) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
-    return f"{_num(x)} {'✓' if x <= goal else '✗'}"
+    return f"{_num(x, nd)} {'✓' if x <= goal else '✗'}"
 
 
 def render(data: dict) -> str:
@@ -54,8 +54,8 @@ def render(data: dict) -> str:
       "| stream/invoke LangGraph | stream/invoke lgnb (≤ 1.3) |")
     w("|---|---:|---:|---:|---:|")
     for g in graphs:
-        w(f"| {g} | {_mark(ratios.get(f'overhead/{g}/invoke'), GOALS['overhead'])} "
-          f"| {_mark(ratios.get(f'overhead/{g}/stream'), GOALS['overhead'])} "
+        w(f"| {g} | {_mark(ratios.get(f'overhead/{g}/invoke'), GOALS['overhead'], 3)} "
+          f"| {_mark(ratios.get(f'overhead/{g}/stream'), GOALS['overhead'], 3)} "
           f"| {_num(ratios.get(f'stream_invoke/{g}/langgraph'))} "
           f"| {_mark(ratios.get(f'stream_invoke/{g}/lgnb'), GOALS['stream_invoke'])} |")
     wide = sorted(k for k in ratios if k.startswith("wide/"))
@@ -69,6 +69,15 @@ def render(data: dict) -> str:
             mine = ratios.get(k.replace("/langgraph", "/lgnb"))
             shown = _mark(mine, GOALS["wide"]) if size.startswith("1000") else _num(mine)
             w(f"| {size.replace('vs', ' vs ')} keys, {mode} | {_num(lg)} | {shown} |")
+    marg = sorted(k for k in ratios if k.startswith("wide_marginal/") and k.endswith("/langgraph"))
+    if marg:
+        w("")
+        w("| wide state, marginal time of one step (longer graph − base) | LangGraph | lgnb |")
+        w("|---|---:|---:|")
+        for k in marg:
+            _, size, mode, _ = k.split("/")
+            w(f"| {size.replace('vs', ' vs ')} keys, {mode} | {_num(ratios.get(k))} "
+              f"| {_num(ratios.get(k.replace('/langgraph', '/lgnb')))} |")
     imports = data.get("imports") or {}
     if imports:
         w("")
