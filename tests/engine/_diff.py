@@ -260,7 +260,9 @@ _TS_KEYS = {"ts", "timestamp", "created_at"}
 _NS_KEYS = {"checkpoint_ns", "langgraph_checkpoint_ns", "parent_checkpoint_ns", "ns"}
 # dict shapes in which the "id" key is an engine-generated id (task payloads etc.)
 _TASKY = ({"name", "input", "triggers"}, {"name", "result"}, {"name", "error"},
-          {"name", "interrupts"}, {"name", "path"})
+          {"name", "interrupts"}, {"name", "path"}, {"value", "response_schema"})
+# a namespace tuple element: "node:<task id>" (any id format of 8+ id-ish characters)
+_NS_PART_RE = re.compile(r"^[^:|]+:[0-9A-Za-z_.-]{8,}$")
 
 # classes that belong to an engine (normalized to their public shape, by class name)
 ENGINE_CLASSES = {
@@ -343,6 +345,8 @@ class Normalizer:
             return self.mapping(v)
         if isinstance(v, tuple) and hasattr(v, "_fields"):  # NamedTuple
             return (cname, *[self(x) for x in v])
+        if type(v) is tuple and v and all(isinstance(x, str) and _NS_PART_RE.match(x) for x in v):
+            return tuple(self.ns_string(x) for x in v)  # a stream namespace
         if isinstance(v, (list, tuple)):
             return type(v)(self(x) for x in v) if type(v) in (list, tuple) else [self(x) for x in v]
         if isinstance(v, (set, frozenset)):

@@ -91,3 +91,10 @@ def test_multiset_grouping_ignores_id_values():
               ("tasks", {"id": "aa", "name": "a", "result": 1}), ("values", 2)]
     grouped = _diff.steps_as_multisets(chunks, lambda c: c[0] == "values")
     assert [c[1]["name"] for c in grouped[1][1]] == ["a", "b"]
+
+
+def test_namespace_tuples_normalized_whatever_the_task_id_format():
+    n = Normalizer()
+    assert n((("sub:task-0001", "inner:task-0002"), "updates", {})) == (
+        ("sub:<id1>", "inner:<id2>"), "updates", {})
+    assert n({"value": 1, "id": "i-1", "response_schema": None})["id"] == "<id3>"
