@@ -1,0 +1,84 @@
+"""The tour in a real JupyterLab: tokens reach the page while the model streams, the lit
+node moves, the run ends done, the graph view draws, the interrupt is shown and resumed."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lab import Lab, copy_notebook, open_notebook, run_all, wait_kernel_idle
+
+pytestmark = pytest.mark.browser
+
+TOUR = Path(__file__).resolve().parents[2] / "notebooks" / "tour.ipynb"
+
+SAMPLE = """() => {
+  const r = document.querySelector('.lgnb-run');
+  if (!r) return null;
+  const bubbles = Array.from(r.querySelectorAll('.lgnb-bubble'));
+  return {
+    status: r.querySelector('[data-testid=status]').textContent,
+    active: Array.from(r.querySelectorAll('g.node.lgnb-active title')).map((t) => t.textContent),
+    lengths: bubbles.map((b) => b.querySelector('.lgnb-text').textContent.length),
+    step: r.querySelector('[data-testid=step]').textContent,
+  };
+}"""
+
+
+def sample_until_done(page: Any, *, timeout: float = 40.0, on_sample: Any = None) -> list[dict[str, Any]]:
+    samples: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        s = page.evaluate(SAMPLE)
+        if s:
+            samples.append(s)
+            if on_sample:
+                on_sample(s)
+            if s["status"] not in ("running", "pending"):
+                return samples
+        time.sleep(0.04)
+    raise AssertionError(f"run did not finish in {timeout} s; last samples {samples[-3:]}")
+
+
+def test_tour_streams_live(lab: Lab, page: Any, artifacts: Path) -> None:
+    open_notebook(page, lab, copy_notebook(lab, TOUR))
+    run_all(page)
+    shots: list[str] = []
+
+    def shoot(s: dict[str, Any]) -> None:  # one picture while `tools` is lit
+        if s["active"] == ["tools"] and not shots:
+            shots.append(str(artifacts / "tour-running.png"))
+            page.locator(".lgnb-run").first.screenshot(path=shots[0])
+
+    samples = sample_until_done(page, on_sample=shoot)
+    assert samples[-1]["status"] == "done", samples[-1]
+    assert shots, "never saw the tools node lit"
+    running = [s for s in samples if s["status"] == "running"]
+    # tokens arrived while the model was streaming: the last bubble grew in many steps
+    growth = {s["lengths"][-1] for s in running if s["lengths"]}
+    assert len(growth) >= 4, growth
+    # the lit node changed: agent, tools, agent again
+    lit = [tuple(s["active"]) for s in running if s["active"]]
+    changes = [a for i, a in enumerate(lit) if i == 0 or a != lit[i - 1]]
+    assert ("tools",) in changes and changes.count(("agent",)) >= 1 and len(changes) >= 2, changes
+    run = page.locator(".lgnb-run").first
+    run.locator(".lgnb-text", has_text="The tool says 2 + 3 = 5").wait_for()
+    assert run.locator(".lgnb-bar-pct").first.text_content() == "100%"
+    assert "step 3" in (run.locator("[data-testid=step]").text_content() or "")
+    assert run.locator("g.edge.lgnb-taken").count() >= 3
+    # the graph view drew the graph in the browser (WASM Graphviz)
+    graph = page.locator(".lgnb-graph-view").first
+    assert graph.locator("g.node").count() == 4
+    graph.locator("g.node", has_text="tools").first.click()
+    graph.locator(".lgnb-details", has_text="comes from: agent").wait_for()
+    # the interrupt, then its resume in the next cell
+    wait_kernel_idle(page)
+    review = page.locator(".lgnb-run").nth(1)
+    review.locator("[data-testid=status]", has_text="done").wait_for()
+    review.locator(".lgnb-text", has_text="Reviewer said: approved").wait_for()
+    run.scroll_into_view_if_needed()
+    run.screenshot(path=str(artifacts / "tour-run.png"))
+    graph.screenshot(path=str(artifacts / "tour-graph.png"))
+    assert not page.lgnb_errors, page.lgnb_errors
