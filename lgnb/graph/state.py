@@ -375,8 +375,12 @@ class StateGraph(Generic[StateT]):
                 + (interrupt_after if interrupt_after != "*" else [])
             )
         )
+        from lgnb.graph._allowlist import with_allowlist
         from lgnb.graph._compile import lower
 
+        schemas = [self.state_schema, self.input_schema, self.output_schema, self.context_schema]
+        schemas += [spec.input_schema for spec in self.nodes.values()]
+        checkpointer = with_allowlist(checkpointer, schemas)
         return lower(
             self,
             checkpointer=checkpointer,

@@ -63,12 +63,12 @@ class Versions:
 def apply_writes(
     versions: Versions,
     channels: Mapping[str, BaseChannel],
-    tasks: Iterable[Any],
+    tasks: Sequence[Any],
     trigger_to_nodes: Mapping[str, Sequence[str]],
     step_channels: frozenset[str],
     finish_channels: Sequence[str],
     live: set[str],
-    changed: set[str] | None = None,
+    changed: set[str],
 ) -> set[str]:
     """Apply a step's writes; return the available channels that were updated.
 
@@ -77,22 +77,25 @@ def apply_writes(
     are visited. `finish_channels` change when the run is about to finish. Every channel
     whose version moved is added to `changed` (for the caller's caches).
     """
-    tasks = sorted(tasks, key=task_sort_key)
-    bump_step = any(t.triggers for t in tasks)
+    if len(tasks) > 1:
+        tasks = sorted(tasks, key=task_sort_key)
     cv = versions.versions
+    seen_all = versions.seen
+    bump_step = False
+    consumed: list[str] = []
     for task in tasks:
-        if task.triggers:
-            seen = versions.seen.get(task.name)
+        triggers = task.triggers
+        if triggers:
+            bump_step = True
+            seen = seen_all.get(task.name)
             if seen is None:
-                seen = versions.seen[task.name] = {}
-            for chan in task.triggers:
+                seen = seen_all[task.name] = {}
+            for chan in triggers:
                 if chan in cv:
                     seen[chan] = cv[chan]
+                if chan in channels:
+                    consumed.append(chan)
     next_version = versions.bump()
-    if changed is None:
-        changed = set()
-    # consume the channels that triggered the tasks
-    consumed = {c for t in tasks for c in t.triggers if c in channels}
     for chan in consumed:
         if channels[chan].consume():
             cv[chan] = next_version
@@ -101,15 +104,12 @@ def apply_writes(
     by_channel: dict[str, list[Any]] = {}
     for task in tasks:
         for chan, val in task.writes:
-            if chan in SPECIAL_WRITES:
-                continue
-            if chan in channels:
-                vals = by_channel.get(chan)
-                if vals is None:
-                    by_channel[chan] = [val]
-                else:
-                    vals.append(val)
-            else:
+            vals = by_channel.get(chan)
+            if vals is not None:
+                vals.append(val)
+            elif chan in channels:
+                by_channel[chan] = [val]
+            elif chan not in SPECIAL_WRITES:
                 logger.warning(
                     "Task %s with path %s wrote to unknown channel %s, ignoring it.",
                     task.name,
@@ -126,20 +126,20 @@ def apply_writes(
                 updated.add(chan)
                 if chan in step_channels:
                     live.add(chan)
-    if bump_step and live:
-        for chan in list(live):
-            if chan in by_channel:
-                continue
-            ch = channels[chan]
-            if ch.update(()):
-                cv[chan] = next_version
-                changed.add(chan)
-                if ch.is_available():
-                    updated.add(chan)
-            if not ch.is_available():
-                live.discard(chan)
     if bump_step:
-        if updated.isdisjoint(trigger_to_nodes):
+        if live:
+            for chan in list(live):
+                if chan in by_channel:
+                    continue
+                ch = channels[chan]
+                if ch.update(()):
+                    cv[chan] = next_version
+                    changed.add(chan)
+                    if ch.is_available():
+                        updated.add(chan)
+                if not ch.is_available():
+                    live.discard(chan)
+        if finish_channels and updated.isdisjoint(trigger_to_nodes):
             for chan in finish_channels:
                 ch = channels[chan]
                 if ch.finish():

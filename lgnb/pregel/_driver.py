@@ -69,6 +69,8 @@ async def aflush_io(loop: Loop) -> None:
 
 
 def _commit(loop: Loop, task: Task, exc: BaseException | None, errors: list[BaseException]) -> None:
+    if exc is not None and not isinstance(exc, GraphBubbleUp) and hasattr(exc, "add_note"):
+        exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
     writes = commit_writes(task, exc)
     if writes is not None:
         loop.put_writes(task, writes)

@@ -36,6 +36,7 @@ from lgnb.channels.base import MISSING
 from lgnb.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError
 from lgnb.pregel._algo import Versions, apply_writes, plan_tasks
 from lgnb.pregel._io import read_channels, task_result_payload, task_start_payload, updates_payload
+from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task, WriteBatch
 from lgnb.types import Command, Interrupt, Send
 
@@ -160,6 +161,8 @@ class Loop:
             self.checkpoint_config = {CONF: {}}
         self.resume_map: dict[str, Any] | None = None
         self.is_resuming = False
+        self.is_replaying = False
+        self.addressed = bool(conf.get("checkpoint_id")) and saved is not None
 
     # ------------------------------------------------------------------ input
     def first(self, input: Any, *, resuming: bool | None = None) -> None:
@@ -169,6 +172,12 @@ class Loop:
         self.is_resuming = bool(self.versions.versions) and (
             resuming if resuming is not None else (input is None or is_command)
         )
+        # an addressed checkpoint replayed without an answer re-runs its tasks: time travel
+        self.is_replaying = self.addressed and self.is_resuming and not (
+            (is_command and input.resume is not None) or resuming
+        )
+        if self.is_replaying:
+            self.pending = [w for w in self.pending if w[1] != RESUME]
         if is_command:
             self._apply_command(input)
         null_writes = [(c, v) for t, c, v in self.pending if t == NULL_TASK_ID]
@@ -177,6 +186,10 @@ class Loop:
         if self.is_resuming:
             seen = self.versions.seen.setdefault(INTERRUPT, {})
             seen.update(self.versions.versions)
+            if self.is_replaying and self.metadata.get("source") not in ("update", "fork"):
+                # the replay starts a new branch of the thread's timeline
+                self.pending = [w for w in self.pending if w[1] != INTERRUPT]
+                self._put_checkpoint({"source": "fork"})
             self.emit_values(force=True)
         elif input is not None:
             writes = graph.map_input(input)
@@ -246,13 +259,9 @@ class Loop:
 
     def pending_interrupt_ids(self) -> set[str]:
         """Interrupts saved in the current checkpoint that have no answer yet."""
-        answered = {t for t, c, _ in self.pending if c == RESUME}
-        ids: set[str] = set()
-        for t, c, v in self.pending:
-            if c == INTERRUPT and t not in answered:
-                for i in v if isinstance(v, (list, tuple)) else [v]:
-                    ids.add(i.id)
-        return ids
+        return {
+            i.id for st in read_task_statuses(self.pending).values() for i in st.pending_interrupts
+        }
 
     # ------------------------------------------------------------------ steps
     def _read_input(self, node: Any) -> Any:
@@ -342,19 +351,14 @@ class Loop:
             self.emit("checkpoints", self._checkpoint_payload())
 
     def _reapply_pending_writes(self) -> None:
-        """Tasks that finished before an interrupt or crash keep their saved writes."""
-        by_task: dict[str, list[tuple[str, Any]]] = {}
-        failed: set[str] = set()
-        for tid, chan, val in self.pending:
-            if tid not in self.tasks:
-                continue
-            if chan in (ERROR, INTERRUPT):
-                failed.add(tid)
-            elif chan not in (RESUME, "__scheduled__"):
-                by_task.setdefault(tid, []).append((chan, val))
-        for tid, writes in by_task.items():
-            if tid not in failed:
-                self.tasks[tid].writes = writes
+        """Tasks that finished before an interrupt, error or crash keep their saved writes
+        (they do not run again); unfinished ones run."""
+        if self.is_replaying:
+            return
+        mine = (w for w in self.pending if w[0] in self.tasks)
+        for tid, status in read_task_statuses(mine).items():
+            if status.output:
+                self.tasks[tid].writes = list(status.output)
 
     def _should_interrupt(self, nodes: Sequence[str] | str) -> bool:
         seen = self.versions.seen.get(INTERRUPT, {})
@@ -401,8 +405,11 @@ class Loop:
             return
         if all(c in _SAVED_SPECIAL for c, _ in writes):
             writes = list({c: (c, v) for c, v in writes}.values())
-        self.pending = [w for w in self.pending if w[0] != task.id]
-        self.pending.extend((task.id, c, v) for c, v in writes)
+        tid = task.id
+        pending = self.pending
+        if pending and any(w[0] == tid for w in pending):
+            self.pending = pending = [w for w in pending if w[0] != tid]
+        pending.extend([(tid, c, v) for c, v in writes])
         self._save_writes(task.id, writes, _path_str(task.path))
         self._output_writes(task, writes)
 
@@ -506,19 +513,22 @@ class Loop:
 
     # ------------------------------------------------------------------ checkpoints
     def _put_checkpoint(self, metadata: dict[str, Any], *, exiting: bool = False) -> None:
+        if self.checkpointer is None:
+            # nothing is saved: an id unique per run and step is enough for task ids
+            if not exiting:
+                self.metadata = metadata
+                self.checkpoint_id = f"{self.run_key}-{self.step}"
+                self.step += 1
+            return
         if exiting and self.checkpoint_id == self.checkpoint_id_saved:
             return
         if not exiting:
             metadata["step"] = self.step
             metadata["parents"] = dict(self.config.get(CONF, {}).get("checkpoint_map", {}))
             self.metadata = metadata
-            if self.checkpointer is not None:
-                self.checkpoint_id = new_checkpoint_id(self.step)
-                self.checkpoint_ts = datetime.now(timezone.utc).isoformat()
-            else:
-                # nothing is saved: an id unique per run and step is enough for task ids
-                self.checkpoint_id = f"{self.run_key}-{self.step}"
-        save = self.checkpointer is not None and (exiting or self.durability != "exit")
+            self.checkpoint_id = new_checkpoint_id(self.step)
+            self.checkpoint_ts = datetime.now(timezone.utc).isoformat()
+        save = exiting or self.durability != "exit"
         if save:
             checkpoint = self._checkpoint_dict()
             new_versions = {

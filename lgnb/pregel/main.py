@@ -583,6 +583,41 @@ class Pregel(Runnable):
 
         return update_state(self, config, values, as_node=as_node, task_id=task_id)
 
+    def bulk_update_state(self, config: RunnableConfig, supersteps: Sequence[Sequence[Any]]) -> RunnableConfig:
+        """Apply several supersteps of `StateUpdate(values, as_node, task_id)` at once."""
+        from lgnb.pregel._state import bulk_update_state
+
+        return bulk_update_state(self, config, supersteps)
+
+    async def abulk_update_state(
+        self, config: RunnableConfig, supersteps: Sequence[Sequence[Any]]
+    ) -> RunnableConfig:
+        from lgnb.pregel._state import abulk_update_state
+
+        return await abulk_update_state(self, config, supersteps)
+
+    def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False) -> Iterator[tuple[str, Pregel]]:
+        """The compiled graphs used as nodes: `(name, graph)`, nested names joined by `|`."""
+        for name, node in self.nodes.items():
+            sub = node.bound.subgraph if node.bound is not None else None
+            if sub is None:
+                continue
+            if namespace is not None and not namespace.startswith(name):
+                continue
+            yield name, sub
+            if recurse:
+                rest = None
+                if namespace is not None:
+                    rest = namespace[len(name) :].lstrip("|") or None
+                for sub_name, subsub in sub.get_subgraphs(namespace=rest, recurse=True):
+                    yield f"{name}|{sub_name}", subsub
+
+    async def aget_subgraphs(
+        self, *, namespace: str | None = None, recurse: bool = False
+    ) -> AsyncIterator[tuple[str, Pregel]]:
+        for item in self.get_subgraphs(namespace=namespace, recurse=recurse):
+            yield item
+
     async def aupdate_state(
         self,
         config: RunnableConfig,

@@ -1,0 +1,101 @@
+"""The types a graph may store in checkpoints, for strict (allowlist) deserialization.
+
+At compile time the graph tells its saver which classes its state can hold — the
+pydantic models, dataclasses and enums its schemas name, plus lgnb's own value types —
+so a checkpoint can be loaded without importing anything else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from collections import deque
+from enum import Enum
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
+
+from pydantic import BaseModel
+from typing_extensions import NotRequired, Required, is_typeddict
+
+__all__ = ("graph_allowlist", "with_allowlist")
+
+_LGNB_TYPES = {
+    ("lgnb.types", "Send"),
+    ("lgnb.types", "Command"),
+    ("lgnb.types", "Interrupt"),
+    ("lgnb.types", "Overwrite"),
+}
+
+
+def _hints(typ: Any) -> dict[str, Any]:
+    try:
+        return get_type_hints(typ, include_extras=True)
+    except Exception:
+        return {}
+
+
+def _collect(typ: Any, out: set[tuple[str, ...]], seen: set[int]) -> None:
+    if id(typ) in seen or typ is Any or typ is None or typ is Literal:
+        return
+    seen.add(id(typ))
+    if isinstance(typ, types.UnionType):
+        for arg in typ.__args__:
+            _collect(arg, out, seen)
+        return
+    origin = get_origin(typ)
+    if origin in (Union, Annotated, Required, NotRequired, list, set, tuple, dict, deque, frozenset):
+        args = get_args(typ)
+        for arg in args[:1] if origin in (Annotated, Required, NotRequired) else args:
+            _collect(arg, out, seen)
+        return
+    if origin is Literal:
+        return
+    if hasattr(typ, "__supertype__"):
+        _collect(typ.__supertype__, out, seen)
+        return
+    if is_typeddict(typ):
+        for field in _hints(typ).values():
+            _collect(field, out, seen)
+        return
+    if isinstance(typ, type) and (issubclass(typ, BaseModel) or dataclasses.is_dataclass(typ)):
+        out.add((typ.__module__, typ.__name__))
+        for field in _hints(typ).values():
+            _collect(field, out, seen)
+        return
+    if isinstance(typ, type) and issubclass(typ, Enum):
+        out.add((typ.__module__, typ.__name__))
+
+
+def graph_allowlist(schemas: list[Any]) -> set[tuple[str, ...]]:
+    """Module/class pairs the graph's state may contain."""
+    out = set(_LGNB_TYPES)
+    seen: set[int] = set()
+    for schema in schemas:
+        if schema is not None:
+            _collect(schema, out, seen)
+    return out
+
+
+def register_safe_types() -> None:
+    """Tell langgraph-checkpoint that lgnb's value types are plain data, like LangGraph's.
+
+    Its serializer lists LangGraph's own `Send`, `Interrupt`, ... as safe to rebuild;
+    without this, a saver in its default (warn-but-load) mode warns on every lgnb
+    checkpoint holding an interrupt, and a strict one refuses it.
+    """
+    try:
+        from langgraph.checkpoint.serde import _msgpack
+    except ImportError:  # pragma: no cover - very old langgraph-checkpoint
+        return
+    current = getattr(_msgpack, "SAFE_MSGPACK_TYPES", None)
+    if isinstance(current, frozenset) and not _LGNB_TYPES <= current:
+        _msgpack.SAFE_MSGPACK_TYPES = current | _LGNB_TYPES
+
+
+def with_allowlist(checkpointer: Any, schemas: list[Any]) -> Any:
+    """The saver, told which classes to accept when loading (if it supports allowlists)."""
+    if checkpointer in (None, True, False):
+        return checkpointer
+    register_safe_types()
+    if not hasattr(checkpointer, "with_allowlist"):
+        return checkpointer
+    return checkpointer.with_allowlist(graph_allowlist(schemas))

@@ -1,0 +1,488 @@
+"""Reading and writing a thread's state: get_state, get_state_history, update_state.
+
+A snapshot is rebuilt the way a resuming run would see the checkpoint: a Loop is made
+from the saved checkpoint (no run, no stream) and plans the step's tasks; the saved
+pending writes say which of them finished, asked a question or failed. update_state
+applies values through a node's writers, as if that node had returned them, and saves
+the result as a new checkpoint (`source: "update"`) — on an old checkpoint, a fork.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+from uuid import UUID, uuid5
+
+from lgnb._internal.constants import CONF, END, INPUT, INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, START
+from lgnb.errors import InvalidUpdateError
+from lgnb.pregel._io import read_channels, result_writes
+from lgnb.pregel._loop import Loop
+from lgnb.pregel._run import RunContext
+from lgnb.pregel._status import read_task_statuses
+from lgnb.pregel._task import Task, WriteBatch
+from lgnb.types import PregelTask, StateSnapshot, StateUpdate
+
+if TYPE_CHECKING:
+    from lgnb.pregel.main import Pregel
+
+__all__ = (
+    "get_state",
+    "aget_state",
+    "get_state_history",
+    "aget_state_history",
+    "update_state",
+    "aupdate_state",
+    "bulk_update_state",
+    "checkpoint_stream_payload",
+)
+
+
+# ---------------------------------------------------------------------- helpers
+def _checkpointer(graph: Pregel, config: dict[str, Any]) -> Any:
+    saver = graph.checkpointer if graph.checkpointer not in (None, True, False) else None
+    saver = config.get(CONF, {}).get("__lgnb_checkpointer", saver)
+    if saver is None:
+        raise ValueError(
+            "No checkpointer set: compile the graph with one, e.g. "
+            "`builder.compile(checkpointer=InMemorySaver())`, and pass "
+            "`{'configurable': {'thread_id': ...}}`, to keep and read thread state."
+        )
+    return saver
+
+
+def _own_config(graph: Pregel, config: dict[str, Any]) -> dict[str, Any]:
+    conf = dict((graph.config or {}).get(CONF) or {})
+    conf.update(config.get(CONF) or {})
+    if "thread_id" not in conf:
+        raise ValueError(
+            "Checkpointer requires one or more of the following 'configurable' keys: "
+            "thread_id, checkpoint_ns, checkpoint_id"
+        )
+    conf["thread_id"] = str(conf["thread_id"])
+    conf.setdefault("checkpoint_ns", "")
+    return {**config, CONF: conf}
+
+
+def _subgraph_for_ns(graph: Pregel, config: dict[str, Any]) -> tuple[Pregel, dict[str, Any]] | None:
+    """A config naming a subgraph namespace is answered by that subgraph."""
+    ns = config.get(CONF, {}).get("checkpoint_ns", "")
+    if not ns:
+        return None
+    names = [part.split(NS_END)[0] for part in ns.split(NS_SEP)]
+    current: Any = graph
+    for name in names:
+        node = current.nodes.get(name)
+        if node is None or node.bound is None or node.bound.subgraph is None:
+            raise ValueError(f"Subgraph {name} not found (checkpoint_ns {ns!r})")
+        current = node.bound.subgraph
+    conf = dict(config[CONF])
+    conf["__lgnb_checkpointer"] = _checkpointer(graph, config)
+    return current, {**config, CONF: conf}
+
+
+def _patch_map(config: dict[str, Any] | None, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+    if config is None:
+        return None
+    parents = metadata.get("parents") if metadata else None
+    if not parents:
+        return config
+    conf = config[CONF]
+    return {
+        **config,
+        CONF: {**conf, "checkpoint_map": {**parents, conf["checkpoint_ns"]: conf["checkpoint_id"]}},
+    }
+
+
+def _clean(config: dict[str, Any]) -> dict[str, Any]:
+    return {CONF: {k: v for k, v in config.get(CONF, {}).items() if not k.startswith("__")}}
+
+
+def _loop_for(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any) -> Loop:
+    run = RunContext(sink=None, modes=frozenset(), subgraphs=False, config=config)
+    ns = config[CONF].get("checkpoint_ns", "")
+    return Loop(
+        graph,
+        run,
+        config=config,
+        saved=saved,
+        checkpointer=saver,
+        durability="sync",
+        ns=ns,
+        interrupt_before=(),
+        interrupt_after=(),
+        output_keys=graph.stream_channels,
+        recursion_limit=1,
+        is_nested=bool(ns),
+    )
+
+
+def _tasks_with_writes(
+    loop: Loop,
+    tasks: Sequence[Task],
+    pending: Sequence[tuple[str, str, Any]],
+    states: dict[str, Any],
+    *,
+    live: bool,
+) -> tuple[PregelTask, ...]:
+    statuses = read_task_statuses(pending)
+    keys = loop.graph.stream_channels
+    out = []
+    for task in tasks:
+        st = statuses.get(task.id)
+        result = None
+        if st is not None and st.finished:
+            if isinstance(keys, str):
+                mapped = result_writes([(c, v) for c, v in st.output if c == keys])
+                result = mapped.get(keys) if mapped else None
+            else:
+                chosen = [(c, v) for c, v in st.output if c in keys]
+                result = result_writes(chosen) if chosen else {}
+        interrupts = () if st is None else (st.pending_interrupts if live else st.interrupts)
+        out.append(
+            PregelTask(
+                task.id,
+                task.name,
+                task.path,
+                st.error if st is not None else None,
+                tuple(interrupts),
+                states.get(task.id),
+                result,
+            )
+        )
+    return tuple(out)
+
+
+def _subgraph_states(
+    loop: Loop, tasks: Sequence[Task], saver: Any, thread_id: str, recurse: bool
+) -> tuple[dict[str, Any], list[tuple[Any, dict[str, Any]]]]:
+    """Config (or, recursing, snapshot requests) of the subgraph each task runs."""
+    states: dict[str, Any] = {}
+    requests: list[tuple[Any, dict[str, Any]]] = []
+    for task in tasks:
+        bound = task.node.bound
+        if bound is None or bound.subgraph is None:
+            continue
+        cfg = {CONF: {"thread_id": thread_id, "checkpoint_ns": task.ns}}
+        if recurse:
+            requests.append((task, {CONF: {**cfg[CONF], "__lgnb_checkpointer": saver}}))
+        else:
+            states[task.id] = cfg
+    return states, requests
+
+
+def _snapshot_parts(
+    graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, *, live: bool
+) -> tuple[Loop, list[Task]] | None:
+    if saved is None:
+        return None
+    loop = _loop_for(graph, config, saved, saver)
+    tasks = loop._plan()
+    null = [(c, v) for t, c, v in loop.pending if t == NULL_TASK_ID]
+    if null:
+        loop._apply([WriteBatch(INPUT, null)])
+    if live and loop.pending:
+        statuses = read_task_statuses(loop.pending)
+        done = []
+        for task in tasks:
+            st = statuses.get(task.id)
+            if st is not None and st.output:
+                task.writes = list(st.output)
+                done.append(task)
+        if done:
+            loop._apply(done)
+    return loop, tasks
+
+
+def _empty(config: dict[str, Any]) -> StateSnapshot:
+    return StateSnapshot({}, (), config, None, None, None, (), ())
+
+
+def _finish_snapshot(
+    loop: Loop, tasks: list[Task], saved: Any, states: dict[str, Any], *, live: bool
+) -> StateSnapshot:
+    with_writes = _tasks_with_writes(loop, tasks, loop.pending, states, live=live)
+    return StateSnapshot(
+        read_channels(loop.channels, loop.graph.stream_channels),
+        tuple(t.name for t in tasks if not t.writes),
+        _patch_map(saved.config, saved.metadata),
+        saved.metadata,
+        saved.checkpoint["ts"],
+        _patch_map(saved.parent_config, saved.metadata),
+        with_writes,
+        tuple(i for t in with_writes for i in t.interrupts),
+    )
+
+
+def _snapshot(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, *, recurse: bool, live: bool) -> StateSnapshot:
+    parts = _snapshot_parts(graph, config, saved, saver, live=live)
+    if parts is None:
+        return _empty(config)
+    loop, tasks = parts
+    states, requests = _subgraph_states(loop, tasks, saver, saved.config[CONF]["thread_id"], recurse)
+    for task, cfg in requests:
+        states[task.id] = task.node.bound.subgraph.get_state(cfg, subgraphs=True)
+    return _finish_snapshot(loop, tasks, saved, states, live=live)
+
+
+async def _asnapshot(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, *, recurse: bool, live: bool) -> StateSnapshot:
+    parts = _snapshot_parts(graph, config, saved, saver, live=live)
+    if parts is None:
+        return _empty(config)
+    loop, tasks = parts
+    states, requests = _subgraph_states(loop, tasks, saver, saved.config[CONF]["thread_id"], recurse)
+    for task, cfg in requests:
+        states[task.id] = await task.node.bound.subgraph.aget_state(cfg, subgraphs=True)
+    return _finish_snapshot(loop, tasks, saved, states, live=live)
+
+
+# ---------------------------------------------------------------------- reading
+def get_state(graph: Pregel, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
+    saver = _checkpointer(graph, config)
+    if (sub := _subgraph_for_ns(graph, config)) is not None:
+        return sub[0].get_state(sub[1], subgraphs=subgraphs)
+    config = _own_config(graph, config)
+    saved = saver.get_tuple(config)
+    return _snapshot(graph, config, saved, saver, recurse=subgraphs, live="checkpoint_id" not in config[CONF])
+
+
+async def aget_state(graph: Pregel, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
+    saver = _checkpointer(graph, config)
+    if (sub := _subgraph_for_ns(graph, config)) is not None:
+        return await sub[0].aget_state(sub[1], subgraphs=subgraphs)
+    config = _own_config(graph, config)
+    saved = await saver.aget_tuple(config)
+    return await _asnapshot(graph, config, saved, saver, recurse=subgraphs, live="checkpoint_id" not in config[CONF])
+
+
+def get_state_history(
+    graph: Pregel,
+    config: dict[str, Any],
+    *,
+    filter: dict[str, Any] | None = None,
+    before: dict[str, Any] | None = None,
+    limit: int | None = None,
+) -> Iterator[StateSnapshot]:
+    saver = _checkpointer(graph, config)
+    if (sub := _subgraph_for_ns(graph, config)) is not None:
+        yield from sub[0].get_state_history(sub[1], filter=filter, before=before, limit=limit)
+        return
+    config = _own_config(graph, config)
+    for saved in saver.list(config, before=before, limit=limit, filter=filter):
+        yield _snapshot(graph, config, saved, saver, recurse=False, live=False)
+
+
+async def aget_state_history(
+    graph: Pregel,
+    config: dict[str, Any],
+    *,
+    filter: dict[str, Any] | None = None,
+    before: dict[str, Any] | None = None,
+    limit: int | None = None,
+) -> AsyncIterator[StateSnapshot]:
+    saver = _checkpointer(graph, config)
+    if (sub := _subgraph_for_ns(graph, config)) is not None:
+        async for snap in sub[0].aget_state_history(sub[1], filter=filter, before=before, limit=limit):
+            yield snap
+        return
+    config = _own_config(graph, config)
+    async for saved in saver.alist(config, before=before, limit=limit, filter=filter):
+        yield await _asnapshot(graph, config, saved, saver, recurse=False, live=False)
+
+
+# ---------------------------------------------------------------------- writing
+def _infer_as_node(graph: Pregel, loop: Loop) -> str | None:
+    nodes = [n for n in graph.nodes if n != START] if len(graph.nodes) > 1 else list(graph.nodes)
+    if len(graph.nodes) == 1:
+        return next(iter(graph.nodes))
+    if len(nodes) == 1 and not loop.versions.seen:
+        pass
+    seen = {n: {c: v for c, v in s.items()} for n, s in loop.versions.seen.items() if n != INTERRUPT}
+    if not any(v for s in seen.values() for v in s.values()):
+        return START if START in graph.nodes else None
+    last = sorted((v, n) for n, s in seen.items() if n in graph.nodes for v in s.values())
+    if len(last) == 1 or (last and last[-1][0] != last[-2][0]):
+        return last[-1][1]
+    return None
+
+
+def _plan_update(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, updates: Sequence[Any]) -> Loop:
+    """Apply one superstep of updates to a Loop built from `saved`; queue the save."""
+    loop = _loop_for(graph, config, saved, saver)
+    step = saved.metadata.get("step", -1) if saved else -1
+    loop.step = step + 1
+    values, as_node = updates[0][0], updates[0][1]
+    if values is None and as_node == END:
+        if len(updates) > 1:
+            raise InvalidUpdateError("Cannot apply multiple updates when clearing state")
+        if saved is not None:
+            loop.step = step + 1
+            tasks = loop._plan()
+            null = [(c, v) for t, c, v in loop.pending if t == NULL_TASK_ID]
+            if null:
+                loop._apply([WriteBatch(INPUT, null)])
+            for tid, st in read_task_statuses(loop.pending).items():
+                for task in tasks:
+                    if task.id == tid:
+                        task.writes.extend(st.output)
+            loop._apply(tasks)
+        loop.pending = []
+        loop.step = step + 1
+        _with_parents(loop, saved)
+        loop._put_checkpoint({"source": "update"})
+        return loop
+    if as_node == INPUT:
+        if len(updates) > 1:
+            raise InvalidUpdateError("Cannot apply multiple updates when updating as input")
+        writes = graph.map_input(values) if values is not None else []
+        if not writes:
+            raise InvalidUpdateError(f"Received no input writes for {graph.input_channels}")
+        loop._apply([WriteBatch(INPUT, writes)])
+        loop.pending = []
+        loop.step = step + 1 if saved is not None and saved.metadata.get("step") is not None else -1
+        _with_parents(loop, saved)
+        loop._put_checkpoint({"source": "input"})
+        return loop
+    planned: dict[str, list[str]] = {}
+    if saved is not None:
+        for t in loop._plan():
+            planned.setdefault(t.name, []).append(t.id)
+    chosen: list[tuple[str, Any, str | None]] = []
+    if len(updates) == 1:
+        values, as_node, task_id = (*updates[0], None, None)[:3]
+        if as_node is None:
+            as_node = _infer_as_node(graph, loop)
+        if as_node is None:
+            raise InvalidUpdateError(
+                "Ambiguous update, specify as_node: several nodes wrote in the last step, "
+                "so pass `as_node=<node name>` to say which node the update comes from."
+            )
+        if as_node not in graph.nodes:
+            raise InvalidUpdateError(f"Node {as_node} does not exist")
+        chosen.append((as_node, values, task_id))
+    else:
+        for update in updates:
+            values, as_node, task_id = (*update, None, None)[:3]
+            if as_node is None:
+                raise InvalidUpdateError("as_node is required when applying multiple updates")
+            if as_node not in graph.nodes:
+                raise InvalidUpdateError(f"Node {as_node} does not exist")
+            chosen.append((as_node, values, task_id))
+    from lgnb.pregel._context import TASK_CTX, TaskContext
+    from lgnb.pregel._runner import _finish
+
+    batches: list[Any] = []
+    for i, (as_node, values, task_id) in enumerate(chosen):
+        node = graph.nodes[as_node]
+        ids = planned.get(as_node) or []
+        tid = task_id or (ids.pop(0) if ids else str(uuid5(UUID(loop.checkpoint_id), INTERRUPT if i == 0 else f"{INTERRUPT}:{i}")))
+        task = Task(id=tid, name=as_node, path=(INTERRUPT, i), input=values, node=node, triggers=(INTERRUPT,), ns=loop.ns)
+        ctx = TaskContext(task, loop, loop.run.runtime_for(loop))
+        token = TASK_CTX.set(ctx)
+        try:
+            _finish(task, values)
+        finally:
+            TASK_CTX.reset(token)
+        batches.append(task)
+    loop._apply(batches)
+    loop.pending = []
+    loop.step = step + 1
+    _with_parents(loop, saved)
+    loop._put_checkpoint({"source": "update"})
+    return loop
+
+
+def _with_parents(loop: Loop, saved: Any) -> None:
+    parents = saved.metadata.get("parents", {}) if saved else {}
+    loop.config = {**loop.config, CONF: {**loop.config[CONF], "checkpoint_map": parents}}
+
+
+def _put_config(loop: Loop) -> dict[str, Any]:
+    conf = dict(loop.checkpoint_config[CONF])
+    return _patch_map({CONF: conf}, loop.metadata) or {CONF: conf}
+
+
+def bulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    saver = _checkpointer(graph, config)
+    if not supersteps:
+        raise ValueError("No supersteps provided")
+    if any(len(u) == 0 for u in supersteps):
+        raise ValueError("No updates provided")
+    if (sub := _subgraph_for_ns(graph, config)) is not None:
+        return bulk_update_state(sub[0], sub[1], supersteps)
+    current = _own_config(graph, config)
+    for updates in supersteps:
+        saved = saver.get_tuple(current)
+        loop = _plan_update(graph, current, saved, saver, updates)
+        for op in loop.io:
+            if op[0] == "put":
+                current = saver.put(op[1], op[2], op[3], op[4])
+        current = _patch_map(current, loop.metadata) or current
+    return current
+
+
+async def abulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    saver = _checkpointer(graph, config)
+    if not supersteps:
+        raise ValueError("No supersteps provided")
+    if any(len(u) == 0 for u in supersteps):
+        raise ValueError("No updates provided")
+    if (sub := _subgraph_for_ns(graph, config)) is not None:
+        return await abulk_update_state(sub[0], sub[1], supersteps)
+    current = _own_config(graph, config)
+    for updates in supersteps:
+        saved = await saver.aget_tuple(current)
+        loop = _plan_update(graph, current, saved, saver, updates)
+        for op in loop.io:
+            if op[0] == "put":
+                current = await saver.aput(op[1], op[2], op[3], op[4])
+        current = _patch_map(current, loop.metadata) or current
+    return current
+
+
+def update_state(graph: Pregel, config: dict[str, Any], values: Any, *, as_node: str | None, task_id: str | None) -> dict[str, Any]:
+    return bulk_update_state(graph, config, [[StateUpdate(values, as_node, task_id)]])
+
+
+async def aupdate_state(graph: Pregel, config: dict[str, Any], values: Any, *, as_node: str | None, task_id: str | None) -> dict[str, Any]:
+    return await abulk_update_state(graph, config, [[StateUpdate(values, as_node, task_id)]])
+
+
+# ---------------------------------------------------------------------- streaming
+def checkpoint_stream_payload(loop: Loop) -> dict[str, Any]:
+    """The `checkpoints` stream event (and debug `checkpoint`) for the loop's checkpoint."""
+    tasks = list(loop.tasks.values())
+    states: dict[str, Any] = {}
+    thread_id = loop.checkpoint_config[CONF].get("thread_id")
+    for task in tasks:
+        if task.node.bound is not None and task.node.bound.subgraph is not None:
+            states[task.id] = {CONF: {"thread_id": thread_id, "checkpoint_ns": task.ns}}
+    config = _clean(_patch_map(loop.checkpoint_config, loop.metadata) or loop.checkpoint_config)
+    parent = loop.prev_checkpoint_config
+    with_writes = _tasks_with_writes(loop, tasks, loop.pending, states, live=False)
+    return {
+        "config": config,
+        "parent_config": _clean(_patch_map(parent, loop.metadata)) if parent else None,
+        "values": read_channels(loop.channels, loop.stream_keys),
+        "metadata": loop.metadata,
+        "next": [t.name for t in tasks],
+        "tasks": [
+            {"id": t.id, "name": t.name, "error": t.error, "state": t.state}
+            if t.error
+            else {
+                "id": t.id,
+                "name": t.name,
+                "result": t.result,
+                "interrupts": tuple(asdict(i) for i in t.interrupts),
+                "state": t.state,
+            }
+            if t.result
+            else {
+                "id": t.id,
+                "name": t.name,
+                "interrupts": tuple(asdict(i) for i in t.interrupts),
+                "state": t.state,
+            }
+            for t in with_writes
+        ],
+    }
