@@ -192,14 +192,25 @@ def test_durability_argument_accepted_without_checkpointer(differential):
     differential(scenario)
 
 
-def test_unknown_stream_mode_value_yields_nothing(differential):
-    def scenario(E):
-        g = E.StateGraph(S)
-        g.add_node("a", _logger("a"))
-        g.add_edge(E.START, "a")
-        return capture(lambda: list(g.compile().stream({"log": []}, stream_mode="nonsense")))
+def test_unknown_stream_mode_is_a_clear_error_in_lgnb_where_langgraph_yields_nothing():
+    """Deliberate difference: LangGraph 1.2 silently streams nothing for a misspelt mode
+    (`stream_mode="update"`); lgnb names the bad mode and the valid ones."""
+    import pytest
 
-    differential(scenario)
+    from lgnb.graph import START, StateGraph
+
+    g = StateGraph(S)
+    g.add_node("a", _logger("a"))
+    g.add_edge(START, "a")
+    with pytest.raises(ValueError, match=r"Unknown stream_mode \['nonsense'\].*'updates'"):
+        list(g.compile().stream({"log": []}, stream_mode="nonsense"))
+
+    import langgraph.graph as lg
+
+    ref = lg.StateGraph(S)
+    ref.add_node("a", _logger("a"))
+    ref.add_edge(lg.START, "a")
+    assert list(ref.compile().stream({"log": []}, stream_mode="nonsense")) == []
 
 
 def test_unknown_version_value_behaves_like_v1(differential):
