@@ -162,6 +162,8 @@ class Loop:
         self.resume_map: dict[str, Any] | None = None
         self.is_resuming = False
         self.is_replaying = False
+        self.values_emitted = False
+        self.interrupts_seen: list[Interrupt] = []
         self.addressed = bool(conf.get("checkpoint_id")) and saved is not None
 
     # ------------------------------------------------------------------ input
@@ -190,7 +192,7 @@ class Loop:
                 # the replay starts a new branch of the thread's timeline
                 self.pending = [w for w in self.pending if w[1] != INTERRUPT]
                 self._put_checkpoint({"source": "fork"})
-            self.emit_values(force=True)
+            self._values(None)
         elif input is not None:
             writes = graph.map_input(input)
             if not writes:
@@ -436,6 +438,8 @@ class Loop:
             interrupts = tuple(
                 i for c, v in writes if c == INTERRUPT for i in (v if isinstance(v, (tuple, list)) else (v,))
             )
+            self.interrupts_seen.extend(interrupts)
+            self.values_emitted = True
             if emits.updates:
                 self.emit("updates", {INTERRUPT: interrupts})
             if emits.values:
@@ -458,8 +462,7 @@ class Loop:
         """All tasks of the step are done: apply their writes, stream values, checkpoint."""
         tasks = list(self.tasks.values())
         self.updated_channels = self._apply(tasks)
-        if self.emits.values and self._touches_output(self.updated_channels):
-            self.emit("values", read_channels(self.channels, self.output_keys))
+        self._values(self.updated_channels)
         self.pending.clear()
         self._put_checkpoint({"source": "loop"})
         if self.interrupt_after and self._should_interrupt(self.interrupt_after):
@@ -473,7 +476,11 @@ class Loop:
             return keys in updated
         return not updated.isdisjoint(self.output_key_set)
 
-    def emit_values(self, *, force: bool = False) -> None:
+    def _values(self, updated: set[str] | None) -> None:
+        """A `values` event when output keys changed (`updated` None: always)."""
+        if updated is not None and not self._touches_output(updated):
+            return
+        self.values_emitted = True
         if self.emits.values:
             self.emit("values", read_channels(self.channels, self.output_keys))
 
@@ -490,9 +497,7 @@ class Loop:
             self._save_all_pending_writes()
         if isinstance(exc, GraphInterrupt) and not self.is_nested:
             if self.pending and any(t.writes for t in self.tasks.values()):
-                updated = self._apply(list(self.tasks.values()))
-                if self.emits.values and self._touches_output(updated):
-                    self.emit("values", read_channels(self.channels, self.output_keys))
+                self._values(self._apply(list(self.tasks.values())))
             if not exc.args or not exc.args[0]:
                 if self.emits.updates:
                     self.emit("updates", {INTERRUPT: exc.args[0] if exc.args else ()})

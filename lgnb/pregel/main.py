@@ -418,6 +418,16 @@ class Pregel(Runnable):
         """Run the graph to completion (or to an interrupt) and return its output."""
         if output_keys is None:
             output_keys = self.output_channels
+        if stream_mode == "values" and not print_mode and not kwargs.get("debug", self.debug):
+            config, run, loop_kwargs = self._start_invoke(
+                input, config, context, output_keys, interrupt_before, interrupt_after, durability, kwargs
+            )
+            saved = self._load(loop_kwargs["checkpointer"], config)
+            loop = Loop(self, run, saved=saved, **loop_kwargs)
+            for _ in drive(loop, input, resuming=_nested_resuming(loop)):
+                pass
+            self._check_exit(loop, loop.config)
+            return self._invoke_result(loop, version)
         collector = _Collector(stream_mode, version)
         for chunk in self.stream(
             input,
@@ -453,6 +463,16 @@ class Pregel(Runnable):
         """Async twin of `invoke`."""
         if output_keys is None:
             output_keys = self.output_channels
+        if stream_mode == "values" and not print_mode and not kwargs.get("debug", self.debug):
+            config, run, loop_kwargs = self._start_invoke(
+                input, config, context, output_keys, interrupt_before, interrupt_after, durability, kwargs
+            )
+            saved = await self._aload(loop_kwargs["checkpointer"], config)
+            loop = Loop(self, run, saved=saved, **loop_kwargs)
+            async for _ in adrive(loop, input, resuming=_nested_resuming(loop)):
+                pass
+            self._check_exit(loop, loop.config)
+            return self._invoke_result(loop, version)
         collector = _Collector(stream_mode, version)
         async for chunk in self.astream(
             input,
@@ -469,6 +489,48 @@ class Pregel(Runnable):
         ):
             collector.add(chunk)
         return collector.result()
+
+    def _start_invoke(
+        self,
+        input: Any,
+        config: RunnableConfig | None,
+        context: Any,
+        output_keys: Any,
+        interrupt_before: Any,
+        interrupt_after: Any,
+        durability: Any,
+        kwargs: dict[str, Any],
+    ) -> tuple[dict[str, Any], RunContext, dict[str, Any]]:
+        """What an `invoke` needs: no stream events are built, only the final state."""
+        unknown = set(kwargs) - {"debug", "subgraphs"}
+        if unknown:
+            raise TypeError(f"invoke() got unexpected keyword arguments: {sorted(unknown)}")
+        config, run, loop_kwargs, _ = self._prepare(
+            config,
+            context=context,
+            stream_mode=[],
+            print_mode=(),
+            output_keys=output_keys,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            durability=durability,
+            subgraphs=False,
+            debug=False,
+        )
+        return config, run, loop_kwargs
+
+    def _invoke_result(self, loop: Loop, version: str) -> Any:
+        value = loop.output if loop.values_emitted else None
+        interrupts = loop.interrupts_seen
+        if version == "v2":
+            if self.output_mapper is not None and isinstance(value, dict):
+                value = self.output_mapper(value)
+            return GraphOutput(value=value, interrupts=tuple(interrupts))
+        if interrupts:
+            if isinstance(value, dict):
+                return {**value, INTERRUPT: list(interrupts)}
+            return {INTERRUPT: list(interrupts)}
+        return value
 
     # ------------------------------------------------------------------ nesting
     def _subloop(self, ctx: TaskContext) -> tuple[Loop, Any]:
@@ -669,6 +731,10 @@ class _Collector:
                 return {**self.latest, INTERRUPT: self.interrupts}
             return {INTERRUPT: self.interrupts}
         return self.latest
+
+
+def _nested_resuming(loop: Loop) -> bool | None:
+    return (loop.run.resuming and loop.has_saved) if loop.is_nested else None
 
 
 def _config_inside_node(parent: TaskContext, config: RunnableConfig | None) -> dict[str, Any]:

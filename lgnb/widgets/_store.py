@@ -48,13 +48,13 @@ class ContentStore:
             self.messages[pid] = {
                 "id": pid, "node": patch.get("node", ""), "ns": patch.get("ns", ""),
                 "type": patch.get("type", "ai"), "name": patch.get("name"),
-                "content": patch.get("content", ""),
+                "content": [patch.get("content", "")],  # parts: appending stays O(1)
                 "tool_calls": copy.deepcopy(patch.get("tool_calls", [])),
             }
         elif kind == "msg.delta":
             msg = self.messages.get(pid)
             if msg is not None:
-                msg["content"] += patch["text"]
+                msg["content"].append(patch["text"])
         elif kind == "tool.delta":
             msg = self.messages.get(pid)
             if msg is not None:
@@ -67,7 +67,8 @@ class ContentStore:
         elif kind == "msg.final":
             msg = self.messages.get(pid)
             if msg is not None:
-                msg["content"] = patch.get("content", msg["content"])
+                if "content" in patch:
+                    msg["content"] = [patch["content"]]
                 msg["tool_calls"] = copy.deepcopy(patch.get("tool_calls", msg["tool_calls"]))
                 msg["final"] = True
         elif kind == "progress":
@@ -91,7 +92,8 @@ class ContentStore:
         """Complete JSON state: what a freshly opened view needs."""
         return {
             "seq": self.seq,
-            "messages": list(copy.deepcopy(list(self.messages.values()))),
+            "messages": [dict(copy.deepcopy({k: v for k, v in m.items() if k != "content"}),
+                              content="".join(m["content"])) for m in self.messages.values()],
             "progress": list(copy.deepcopy(list(self.progress.values()))),
             "log": copy.deepcopy(self.log),
             "updates": copy.deepcopy(self.updates),
@@ -116,17 +118,33 @@ def coalesce(patches: list[Patch]) -> list[Patch]:
     replaces the previous one when it is the immediately preceding patch for the same bar.
     """
     out: list[Patch] = []
+    parts: list[str] = []  # pending text of out[-1] when it is a merged delta
+
+    def close() -> None:
+        if parts:
+            key = "text" if out[-1]["kind"] == "msg.delta" else "args"
+            out[-1] = dict(out[-1], **{key: "".join(parts)})
+            parts.clear()
+
     for p in patches:
         last = out[-1] if out else None
         if last is not None and last["kind"] == p["kind"] and last.get("id") == p.get("id"):
             if p["kind"] == "msg.delta":
-                last = out[-1] = dict(last, text=last["text"] + p["text"], seq=p["seq"])
+                if not parts:
+                    parts.append(last["text"])
+                parts.append(p["text"])
+                out[-1] = dict(last, seq=p["seq"])
                 continue
             if p["kind"] == "tool.delta" and last["index"] == p["index"] and not p.get("name") and not p.get("call_id"):
-                out[-1] = dict(last, args=last["args"] + p.get("args", ""), seq=p["seq"])
+                if not parts:
+                    parts.append(last.get("args", ""))
+                parts.append(p.get("args", ""))
+                out[-1] = dict(last, seq=p["seq"])
                 continue
             if p["kind"] == "progress":
                 out[-1] = p
                 continue
+        close()
         out.append(p)
+    close()
     return out

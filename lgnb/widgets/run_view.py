@@ -297,6 +297,8 @@ class Run:
             for patch in patches:
                 self._store.apply(patch)
             self._pending.extend(patches)
+            if self._pending and time.monotonic() - self._last_flush >= FLUSH_INTERVAL:
+                self._flush()  # keep the cadence while draining a long backlog
         if self._reducer.values is not None:
             self._result = self._reducer.values
         self._schedule_flush()
