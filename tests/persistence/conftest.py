@@ -21,12 +21,13 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "engine"))
 
 import _diff  # noqa: E402
+import _pdiff  # noqa: E402
 
 
 @pytest.fixture
 def differential():
     """``differential(scenario, exc=..., expect=...)`` -> normalized reference (see tests/engine)."""
-    return _diff.differential
+    return _pdiff.differential
 
 
 def pytest_report_header(config):

@@ -346,3 +346,15 @@ async def test_async_durability_and_history(differential):
         return out
 
     differential(scenario)
+
+
+def test_snapshot_task_path_of_send_tasks(differential):
+    def scenario(E):
+        g = E.StateGraph(S)
+        g.add_node("w", lambda arg: {"log": [arg]})
+        g.add_conditional_edges(E.START, lambda s: [E.Send("w", i) for i in range(2)], ["w"])
+        app, cfg = g.compile(checkpointer=E.InMemorySaver(), interrupt_before=["w"]), thread()
+        app.invoke({"log": []}, cfg)
+        return [(t.name, t.path) for t in app.get_state(cfg).tasks]
+
+    differential(scenario, expect=[("w", ("__pregel_push", 0, False)), ("w", ("__pregel_push", 1, False))])
