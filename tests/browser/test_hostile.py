@@ -18,7 +18,7 @@ EVIL_TEXT = '<img src=x onerror="window.__pwned=1"> & <script>window.__pwned=2</
 
 CELLS = [
     f"import sys\nsys.path.insert(0, {str(WIDGETS)!r})\nimport lgnb\n"
-    "from fakes import FakeStreamingChat\n"
+    "from widget_fakes import FakeStreamingChat\n"
     "from lgnb.graph import StateGraph, START, END, MessagesState\n"
     "from lgnb.config import get_stream_writer",
     f"EVIL_NODE = {EVIL_NODE!r}\nEVIL_TEXT = {EVIL_TEXT!r}\n"

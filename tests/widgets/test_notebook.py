@@ -19,8 +19,8 @@ SETUP = f"""
 import sys, time
 sys.path.insert(0, {str(HERE)!r})
 import lgnb.widgets as lw
-from conftest import agent_graph, _engine
-from fakes import FakeStreamingChat
+from widget_graphs import agent_graph, _engine
+from widget_fakes import FakeStreamingChat
 lg = _engine("langgraph")
 def model():
     return FakeStreamingChat(replies=[{{"content": "let me add", "tool_calls": [{{"name": "add", "args": {{"a": 1}}, "id": "c1"}}]}}, "done"])

@@ -8,8 +8,8 @@ import time
 from typing import Any
 
 import pytest
-from conftest import agent_graph
-from fakes import FakeStreamingChat
+from widget_graphs import agent_graph
+from widget_fakes import FakeStreamingChat
 
 from lgnb.widgets import GraphView, Run, run, show
 from lgnb.widgets._assets import VIEW_ESM

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, TypedDict
 
-from fakes import FakeStreamingChat
+from widget_fakes import FakeStreamingChat
 
 from lgnb.widgets._store import ContentStore, coalesce
 from lgnb.widgets._stream import StreamReducer, normalize
@@ -27,7 +27,7 @@ def reduce(graph: Any, *, version: str = "v1") -> tuple[StreamReducer, ContentSt
 
 
 def test_messages_tools_progress_log(eng: Any) -> None:
-    from conftest import agent_graph
+    from widget_graphs import agent_graph
 
     _, store, patches = reduce(agent_graph(eng, FakeStreamingChat(replies=REPLIES)))
     snap = store.snapshot()
@@ -47,7 +47,7 @@ def test_messages_tools_progress_log(eng: Any) -> None:
 
 
 def test_v1_and_v2_give_the_same_content(lg: Any) -> None:
-    from conftest import agent_graph
+    from widget_graphs import agent_graph
 
     def content(version: str) -> Any:
         _, store, _ = reduce(agent_graph(lg, FakeStreamingChat(replies=REPLIES)), version=version)
@@ -60,7 +60,7 @@ def test_v1_and_v2_give_the_same_content(lg: Any) -> None:
 
 
 def test_graph_state_steps_visited_taken(eng: Any) -> None:
-    from conftest import agent_graph
+    from widget_graphs import agent_graph
 
     reducer, _, _ = reduce(agent_graph(eng, FakeStreamingChat(replies=REPLIES)))
     assert reducer.step == 3
