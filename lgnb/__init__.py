@@ -12,7 +12,7 @@ from typing import Any
 from lgnb._internal.constants import END, START
 from lgnb.config import get_config, get_stream_writer
 from lgnb.errors import GraphRecursionError, InvalidUpdateError
-from lgnb.graph import MessagesState, StateGraph, add_messages
+from lgnb.graph import StateGraph
 from lgnb.types import Command, Interrupt, RetryPolicy, Send, interrupt
 
 __version__ = "0.1.0"
@@ -45,4 +45,8 @@ def __getattr__(name: str) -> Any:
         from lgnb import widgets
 
         return getattr(widgets, name)
+    if name in ("MessagesState", "add_messages"):
+        from lgnb.graph import message
+
+        return getattr(message, name)
     raise AttributeError(f"module 'lgnb' has no attribute {name!r}")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
 from lgnb.pregel._context import current_task
 from lgnb.types import StreamWriter
 

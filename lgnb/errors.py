@@ -10,8 +10,6 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from langgraph.checkpoint.base import EmptyChannelError
-
 if TYPE_CHECKING:
     from lgnb.types import Command, Interrupt
 
@@ -47,6 +45,10 @@ def create_error_message(*, message: str, error_code: ErrorCode) -> str:
         "For troubleshooting, visit: https://docs.langchain.com/oss/python/langgraph/"
         f"errors/{error_code.value}"
     )
+
+
+class EmptyChannelError(Exception):
+    """A channel was read before any value was written to it."""
 
 
 class GraphBubbleUp(Exception):

@@ -14,8 +14,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.runnables import Runnable
-
 if TYPE_CHECKING:
     from lgnb.pregel._context import TaskContext
 
@@ -71,10 +69,15 @@ class NodeCallable:
         self.inject: tuple[str, ...] = ()
         from lgnb.pregel.main import Pregel
 
+        runnable_cls = _loaded_runnable_class()
         if isinstance(action, Pregel):
             self.subgraph = action
             self.is_async = False
-        elif isinstance(action, Runnable) and not _is_plain_lambda_runnable(action):
+        elif (
+            runnable_cls is not None
+            and isinstance(action, runnable_cls)
+            and not _is_plain_lambda_runnable(action)
+        ):
             self.runnable = action
             self.is_async = False
         else:
@@ -145,3 +148,11 @@ def _is_plain_lambda_runnable(action: Any) -> bool:
     return type(action).__name__ in ("RunnableLambda", "RunnableCallable") and (
         getattr(action, "func", None) is not None or getattr(action, "afunc", None) is not None
     )
+
+
+def _loaded_runnable_class() -> Any:
+    """LangChain's Runnable, if anything imported it (a Runnable node implies it did)."""
+    import sys
+
+    module = sys.modules.get("langchain_core.runnables.base")
+    return getattr(module, "Runnable", None)

@@ -187,6 +187,8 @@ def _branch_writer(builder: StateGraph, source: str, branch: Branch) -> Callable
         def writer(task: Task, output: Any) -> Any:
             return awriter(task, output)
 
+        writer.is_async = True  # type: ignore[attr-defined]
+
     else:
 
         def writer(task: Task, output: Any) -> Any:

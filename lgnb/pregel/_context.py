@@ -13,9 +13,9 @@ import time
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.runnables import RunnableConfig
-
 if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
     from lgnb.pregel._task import Task
     from lgnb.runtime import Runtime
 

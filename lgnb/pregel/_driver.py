@@ -139,6 +139,8 @@ def drive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Iterator[N
     loop.runtime = runtime
     exc: BaseException | None = None
     tracing = loop.run.tracing
+    if loop.run.messages_handler is not None and loop.state:
+        loop.run.messages_handler.observe(loop.state)
     try:
         if tracing:
             start_graph(loop, input)
@@ -201,6 +203,8 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
     loop.runtime = runtime
     exc: BaseException | None = None
     tracing = loop.run.tracing
+    if loop.run.messages_handler is not None and loop.state:
+        loop.run.messages_handler.observe(loop.state)
     try:
         if tracing:
             await astart_graph(loop, input)

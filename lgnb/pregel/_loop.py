@@ -408,10 +408,11 @@ class Loop:
         if all(c in _SAVED_SPECIAL for c, _ in writes):
             writes = list({c: (c, v) for c, v in writes}.values())
         tid = task.id
-        pending = self.pending
-        if pending and any(w[0] == tid for w in pending):
-            self.pending = pending = [w for w in pending if w[0] != tid]
-        pending.extend([(tid, c, v) for c, v in writes])
+        if self.checkpointer is not None:
+            pending = self.pending
+            if pending and any(w[0] == tid for w in pending):
+                self.pending = pending = [w for w in pending if w[0] != tid]
+            pending.extend([(tid, c, v) for c, v in writes])
         self._save_writes(task.id, writes, _path_str(task.path))
         self._output_writes(task, writes)
 
@@ -496,7 +497,7 @@ class Loop:
             self._put_checkpoint(self.metadata, exiting=True)
             self._save_all_pending_writes()
         if isinstance(exc, GraphInterrupt) and not self.is_nested:
-            if self.pending and any(t.writes for t in self.tasks.values()):
+            if any(t.writes for t in self.tasks.values()):
                 self._values(self._apply(list(self.tasks.values())))
             if not exc.args or not exc.args[0]:
                 if self.emits.updates:

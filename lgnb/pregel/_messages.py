@@ -100,19 +100,38 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # 
                             self._emit(meta, item, dedupe=True)
 
     # ---- engine hooks (called by the task runner, once per task)
-    def node_start(self, metadata: dict[str, Any], value: Any) -> Meta | None:
-        """A node starts: remember its metadata, mark the messages of its input seen."""
-        ns = graph_namespace(metadata)
-        if not self._wanted(ns):
-            return None
-        for item in _state_values(value):
+    def observe(self, value: Any) -> None:
+        """Mark the messages in `value` seen: they are state, not new output.
+
+        Called with each loop's starting state and with what hidden nodes (START) write,
+        so a node that returns a message it read is not streamed again; messages nodes
+        return are marked when emitted. Together that is LangGraph's "input messages
+        are seen" rule without scanning the whole state before every task.
+        """
+        seen = self.seen
+        if isinstance(value, BaseMessage):
+            if value.id is not None:
+                seen.add(value.id)
+            return
+        items = value if isinstance(value, Sequence) and not isinstance(value, str) else _state_values(value)
+        for item in items:
             if isinstance(item, BaseMessage):
                 if item.id is not None:
-                    self.seen.add(item.id)
+                    seen.add(item.id)
             elif isinstance(item, Sequence) and not isinstance(item, str):
                 for msg in item:
                     if isinstance(msg, BaseMessage) and msg.id is not None:
-                        self.seen.add(msg.id)
+                        seen.add(msg.id)
+            elif isinstance(item, dict):
+                self.observe(item)
+
+    def node_start(self, metadata: dict[str, Any], value: Any, *, scan_input: bool) -> Meta | None:
+        """A node starts: remember its metadata (and, for a Send, its input's messages)."""
+        ns = graph_namespace(metadata)
+        if not self._wanted(ns):
+            return None
+        if scan_input:
+            self.observe(value)
         meta = {k: v for k, v in metadata.items() if k != "checkpoint_ns"}
         meta.setdefault("ls_integration", "langgraph")
         return (ns, meta)

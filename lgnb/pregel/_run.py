@@ -15,8 +15,6 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.callbacks.manager import CallbackManager
-
 from lgnb._internal.constants import CONF, NS_SEP
 from lgnb.runtime import Runtime
 
@@ -119,6 +117,7 @@ class RunContext:
         self.checkpointer = checkpointer
         self.parent: RunContext | None = None
         self.tracing = bool(callbacks)
+        self._managers: dict[tuple[str, ...], Any] = {}
         self.resuming = False
         self.cancelled = False
         self.messages_handler: Any = None
@@ -200,16 +199,23 @@ class RunContext:
         metadata.setdefault("checkpoint_ns", task.ns)
         if "thread_id" in configurable and "thread_id" not in metadata:
             metadata["thread_id"] = configurable["thread_id"]
-        tags = list(user.get("tags") or []) + list(task.node.tags)
+        node_tags = task.node.tags
+        tags = list(user.get("tags") or []) + list(node_tags)
         callbacks: Any = self.callbacks
         if callbacks and not self.tracing:
             # a manager, not a list: models add their own tags to the inherited ones
-            callbacks = CallbackManager(
-                handlers=list(callbacks),
-                inheritable_handlers=list(callbacks),
-                tags=list(tags),
-                inheritable_tags=list(tags),
-            )
+            key = tuple(node_tags)
+            managers = self._managers
+            callbacks = managers.get(key)
+            if callbacks is None:
+                from langchain_core.callbacks.manager import CallbackManager
+
+                callbacks = managers[key] = CallbackManager(
+                    handlers=list(self.callbacks),
+                    inheritable_handlers=list(self.callbacks),
+                    tags=list(tags),
+                    inheritable_tags=list(tags),
+                )
         config: dict[str, Any] = {
             "tags": tags,
             "metadata": metadata,

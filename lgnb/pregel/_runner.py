@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import random
 import time
 from collections.abc import Sequence
 from contextvars import Token
 from typing import Any
 
-from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, NS_SEP, RESUME
+from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, NS_SEP, PUSH, RESUME
 from lgnb.errors import GraphBubbleUp, GraphInterrupt, ParentCommand
 from lgnb.pregel._context import TASK_CTX, TaskContext
 from lgnb.pregel._task import Task
@@ -25,33 +24,45 @@ from lgnb.types import Command, RetryPolicy, default_retry_on
 
 __all__ = ("run_task", "arun_task", "commit_writes")
 
-try:  # the config LangChain runnables read when called without one
-    from langchain_core.runnables.config import var_child_runnable_config
-except ImportError:  # pragma: no cover
-    var_child_runnable_config = None  # type: ignore[assignment]
-
-
-def _enter(ctx: TaskContext) -> tuple[Token, Token | None]:
+def _enter(ctx: TaskContext) -> tuple[Token, Any]:
+    """Make the task current; with callbacks, also LangChain's child config, so a chat
+    model invoked without a config inherits the run's handlers (the messages stream)."""
     token = TASK_CTX.set(ctx)
     lc_token = None
-    if ctx.loop.run.callbacks and var_child_runnable_config is not None:
-        lc_token = var_child_runnable_config.set(ctx.config)
+    if ctx.loop.run.callbacks:
+        from langchain_core.runnables.config import var_child_runnable_config
+
+        lc_token = (var_child_runnable_config, var_child_runnable_config.set(ctx.config))
     return token, lc_token
 
 
-def _exit(tokens: tuple[Token, Token | None]) -> None:
+def _exit(tokens: tuple[Token, Any]) -> None:
     token, lc_token = tokens
     if lc_token is not None:
-        var_child_runnable_config.reset(lc_token)  # type: ignore[union-attr]
+        lc_token[0].reset(lc_token[1])
     TASK_CTX.reset(token)
 
 
 def _messages_start(ctx: TaskContext) -> Any:
     """Tell the `messages` handler a node starts (None when messages are not streamed)."""
     handler = ctx.loop.run.messages_handler
-    if handler is None or ctx.task.node.hidden:
+    if handler is None:
         return None
-    return handler.node_start(ctx.config["metadata"], ctx.task.input)
+    task = ctx.task
+    if task.node.hidden:
+        return _OBSERVE
+    return handler.node_start(ctx.config["metadata"], task.input, scan_input=task.path[0] == PUSH)
+
+
+def _messages_end(ctx: TaskContext, meta: Any, output: Any) -> None:
+    handler = ctx.loop.run.messages_handler
+    if meta is _OBSERVE:
+        handler.observe(output)
+    else:
+        handler.node_end(meta, output)
+
+
+_OBSERVE = object()
 
 
 def _finish(task: Task, output: Any) -> None:
@@ -59,13 +70,12 @@ def _finish(task: Task, output: Any) -> None:
     node = task.node
     writes = task.writes
     for writer in node.writers:
-        produced = writer(task, output)
-        if inspect.isawaitable(produced):
-            produced.close()  # type: ignore[attr-defined]
+        if getattr(writer, "is_async", False):
             raise TypeError(
                 f"A conditional edge after node `{task.name}` is async: run the graph with "
                 "`ainvoke` / `astream`, or make the path function synchronous."
             )
+        produced = writer(task, output)
         if produced:
             writes.extend(produced)
     if node.static_writes:
@@ -78,7 +88,7 @@ async def _afinish(task: Task, output: Any) -> None:
     writes = task.writes
     for writer in node.writers:
         produced = writer(task, output)
-        if inspect.isawaitable(produced):
+        if getattr(writer, "is_async", False):
             produced = await produced
         if produced:
             writes.extend(produced)
@@ -142,7 +152,7 @@ def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException
                 meta = _messages_start(ctx)
                 output = bound.call(task.input, ctx)  # type: ignore[union-attr]
                 if meta is not None:
-                    ctx.loop.run.messages_handler.node_end(meta, output)
+                    _messages_end(ctx, meta, output)
                 if node_run is not None:
                     tap_output(node_run, output)
                     node_run.on_chain_end(output)
@@ -188,7 +198,7 @@ async def arun_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseEx
                 else:
                     output = await _in_thread(bound.call, task.input, ctx)  # type: ignore[union-attr]
                 if meta is not None:
-                    ctx.loop.run.messages_handler.node_end(meta, output)
+                    _messages_end(ctx, meta, output)
                 if node_run is not None:
                     await atap_output(node_run, output)
                     await node_run.on_chain_end(output)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.callbacks.manager import AsyncCallbackManager, CallbackManager
-
 if TYPE_CHECKING:
     from lgnb.pregel._context import TaskContext
     from lgnb.pregel._loop import Loop
@@ -27,6 +25,8 @@ __all__ = (
 
 
 def _graph_manager(loop: Loop, *, is_async: bool) -> Any:
+    from langchain_core.callbacks.manager import AsyncCallbackManager, CallbackManager
+
     run = loop.run
     parent = loop.parent_ctx
     cls = AsyncCallbackManager if is_async else CallbackManager

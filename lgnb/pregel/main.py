@@ -10,13 +10,13 @@ import os
 import threading
 import warnings
 from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.runnables import Runnable, RunnableConfig
 
 from lgnb._internal.constants import CONF, INTERRUPT
 from lgnb.channels.base import BaseChannel
 from lgnb.errors import ErrorCode, GraphRecursionError, create_error_message
+from lgnb._internal.runnable_compat import register_when_loaded, runnable_attribute
 from lgnb.pregel._context import TASK_CTX, TaskContext
 from lgnb.pregel._driver import adrive, drive
 from lgnb.pregel._loop import Loop
@@ -24,6 +24,9 @@ from lgnb.pregel._node import PregelNode
 from lgnb.pregel._run import RunContext, StreamSink
 from lgnb.pregel._stream import make_formatter
 from lgnb.types import GraphOutput
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
 
 __all__ = ("Pregel",)
 
@@ -37,12 +40,24 @@ DEFAULT_RECURSION_LIMIT = int(
 _VALID_MODES = frozenset({"values", "updates", "checkpoints", "tasks", "debug", "messages", "custom"})
 
 
-class Pregel(Runnable):
+class Pregel:
     """A compiled graph: nodes reading and writing channels in super-steps.
 
-    It is a LangChain `Runnable`, so `batch`, `pipe` (`|`), `astream_events` and
-    LangChain callbacks work as with LangGraph's compiled graphs.
+    It is a LangChain `Runnable` (a virtual subclass, registered when LangChain's
+    Runnable module loads — see `_internal/runnable_compat.py`), so `batch`, `|`,
+    `astream_events` and LangChain callbacks work as with LangGraph's compiled graphs.
     """
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in _OWN_ATTRIBUTES:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return runnable_attribute(self, name)
+
+    def __or__(self, other: Any) -> Any:
+        return runnable_attribute(self, "__or__")(other)
+
+    def __ror__(self, other: Any) -> Any:
+        return runnable_attribute(self, "__ror__")(other)
 
     def __init__(
         self,
@@ -690,6 +705,19 @@ class Pregel(Runnable):
         from lgnb.pregel._state import aupdate_state
 
         return await aupdate_state(self, config, values, as_node=as_node, task_id=task_id)
+
+
+_OWN_ATTRIBUTES = frozenset(
+    {
+        "nodes", "channels", "input_channels", "output_channels", "stream_channels",
+        "checkpointer", "interrupt_before_nodes", "interrupt_after_nodes", "stream_mode",
+        "name", "debug", "retry_policy", "context_schema", "store", "config", "state_keys",
+        "output_mapper", "builder", "state_key_set", "trigger_to_nodes", "step_channels",
+        "finish_channels", "untracked_keys",
+    }
+)
+
+register_when_loaded(Pregel)
 
 
 class _Collector:
