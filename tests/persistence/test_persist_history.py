@@ -358,3 +358,23 @@ def test_snapshot_task_path_of_send_tasks(differential):
         return [(t.name, t.path) for t in app.get_state(cfg).tasks]
 
     differential(scenario, expect=[("w", ("__pregel_push", 0, False)), ("w", ("__pregel_push", 1, False))])
+
+
+def test_snapshot_next_lists_parallel_nodes_in_declaration_order(differential):
+    """get_state plans without the run's updated-channels shortcut: LangGraph lists pull tasks
+    in the order nodes were added (not sorted by name)."""
+
+    def scenario(E):
+        g = E.StateGraph(S)
+        g.add_node("first", _logger("first"))
+        g.add_node("zeta", _logger("zeta"))
+        g.add_node("alpha", _logger("alpha"))
+        g.add_edge(E.START, "first")
+        g.add_edge("first", "zeta")
+        g.add_edge("first", "alpha")
+        app, cfg = g.compile(checkpointer=E.InMemorySaver(), interrupt_before=["zeta", "alpha"]), thread()
+        app.invoke({"log": []}, cfg)
+        st = app.get_state(cfg)
+        return st.next, [t.name for t in st.tasks]
+
+    differential(scenario, expect=(("zeta", "alpha"), ["zeta", "alpha"]))
