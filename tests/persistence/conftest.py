@@ -41,3 +41,8 @@ def savers(tmp_path):
     from _savers import Savers
 
     return Savers(tmp_path)
+
+
+@pytest.fixture
+def ref_engine():
+    return _diff.reference_engine()
