@@ -102,3 +102,70 @@ def current_task() -> TaskContext:
             "get_runtime() and interrupt() only work inside a node while the graph runs."
         )
     return ctx
+
+
+class LazyConfig(dict):  # type: ignore[type-arg]
+    """The task's RunnableConfig, filled in on first read.
+
+    Set as LangChain's child-config context variable for every task when callbacks are
+    active, so a chat model called inside the node finds the run's handlers; most nodes
+    never call a model, and then the config is never built.
+    """
+
+    __slots__ = ("_ctx",)
+
+    def __init__(self, ctx: TaskContext) -> None:
+        super().__init__()
+        self._ctx: TaskContext | None = ctx
+
+    def _fill(self) -> None:
+        ctx = self._ctx
+        if ctx is not None:
+            self._ctx = None
+            dict.update(self, ctx.config)
+
+    def __getitem__(self, key: Any) -> Any:
+        self._fill()
+        return dict.__getitem__(self, key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._fill()
+        return dict.get(self, key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self._fill()
+        return dict.__contains__(self, key)
+
+    def __iter__(self) -> Any:
+        self._fill()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self._fill()
+        return dict.__len__(self)
+
+    def keys(self) -> Any:
+        self._fill()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self._fill()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._fill()
+        return dict.items(self)
+
+    def copy(self) -> dict[str, Any]:
+        self._fill()
+        return dict(dict.items(self))
+
+    def __eq__(self, other: object) -> bool:
+        self._fill()
+        return dict.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        self._fill()
+        return dict.__repr__(self)

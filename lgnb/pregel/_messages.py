@@ -60,6 +60,47 @@ def _state_values(obj: Any) -> Sequence[Any]:
     return ()
 
 
+_IS_MESSAGE: dict[type, bool] = {}
+
+
+def _is_message(value: Any) -> bool:
+    """isinstance(value, BaseMessage), memoized per type (ABC checks are slow)."""
+    t = type(value)
+    known = _IS_MESSAGE.get(t)
+    if known is None:
+        known = _IS_MESSAGE[t] = isinstance(value, BaseMessage)
+    return known
+
+
+def _collect(response: Any, found: list[BaseMessage]) -> None:
+    """The messages a node's update carries: itself, a list of them, or state values."""
+    if response is None:
+        return
+    known = _IS_MESSAGE
+    if isinstance(response, dict):
+        values: Any = response.values()
+    elif isinstance(response, (list, tuple)):
+        for v in response:
+            if known.get(type(v)) is not False and _is_message(v):
+                found.append(v)
+        return
+    elif _is_message(response):
+        found.append(response)
+        return
+    else:
+        values = _state_values(response)
+    for value in values:
+        kind = known.get(type(value))
+        if kind is False and not isinstance(value, (list, tuple)):
+            continue
+        if kind or _is_message(value):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                if known.get(type(v)) is not False and _is_message(v):
+                    found.append(v)
+
+
 class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # type: ignore[misc]
     """Turns chat-model callbacks and node outputs into `messages` stream events."""
 
@@ -82,22 +123,6 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # 
             message.id = str(uuid4())
         self.seen.add(message.id)
         self.sink.put((meta[0], "messages", (message, meta[1])))
-
-    def _find_and_emit(self, meta: Meta, response: Any) -> None:
-        if isinstance(response, BaseMessage):
-            self._emit(meta, response, dedupe=True)
-        elif isinstance(response, Sequence) and not isinstance(response, str):
-            for value in response:
-                if isinstance(value, BaseMessage):
-                    self._emit(meta, value, dedupe=True)
-        else:
-            for value in _state_values(response):
-                if isinstance(value, BaseMessage):
-                    self._emit(meta, value, dedupe=True)
-                elif isinstance(value, Sequence) and not isinstance(value, str):
-                    for item in value:
-                        if isinstance(item, BaseMessage):
-                            self._emit(meta, item, dedupe=True)
 
     # ---- engine hooks (called by the task runner, once per task)
     def observe(self, value: Any) -> None:
@@ -125,28 +150,34 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # 
             elif isinstance(item, dict):
                 self.observe(item)
 
-    def node_start(self, metadata: dict[str, Any], value: Any, *, scan_input: bool) -> Meta | None:
-        """A node starts: remember its metadata (and, for a Send, its input's messages)."""
-        ns = graph_namespace(metadata)
-        if not self._wanted(ns):
+    def node_start(self, ctx: Any) -> Any:
+        """A node starts: None when its namespace is not streamed, else a token for
+        `node_end` (metadata is built only if the node returns messages)."""
+        if not self._wanted(ctx.loop.ns_tuple):
             return None
-        if scan_input:
-            self.observe(value)
-        meta = {k: v for k, v in metadata.items() if k != "checkpoint_ns"}
-        meta.setdefault("ls_integration", "langgraph")
-        return (ns, meta)
+        if ctx.task.path[0] == "__pregel_push":
+            self.observe(ctx.task.input)  # a Send's input: those messages are not new
+        return ctx
 
-    def node_end(self, meta: Meta, output: Any) -> None:
+    def node_end(self, ctx: Any, output: Any) -> None:
         """A node returned: emit the messages in its update that no model streamed."""
+        found: list[BaseMessage] = []
         if isinstance(output, Command):
-            self._find_and_emit(meta, output.update)
+            _collect(output.update, found)
         elif isinstance(output, Sequence) and not isinstance(output, str) and any(
             isinstance(v, Command) for v in output
         ):
             for value in output:
-                self._find_and_emit(meta, value.update if isinstance(value, Command) else value)
+                _collect(value.update if isinstance(value, Command) else value, found)
         else:
-            self._find_and_emit(meta, output)
+            _collect(output, found)
+        if not found:
+            return
+        meta = {k: v for k, v in ctx.config["metadata"].items() if k != "checkpoint_ns"}
+        meta.setdefault("ls_integration", "langgraph")
+        pair = (ctx.loop.ns_tuple, meta)
+        for message in found:
+            self._emit(pair, message, dedupe=True)
 
     # ---- LangChain callbacks
     def tap_output_iter(self, run_id: UUID, output: Any) -> Any:

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from contextvars import Token
 from typing import Any
 
-from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, NS_SEP, PUSH, RESUME
+from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, NS_SEP, RESUME
 from lgnb.errors import GraphBubbleUp, GraphInterrupt, ParentCommand
-from lgnb.pregel._context import TASK_CTX, TaskContext
+from lgnb.pregel._context import TASK_CTX, LazyConfig, TaskContext
 from lgnb.pregel._task import Task
 from lgnb.pregel._trace import astart_node, atap_output, start_node, tap_output
 from lgnb.types import Command, RetryPolicy, default_retry_on
@@ -27,13 +27,21 @@ __all__ = ("run_task", "arun_task", "commit_writes")
 def _enter(ctx: TaskContext) -> tuple[Token, Any]:
     """Make the task current; with callbacks, also LangChain's child config, so a chat
     model invoked without a config inherits the run's handlers (the messages stream)."""
+    global _LC_CONFIG_VAR
     token = TASK_CTX.set(ctx)
     lc_token = None
     if ctx.loop.run.callbacks:
-        from langchain_core.runnables.config import var_child_runnable_config
+        var = _LC_CONFIG_VAR
+        if var is None:
+            from langchain_core.runnables.config import var_child_runnable_config
 
-        lc_token = (var_child_runnable_config, var_child_runnable_config.set(ctx.config))
+            var = _LC_CONFIG_VAR = var_child_runnable_config
+        config = ctx.config if ctx._config is not None else LazyConfig(ctx)
+        lc_token = (var, var.set(config))
     return token, lc_token
+
+
+_LC_CONFIG_VAR: Any = None
 
 
 def _exit(tokens: tuple[Token, Any]) -> None:
@@ -48,10 +56,9 @@ def _messages_start(ctx: TaskContext) -> Any:
     handler = ctx.loop.run.messages_handler
     if handler is None:
         return None
-    task = ctx.task
-    if task.node.hidden:
+    if ctx.task.node.hidden:
         return _OBSERVE
-    return handler.node_start(ctx.config["metadata"], task.input, scan_input=task.path[0] == PUSH)
+    return handler.node_start(ctx)
 
 
 def _messages_end(ctx: TaskContext, meta: Any, output: Any) -> None:
@@ -59,7 +66,7 @@ def _messages_end(ctx: TaskContext, meta: Any, output: Any) -> None:
     if meta is _OBSERVE:
         handler.observe(output)
     else:
-        handler.node_end(meta, output)
+        handler.node_end(ctx, output)
 
 
 _OBSERVE = object()
