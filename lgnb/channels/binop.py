@@ -88,9 +88,10 @@ class BinaryOperatorAggregate(BaseChannel[Value, Value, Value], Generic[Value]):
         return new
 
     def from_checkpoint(self, checkpoint: Any) -> Self:
-        new = self.__class__(self.typ, self.operator, self.key)
-        if checkpoint is not MISSING:
-            new.value = checkpoint
+        if checkpoint is MISSING:
+            return self.__class__(self.typ, self.operator, self.key)
+        new = object.__new__(self.__class__)
+        new.typ, new.key, new.operator, new.value = self.typ, self.key, self.operator, checkpoint
         return new
 
     def update(self, values: Sequence[Value]) -> bool:

@@ -39,8 +39,8 @@ class EphemeralValue(BaseChannel[Value, Value, Value], Generic[Value]):
         return new
 
     def from_checkpoint(self, checkpoint: Any) -> Self:
-        new = self.__class__(self.typ, self.guard, self.key)
-        new.value = checkpoint
+        new = object.__new__(self.__class__)
+        new.typ, new.key, new.guard, new.value = self.typ, self.key, self.guard, checkpoint
         return new
 
     def update(self, values: Sequence[Value]) -> bool:

@@ -28,12 +28,13 @@ class LastValue(BaseChannel[Value, Value, Value], Generic[Value]):
         return isinstance(other, LastValue)
 
     def copy(self) -> Self:
-        new = self.__class__(self.typ, self.key)
-        new.value = self.value
-        return new
+        return self.from_checkpoint(self.value)
 
     def from_checkpoint(self, checkpoint: Any) -> Self:
-        new = self.__class__(self.typ, self.key)
+        # built without __init__: a run makes one per state key, so this is hot
+        new = object.__new__(self.__class__)
+        new.typ = self.typ
+        new.key = self.key
         new.value = checkpoint
         return new
 

@@ -135,9 +135,9 @@ class Loop:
         )
         self.previous_versions = dict(checkpoint["channel_versions"])
         values = checkpoint["channel_values"]
+        get = values.get
         self.channels = {
-            k: (spec.from_checkpoint(values[k]) if k in values else spec.from_checkpoint(MISSING))
-            for k, spec in graph.channels.items()
+            k: spec.from_checkpoint(get(k, MISSING)) for k, spec in graph.channels.items()
         }
         self.live_ephemeral = {
             k for k in graph.step_channels if self.channels[k].is_available()
