@@ -64,7 +64,7 @@ class NodeCallable:
         self.name = name
         self.func: Callable[..., Any] | None = None
         self.afunc: Callable[..., Any] | None = None
-        self.runnable: Runnable | None = None
+        self.runnable: Any = None  # a LangChain Runnable
         self.subgraph: Any = None
         self.inject: tuple[str, ...] = ()
         from lgnb.pregel.main import Pregel

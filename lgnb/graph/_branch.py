@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from lgnb._internal.callable import NodeCallable
@@ -104,9 +103,3 @@ def _first_param_schema(path: Any) -> Any:
             return None
     return None
 
-
-def run_coroutine_sync(coro: Any) -> Any:  # pragma: no cover - defensive
-    return asyncio.run(coro)
-
-
-_ = Sequence

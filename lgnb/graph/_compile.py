@@ -8,7 +8,6 @@ it. START is a hidden node that turns the input into state writes.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -225,5 +224,3 @@ def fresh_read(loop: Any, task: Task, reads: list[str] | str, managed: dict[str,
         value[k] = mv.get(loop.step, loop.stop)
     return value
 
-
-_ = inspect

@@ -26,7 +26,6 @@ step costs O(len(left) + len(right)) however long the conversation grows.
 """
 
 import uuid
-from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any, Literal, Union
 

@@ -15,18 +15,13 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from lgnb._internal.callable import NodeCallable
-from lgnb._internal.constants import END, NS_END, NS_SEP, ROOT, START, TAG_HIDDEN, TASKS
+from lgnb._internal.constants import END, NS_END, NS_SEP, ROOT, START, TASKS
 from lgnb._internal.fields import annotated_keys, fields_as_tuples
 from lgnb.channels.base import BaseChannel
-from lgnb.channels.ephemeral_value import EphemeralValue
-from lgnb.channels.last_value import LastValue, LastValueAfterFinish
-from lgnb.channels.named_barrier_value import NamedBarrierValue, NamedBarrierValueAfterFinish
-from lgnb.channels.topic import Topic
+from lgnb.channels.last_value import LastValue
 from lgnb.errors import ErrorCode, InvalidUpdateError, ParentCommand, create_error_message
 from lgnb.graph._branch import Branch
-from lgnb.graph._schema import schema_channels, schema_mapper
-from lgnb.pregel._node import PregelNode
+from lgnb.graph._schema import schema_channels
 from lgnb.pregel._task import Task
 from lgnb.pregel.main import Pregel
 from lgnb.types import Command, RetryPolicy, Send
@@ -514,5 +509,3 @@ def control_writer(task: Task, output: Any) -> list[tuple[str, Any]] | None:
                 out.append((f"branch:to:{go}", None))
     return out
 
-
-_ = (EphemeralValue, LastValueAfterFinish, NamedBarrierValue, NamedBarrierValueAfterFinish, Topic, TAG_HIDDEN, NodeCallable, PregelNode, schema_mapper)

@@ -27,7 +27,6 @@ from lgnb._internal.constants import (
     NS_SEP,
     NULL_TASK_ID,
     RESUME,
-    ROOT,
     START,
     TASKS,
 )

@@ -20,7 +20,7 @@ from typing import Any
 
 import traitlets
 
-from lgnb.draw import jsonable, layout
+from lgnb.draw import layout
 from lgnb.widgets._loops import background_loop, loop_for_run, running_loop
 from lgnb.widgets._pump import Pump
 from lgnb.widgets._runtime import View
