@@ -151,3 +151,25 @@ def test_thread_written_by_one_engine_is_resumed_by_the_other(request, savers, k
     assert a[0]["log"] == ["draft", "note:a", "note:b", "review:langgraph resumed"]
     assert b[0]["log"] == ["draft", "note:a", "note:b", "review:lgnb resumed"]
     assert a[1] == b[1]
+
+
+def test_other_engine_sees_the_same_tasks_and_interrupts_of_a_paused_thread(savers):
+    """Task and interrupt ids derive from the checkpoint the same way on both engines, so a
+    thread paused by one engine shows its pending interrupt, with the same ids, to the other."""
+    engines = _engines()
+    seen = {}
+    for first, second in (("lgnb", "langgraph"), ("langgraph", "lgnb")):
+        E1, E2 = engines[first], engines[second]
+        with savers.open("lgnb_sqlite", E1) as saver:
+            cfg = thread()
+            _build(E1, saver).invoke({"log": [], "count": 0}, cfg)
+            own = _build(E1, saver).get_state(cfg)
+            other = _build(E2, saver).get_state(cfg)
+            seen[first] = (
+                [(t.name, t.id, [i.id for i in t.interrupts]) for t in own.tasks],
+                [(t.name, t.id, [i.id for i in t.interrupts]) for t in other.tasks],
+                [i.value for i in other.interrupts],
+            )
+    for first, (own, other, values) in seen.items():
+        assert other == own, f"paused by {first}: ids differ on the other engine"
+        assert values == [{"question": "approve?", "count": 1}], first
