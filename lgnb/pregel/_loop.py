@@ -381,22 +381,35 @@ class Loop:
             if tid == task.id and chan == RESUME:
                 answers = list(val) if isinstance(val, list) else [val]
                 break
-        if self.resume_map:
+        resume_map = self.effective_resume_map()
+        if resume_map:
             from lgnb._internal.ids import interrupt_id
 
             nxt = interrupt_id(task.ns, len(answers))
-            if nxt in self.resume_map:
-                answers.append(self.resume_map[nxt])
-            elif (first := interrupt_id(task.ns, 0)) in self.resume_map:
-                answers.append(self.resume_map[first])
+            if nxt in resume_map:
+                answers.append(resume_map[nxt])
+            elif (first := interrupt_id(task.ns, 0)) in resume_map:
+                answers.append(resume_map[first])
         return answers, None
 
+    def effective_resume_map(self) -> dict[str, Any] | None:
+        """`Command(resume={id: value})` given to this run or to an enclosing one."""
+        loop: Loop | None = self
+        while loop is not None:
+            if loop.resume_map:
+                return loop.resume_map
+            loop = loop.parent_ctx.loop if loop.parent_ctx is not None else None
+        return None
+
     def take_null_resume(self) -> Any:
-        """Consume the resume value of `Command(resume=v)` (first interrupt that asks)."""
+        """Consume the resume value of `Command(resume=v)` (first interrupt that asks);
+        an interrupt inside a subgraph is answered by the value given to the parent."""
         for i, (tid, chan, val) in enumerate(self.pending):
             if tid == NULL_TASK_ID and chan == RESUME:
                 del self.pending[i]
                 return val
+        if self.parent_ctx is not None:
+            return self.parent_ctx.loop.take_null_resume()
         return MISSING
 
     # ------------------------------------------------------------------ writes
@@ -464,6 +477,7 @@ class Loop:
         self.updated_channels = self._apply(tasks)
         self._values(self.updated_channels)
         self.pending.clear()
+        self.is_resuming = False  # subgraphs of later steps start fresh
         self._put_checkpoint({"source": "loop"})
         if self.interrupt_after and self._should_interrupt(self.interrupt_after):
             self.status = "interrupt_after"

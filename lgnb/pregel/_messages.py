@@ -173,7 +173,7 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # 
             _collect(output, found)
         if not found:
             return
-        meta = {k: v for k, v in ctx.config["metadata"].items() if k != "checkpoint_ns"}
+        meta = dict(ctx.config["metadata"])
         meta.setdefault("ls_integration", "langgraph")
         pair = (ctx.loop.ns_tuple, meta)
         for message in found:

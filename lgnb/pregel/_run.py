@@ -117,7 +117,6 @@ class RunContext:
         self.checkpointer = checkpointer
         self.parent: RunContext | None = None
         self.tracing = bool(callbacks)
-        self._managers: dict[tuple[str, ...], Any] = {}
         self.resuming = False
         self.cancelled = False
         self.messages_handler: Any = None
@@ -178,9 +177,18 @@ class RunContext:
         return Runtime(context=self.context, store=self.store, stream_writer=writer)
 
     def task_config(self, loop: Loop, task: Task) -> dict[str, Any]:
-        """The RunnableConfig a node sees (what LangGraph passes as `config`)."""
+        """The RunnableConfig a node sees (what LangGraph passes as `config`).
+
+        Inside a subgraph it extends the config of the parent task, as LangGraph's does:
+        the parent's metadata (with `checkpoint_ns` naming the outermost task) stays.
+        """
         user = self.user_config
-        metadata = dict(user.get("metadata") or {})
+        parent = loop.parent_ctx
+        if parent is not None:
+            metadata = dict(parent.config["metadata"])
+            metadata.setdefault("checkpoint_ns", parent.task.ns)
+        else:
+            metadata = dict(user.get("metadata") or {})
         if task.node.metadata:
             metadata.update(task.node.metadata)
         path = task.path if task.path[0] != "__pregel_push" else (*task.path, False)
@@ -196,26 +204,22 @@ class RunContext:
         configurable = dict(user.get(CONF) or {})
         configurable["checkpoint_ns"] = task.ns
         configurable.pop("checkpoint_id", None)
-        metadata.setdefault("checkpoint_ns", task.ns)
         if "thread_id" in configurable and "thread_id" not in metadata:
             metadata["thread_id"] = configurable["thread_id"]
-        node_tags = task.node.tags
-        tags = list(user.get("tags") or []) + list(node_tags)
+        tags = list(user.get("tags") or []) + list(task.node.tags)
         callbacks: Any = self.callbacks
         if callbacks and not self.tracing:
-            # a manager, not a list: models add their own tags to the inherited ones
-            key = tuple(node_tags)
-            managers = self._managers
-            callbacks = managers.get(key)
-            if callbacks is None:
-                from langchain_core.callbacks.manager import CallbackManager
+            # a manager, not a list: a model's own tags and metadata add to these
+            from langchain_core.callbacks.manager import CallbackManager
 
-                callbacks = managers[key] = CallbackManager(
-                    handlers=list(self.callbacks),
-                    inheritable_handlers=list(self.callbacks),
-                    tags=list(tags),
-                    inheritable_tags=list(tags),
-                )
+            callbacks = CallbackManager(
+                handlers=list(callbacks),
+                inheritable_handlers=list(callbacks),
+                tags=list(tags),
+                inheritable_tags=list(tags),
+                metadata=dict(metadata),
+                inheritable_metadata=dict(metadata),
+            )
         config: dict[str, Any] = {
             "tags": tags,
             "metadata": metadata,

@@ -93,14 +93,14 @@ def start_node(ctx: TaskContext) -> Any:
     """Start the node's run; its child manager becomes the node config's callbacks."""
     rm = _node_manager(ctx).on_chain_start(None, ctx.task.input, name=ctx.task.name)
     ctx.node_run = rm
-    ctx.config["callbacks"] = rm.get_child()
+    ctx.config["callbacks"] = rm.get_child("seq:step:1")  # a node runs as step 1 of its sequence
     return rm
 
 
 async def astart_node(ctx: TaskContext) -> Any:
     rm = await _node_manager(ctx).on_chain_start(None, ctx.task.input, name=ctx.task.name)
     ctx.node_run = rm
-    ctx.config["callbacks"] = rm.get_child()
+    ctx.config["callbacks"] = rm.get_child("seq:step:1")  # a node runs as step 1 of its sequence
     return rm
 
 

@@ -220,11 +220,13 @@ class Pregel:
                 "Checkpointer requires one or more of the following 'configurable' keys: "
                 "thread_id, checkpoint_ns, checkpoint_id"
             )
-        callbacks = _callbacks(config)
+        callbacks = config.get("callbacks") or None
         if parent is not None and parent.loop.run.callbacks:
-            callbacks = [*parent.loop.run.callbacks, *(callbacks or [])]
             if parent.node_run is not None:
                 callbacks = None  # traced: the parent node's run manager carries them
+            elif callbacks is None:
+                callbacks = parent.loop.run.callbacks
+            # else: callbacks from the node's own config already carry the parent's
         sink = StreamSink()
         run = RunContext(
             sink=sink,
@@ -239,9 +241,10 @@ class Pregel:
         if "messages" in all_modes:
             from lgnb.pregel._messages import StreamMessagesHandler
 
-            handler = StreamMessagesHandler(sink, subgraphs=subgraphs, parent_ns=())
+            parent_ns = tuple(parent.task.ns.split("|")) if parent is not None else ()
+            handler = StreamMessagesHandler(sink, subgraphs=subgraphs, parent_ns=parent_ns)
             run.messages_handler = handler
-            run.callbacks = [*(callbacks or []), handler]
+            run.callbacks = _add_handlers(callbacks, [handler])
         if parent is not None:
             run.parent = parent.loop.run
             run.tracing = parent.loop.run.tracing or run.tracing
@@ -806,16 +809,19 @@ def _loop_args(loop: Loop) -> dict[str, Any]:
     }
 
 
-def _callbacks(config: dict[str, Any]) -> list[Any] | None:
-    cbs = config.get("callbacks")
-    if cbs is None:
-        return None
-    if isinstance(cbs, list):
-        return list(cbs)
-    handlers = getattr(cbs, "handlers", None)
-    if handlers is not None:
-        return list(handlers)
-    return [cbs]
+def _add_handlers(callbacks: Any, extra: Any) -> Any:
+    """`callbacks` (a list or a CallbackManager) with `extra` handlers inherited by children."""
+    if not extra:
+        return callbacks
+    extra = list(extra) if isinstance(extra, list) else [extra]
+    if callbacks is None:
+        return extra
+    if isinstance(callbacks, list):
+        return [*callbacks, *extra]
+    manager = callbacks.copy()
+    for handler in extra:
+        manager.add_handler(handler, inherit=True)
+    return manager
 
 
 def _coerce_context(schema: Any, context: Any) -> Any:
