@@ -10,24 +10,26 @@ from __future__ import annotations
 import random
 import threading
 import time
-from hashlib import blake2b
+from binascii import unhexlify
+
+from xxhash import xxh3_128_hexdigest
 
 __all__ = ("task_id", "interrupt_id", "new_checkpoint_id", "is_interrupt_id")
 
 
-def _hex(data: bytes) -> str:
-    return blake2b(data, digest_size=16).hexdigest()
-
-
 def task_id(checkpoint_id: str, *parts: str) -> str:
-    """A UUID-shaped id, stable for the same checkpoint and parts."""
-    h = _hex(checkpoint_id.encode() + b"\x00" + "\x00".join(parts).encode())
+    """A UUID-shaped id, stable for the same checkpoint and parts.
+
+    The same XXH3-128 construction as LangGraph's, so a thread paused by one engine is
+    resumed by the other: its pending writes and interrupt ids still match.
+    """
+    h = xxh3_128_hexdigest(unhexlify(checkpoint_id.replace("-", "")) + "".join(parts).encode())
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
 def interrupt_id(task_ns: str, answered: int) -> str:
     """The id of the interrupt a task raises after `answered` earlier answers."""
-    return _hex((f"{task_ns}|{answered}" if answered else task_ns).encode())
+    return xxh3_128_hexdigest((f"{task_ns}|{answered}" if answered else task_ns).encode())
 
 
 def is_interrupt_id(value: object) -> bool:

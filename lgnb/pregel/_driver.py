@@ -110,6 +110,7 @@ def _execute_step(loop: Loop, runtime: Any) -> Iterator[None]:
                 raise _cancelled()
             exc = run_task(TaskContext(task, loop, runtime), task.node.retry_policy or policies)
             _commit(loop, task, exc, errors)
+            flush_io(loop)  # a finished task's writes are saved before anything else runs
             yield
             if errors and not isinstance(errors[-1], GraphBubbleUp):
                 break
@@ -125,6 +126,7 @@ def _execute_step(loop: Loop, runtime: Any) -> Iterator[None]:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in sorted(done, key=lambda f: tasks.index(futures[f])):
                 _commit(loop, futures[fut], fut.result(), errors)
+                flush_io(loop)
                 yield
     _raise_step_errors(errors)
 
@@ -172,6 +174,7 @@ async def _aexecute_step(loop: Loop, runtime: Any) -> AsyncIterator[None]:
         task = tasks[0]
         exc = await arun_task(TaskContext(task, loop, runtime), task.node.retry_policy or policies)
         _commit(loop, task, exc, errors)
+        await aflush_io(loop)
         yield
     elif tasks:
         running = {
@@ -186,6 +189,7 @@ async def _aexecute_step(loop: Loop, runtime: Any) -> AsyncIterator[None]:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                 for fut in sorted(done, key=lambda f: tasks.index(running[f])):
                     _commit(loop, running[fut], fut.result(), errors)
+                    await aflush_io(loop)
                     yield
                 if any(not isinstance(e, GraphBubbleUp) for e in errors):
                     for fut in pending:

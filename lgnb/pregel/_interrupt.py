@@ -28,11 +28,13 @@ def interrupt(value: Any, *, response_schema: Any = None) -> Any:
     if idx < len(answers):
         task.writes.append((RESUME, answers[: idx + 1]))
         return _validate(adapter, answers[idx])
-    value_null = loop.take_null_resume()
+    value_null = loop.peek_null_resume()
     if value_null is not MISSING:
+        validated = _validate(adapter, value_null)  # an invalid answer is not consumed
+        loop.take_null_resume()
         answers.append(value_null)
         task.writes.append((RESUME, list(answers)))
-        return _validate(adapter, value_null)
+        return validated
     schema = None
     if response_schema is not None:
         schema = response_schema if isinstance(response_schema, dict) else adapter.json_schema()

@@ -121,7 +121,7 @@ class Loop:
             self.prev_checkpoint_config = saved.parent_config
             self.has_saved = True
         self.checkpoint_id = checkpoint["id"]
-        self.run_key = uuid4().hex
+        self.run_key = uuid4().hex[:24]
         self.checkpoint_id_saved = checkpoint["id"] if saved is not None else None
         self.checkpoint_ts = checkpoint.get("ts")
         self.metadata = metadata
@@ -183,7 +183,9 @@ class Loop:
             self._apply_command(input)
         null_writes = [(c, v) for t, c, v in self.pending if t == NULL_TASK_ID]
         if null_writes:
-            self._apply([WriteBatch(INPUT, null_writes)])
+            updated = self._apply([WriteBatch(INPUT, null_writes)])
+            if self.updated_channels is not None:
+                self.updated_channels |= updated
         if self.is_resuming:
             seen = self.versions.seen.setdefault(INTERRUPT, {})
             seen.update(self.versions.versions)
@@ -401,6 +403,15 @@ class Loop:
             loop = loop.parent_ctx.loop if loop.parent_ctx is not None else None
         return None
 
+    def peek_null_resume(self) -> Any:
+        """The pending `Command(resume=v)` value (here or in an enclosing run), unconsumed."""
+        for tid, chan, val in self.pending:
+            if tid == NULL_TASK_ID and chan == RESUME:
+                return val
+        if self.parent_ctx is not None:
+            return self.parent_ctx.loop.peek_null_resume()
+        return MISSING
+
     def take_null_resume(self) -> Any:
         """Consume the resume value of `Command(resume=v)` (first interrupt that asks);
         an interrupt inside a subgraph is answered by the value given to the parent."""
@@ -536,7 +547,7 @@ class Loop:
             # nothing is saved: an id unique per run and step is enough for task ids
             if not exiting:
                 self.metadata = metadata
-                self.checkpoint_id = f"{self.run_key}-{self.step}"
+                self.checkpoint_id = f"{self.run_key}{self.step & 0xFFFFFFFF:08x}"
                 self.step += 1
             return
         if exiting and self.checkpoint_id == self.checkpoint_id_saved:

@@ -14,7 +14,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid5
 
-from lgnb._internal.constants import CONF, END, INPUT, INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, START
+from lgnb._internal.constants import CONF, END, INPUT, INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, PUSH, START
 from lgnb.errors import InvalidUpdateError
 from lgnb.pregel._io import read_channels, result_writes
 from lgnb.pregel._loop import Loop
@@ -67,8 +67,8 @@ def _own_config(graph: Pregel, config: dict[str, Any]) -> dict[str, Any]:
 def _subgraph_for_ns(graph: Pregel, config: dict[str, Any]) -> tuple[Pregel, dict[str, Any]] | None:
     """A config naming a subgraph namespace is answered by that subgraph."""
     ns = config.get(CONF, {}).get("checkpoint_ns", "")
-    if not ns:
-        return None
+    if not ns or "__lgnb_checkpointer" in config.get(CONF, {}):
+        return None  # the root namespace, or already resolved to this graph
     names = [part.split(NS_END)[0] for part in ns.split(NS_SEP)]
     current: Any = graph
     for name in names:
@@ -143,7 +143,7 @@ def _tasks_with_writes(
             PregelTask(
                 task.id,
                 task.name,
-                task.path,
+                task.path if task.path[0] != PUSH else (*task.path, False),
                 st.error if st is not None else None,
                 tuple(interrupts),
                 states.get(task.id),
@@ -163,7 +163,10 @@ def _subgraph_states(
         bound = task.node.bound
         if bound is None or bound.subgraph is None:
             continue
-        cfg = {CONF: {"thread_id": thread_id, "checkpoint_ns": task.ns}}
+        ns = task.ns
+        if bound.subgraph.checkpointer is True:
+            ns = "|".join(part.split(":")[0] for part in ns.split("|"))
+        cfg = {CONF: {"thread_id": thread_id, "checkpoint_ns": ns}}
         if recurse:
             requests.append((task, {CONF: {**cfg[CONF], "__lgnb_checkpointer": saver}}))
         else:
@@ -177,6 +180,7 @@ def _snapshot_parts(
     if saved is None:
         return None
     loop = _loop_for(graph, config, saved, saver)
+    loop.updated_channels = None  # plan every node, in the order they were added
     tasks = loop._plan()
     null = [(c, v) for t, c, v in loop.pending if t == NULL_TASK_ID]
     if null:
@@ -241,18 +245,22 @@ def get_state(graph: Pregel, config: dict[str, Any], *, subgraphs: bool = False)
     saver = _checkpointer(graph, config)
     if (sub := _subgraph_for_ns(graph, config)) is not None:
         return sub[0].get_state(sub[1], subgraphs=subgraphs)
-    config = _own_config(graph, config)
-    saved = saver.get_tuple(config)
-    return _snapshot(graph, config, saved, saver, recurse=subgraphs, live="checkpoint_id" not in config[CONF])
+    own = _own_config(graph, config)
+    saved = saver.get_tuple(own)
+    if saved is None:
+        return _empty(config)
+    return _snapshot(graph, own, saved, saver, recurse=subgraphs, live="checkpoint_id" not in own[CONF])
 
 
 async def aget_state(graph: Pregel, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
     saver = _checkpointer(graph, config)
     if (sub := _subgraph_for_ns(graph, config)) is not None:
         return await sub[0].aget_state(sub[1], subgraphs=subgraphs)
-    config = _own_config(graph, config)
-    saved = await saver.aget_tuple(config)
-    return await _asnapshot(graph, config, saved, saver, recurse=subgraphs, live="checkpoint_id" not in config[CONF])
+    own = _own_config(graph, config)
+    saved = await saver.aget_tuple(own)
+    if saved is None:
+        return _empty(config)
+    return await _asnapshot(graph, own, saved, saver, recurse=subgraphs, live="checkpoint_id" not in own[CONF])
 
 
 def get_state_history(
@@ -325,7 +333,7 @@ def _plan_update(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, 
                 for task in tasks:
                     if task.id == tid:
                         task.writes.extend(st.output)
-            loop._apply(tasks)
+            loop.updated_channels = loop._apply(tasks)
         loop.pending = []
         loop.step = step + 1
         _with_parents(loop, saved)
@@ -337,12 +345,14 @@ def _plan_update(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, 
         writes = graph.map_input(values) if values is not None else []
         if not writes:
             raise InvalidUpdateError(f"Received no input writes for {graph.input_channels}")
-        loop._apply([WriteBatch(INPUT, writes)])
+        loop.updated_channels = loop._apply([WriteBatch(INPUT, writes)])
         loop.pending = []
         loop.step = step + 1 if saved is not None and saved.metadata.get("step") is not None else -1
         _with_parents(loop, saved)
         loop._put_checkpoint({"source": "input"})
         return loop
+    if as_node == "__copy__":
+        return _copy_checkpoint(graph, config, saved, saver, updates)
     planned: dict[str, list[str]] = {}
     if saved is not None:
         for t in loop._plan():
@@ -384,11 +394,29 @@ def _plan_update(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, 
         finally:
             TASK_CTX.reset(token)
         batches.append(task)
-    loop._apply(batches)
+    loop.updated_channels = loop._apply(batches)
     loop.pending = []
     loop.step = step + 1
     _with_parents(loop, saved)
     loop._put_checkpoint({"source": "update"})
+    return loop
+
+
+def _copy_checkpoint(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, updates: Sequence[Any]) -> Loop:
+    """`as_node="__copy__"`: the checkpoint again, as a sibling (a fork) of itself."""
+    if len(updates) > 1:
+        raise InvalidUpdateError("Cannot copy checkpoint with multiple updates")
+    if saved is None:
+        raise InvalidUpdateError("Cannot copy a non-existent checkpoint")
+    loop = _loop_for(graph, config, saved, saver)
+    step = saved.metadata.get("step", -1)
+    parent = saved.parent_config or {CONF: {**saved.config[CONF], "checkpoint_id": None}}
+    parent_conf = {k: v for k, v in parent[CONF].items() if v is not None}
+    loop.checkpoint_config = {CONF: parent_conf}
+    loop.previous_versions = dict(loop.versions.versions)
+    loop.step = step + 1
+    _with_parents(loop, saved)
+    loop._put_checkpoint({"source": "fork"})
     return loop
 
 
@@ -457,7 +485,8 @@ def checkpoint_stream_payload(loop: Loop) -> dict[str, Any]:
     for task in tasks:
         if task.node.bound is not None and task.node.bound.subgraph is not None:
             states[task.id] = {CONF: {"thread_id": thread_id, "checkpoint_ns": task.ns}}
-    config = _clean(_patch_map(loop.checkpoint_config, loop.metadata) or loop.checkpoint_config)
+    current = {CONF: {**loop.checkpoint_config[CONF], "checkpoint_id": loop.checkpoint_id}}
+    config = _clean(_patch_map(current, loop.metadata) or current)
     parent = loop.prev_checkpoint_config
     with_writes = _tasks_with_writes(loop, tasks, loop.pending, states, live=False)
     return {

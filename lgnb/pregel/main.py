@@ -555,9 +555,11 @@ class Pregel:
         parent = ctx.loop
         run = parent.run
         task = ctx.task
-        config = dict(run.user_config)
+        config = dict(parent.config)
         conf = dict(config.get(CONF) or {})
-        conf["checkpoint_ns"] = task.ns
+        # checkpointer=True: the subgraph keeps one state per thread, across parent runs
+        ns = _recast_ns(task.ns) if self.checkpointer is True else task.ns
+        conf["checkpoint_ns"] = ns
         cmap = dict(conf.get("checkpoint_map") or {})
         cmap[parent.ns] = parent.checkpoint_id
         conf["checkpoint_map"] = cmap
@@ -571,7 +573,7 @@ class Pregel:
             saved=None,
             checkpointer=checkpointer,
             durability=parent.durability,
-            ns=task.ns,
+            ns=ns,
             interrupt_before=self.interrupt_before_nodes,
             interrupt_after=self.interrupt_after_nodes,
             output_keys=self.output_channels,
@@ -762,6 +764,11 @@ class _Collector:
                 return {**self.latest, INTERRUPT: self.interrupts}
             return {INTERRUPT: self.interrupts}
         return self.latest
+
+
+def _recast_ns(ns: str) -> str:
+    """`a:<task id>|b:<task id>` -> `a|b`: the namespace without the run's task ids."""
+    return "|".join(part.split(":")[0] for part in ns.split("|"))
 
 
 def _nested_resuming(loop: Loop) -> bool | None:
