@@ -24,6 +24,7 @@ __all__ = (
     "ParentCommand",
     "EmptyInputError",
     "TaskNotFound",
+    "UnknownInterruptError",
     "create_error_message",
 )
 
@@ -113,3 +114,25 @@ class NodeInterrupt(GraphInterrupt):
             super().__init__([Interrupt(value=value)])
         else:
             super().__init__([Interrupt(value=value, id=id)])
+
+
+class UnknownInterruptError(Exception):
+    """A resume that matches no pending interrupt; nothing was written, the thread is
+    unchanged and its interrupts (`pending_ids`) can still be answered.
+
+    `reason`: "not_pending" (the ids are not waiting for an answer, or nothing is),
+    "empty_map" (an empty resume map), "ambiguous" (one value, several interrupts).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str,
+        interrupt_ids: Sequence[str] = (),
+        pending_ids: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.interrupt_ids = tuple(interrupt_ids)
+        self.pending_ids = tuple(pending_ids)

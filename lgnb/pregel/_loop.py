@@ -32,7 +32,7 @@ from lgnb._internal.constants import (
 )
 from lgnb._internal.ids import is_interrupt_id, new_checkpoint_id
 from lgnb.channels.base import MISSING
-from lgnb.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError
+from lgnb.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, UnknownInterruptError
 from lgnb.pregel._algo import Versions, apply_writes, plan_tasks
 from lgnb.pregel._io import read_channels, task_result_payload, task_start_payload, updates_payload
 from lgnb.pregel._status import read_task_statuses
@@ -232,10 +232,14 @@ class Loop:
                     "`thread_id` in the config."
                 )
             resume = cmd.resume
-            if isinstance(resume, dict) and all(is_interrupt_id(k) for k in resume):
+            if isinstance(resume, dict) and resume and all(is_interrupt_id(k) for k in resume):
                 resume_is_map = True
                 self.resume_map = resume
+                if not self.is_nested:
+                    self._check_resume_map(resume)
             else:
+                if not self.is_nested:
+                    self._check_something_to_resume()
                 if len(self.pending_interrupt_ids()) > 1:
                     raise RuntimeError(
                         "When there are multiple pending interrupts, you must specify the "
@@ -249,6 +253,39 @@ class Loop:
             raise EmptyInputError("Received empty Command input")
         if writes:
             self._record_null_writes(writes)
+
+    def _thread_label(self) -> str:
+        return repr(self.thread_id) if self.thread_id is not None else "(no thread_id)"
+
+    def _check_something_to_resume(self) -> None:
+        """`Command(resume=v)` needs a pending interrupt or a breakpoint to continue from."""
+        if not self.has_saved:
+            raise UnknownInterruptError(
+                f"Nothing to resume on thread {self._thread_label()}: it has no checkpoint. "
+                "Start it with an input first, e.g. `graph.invoke(inputs, config)`.",
+                reason="not_pending",
+            )
+        if not self.pending_interrupt_ids() and not self._plan():
+            raise UnknownInterruptError(
+                f"Nothing to resume on thread {self._thread_label()}: it has no pending "
+                "interrupt and no step left to run (the run finished). Start a new run with "
+                "an input, or fork an earlier checkpoint (see `get_state_history`).",
+                reason="not_pending",
+            )
+
+    def _check_resume_map(self, resume: dict[str, Any]) -> None:
+        """Every id of `Command(resume={id: value})` must name a pending interrupt."""
+        pending = self.pending_interrupt_ids()
+        unknown = sorted(set(resume) - pending)
+        if unknown:
+            raise UnknownInterruptError(
+                f"Unknown or already-answered interrupt id(s) {unknown} on thread "
+                f"{self._thread_label()}. Pending interrupts: {sorted(pending) or 'none'}. "
+                "Take the ids from `graph.get_state(config).interrupts`.",
+                reason="not_pending",
+                interrupt_ids=unknown,
+                pending_ids=sorted(pending),
+            )
 
     def _record_null_writes(self, writes: list[tuple[str, Any]]) -> None:
         special = {c for c, _ in writes if c in _SAVED_SPECIAL}
