@@ -39,18 +39,24 @@ def updates_payload(
     A task that wrote nothing to the output keys gives `{node: None}`; several writes to
     one key in a task give a list of single-key dicts.
     """
-    for chan, value in writes:
-        if chan == RETURN:
-            return {name: value}
     if isinstance(output_keys, str):
+        for chan, value in writes:
+            if chan == RETURN:
+                return {name: value}
         vals = [v for c, v in writes if c == output_keys]
         return {name: vals[0] if len(vals) == 1 else (vals or None)}
-    mine = [(c, v) for c, v in writes if c in output_keys]
-    if not mine:
+    update: dict[str, Any] = {}
+    count = 0
+    for chan, value in writes:
+        if chan in output_keys:
+            update[chan] = value
+            count += 1
+        elif chan == RETURN:
+            return {name: value}
+    if not count:
         return {name: None}
-    update = dict(mine)
-    if len(update) != len(mine):
-        return {name: [{c: v} for c, v in mine]}
+    if len(update) != count:
+        return {name: [{c: v} for c, v in writes if c in output_keys]}
     return {name: update}
 
 

@@ -514,7 +514,7 @@ class Loop:
             payload = updates_payload(task.name, writes, self.output_key_set)
             if cached:
                 payload["__metadata__"] = {"cached": True}
-            self.emit("updates", payload)
+            self.run.emit(self, "updates", payload)
         if not cached and emits.tasks:
             self.emit("tasks", task_result_payload(task, writes, self.stream_keys))
 

@@ -162,11 +162,11 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # 
     def node_end(self, ctx: Any, output: Any) -> None:
         """A node returned: emit the messages in its update that no model streamed."""
         found: list[BaseMessage] = []
-        if isinstance(output, Command):
+        if isinstance(output, dict):
+            _collect(output, found)
+        elif isinstance(output, Command):
             _collect(output.update, found)
-        elif isinstance(output, Sequence) and not isinstance(output, str) and any(
-            isinstance(v, Command) for v in output
-        ):
+        elif isinstance(output, (list, tuple)) and any(isinstance(v, Command) for v in output):
             for value in output:
                 _collect(value.update if isinstance(value, Command) else value, found)
         else:
