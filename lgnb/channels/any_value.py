@@ -7,18 +7,17 @@ from typing import Any, Generic, TypeVar
 
 from typing_extensions import Self
 
-from lgnb.channels.base import MISSING, BaseChannel
-from lgnb.errors import EmptyChannelError
+from lgnb.channels.base import MISSING, ValueChannel
 
 Value = TypeVar("Value")
 
 __all__ = ("AnyValue",)
 
 
-class AnyValue(BaseChannel[Value, Value, Value], Generic[Value]):
+class AnyValue(ValueChannel[Value, Value, Value], Generic[Value]):
     """Stores the last value written in the previous step; empties on a step with none."""
 
-    __slots__ = ("value",)
+    __slots__ = ()
     clears_each_step = True
 
     def __init__(self, typ: Any, key: str = "") -> None:
@@ -42,13 +41,3 @@ class AnyValue(BaseChannel[Value, Value, Value], Generic[Value]):
         self.value = values[-1]
         return True
 
-    def get(self) -> Value:
-        if self.value is MISSING:
-            raise EmptyChannelError()
-        return self.value
-
-    def is_available(self) -> bool:
-        return self.value is not MISSING
-
-    def checkpoint(self) -> Any:
-        return self.value

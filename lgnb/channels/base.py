@@ -21,7 +21,7 @@ from typing_extensions import Self
 
 from lgnb.errors import EmptyChannelError
 
-__all__ = ("BaseChannel", "MISSING", "EmptyChannelError")
+__all__ = ("BaseChannel", "ValueChannel", "MISSING", "EmptyChannelError")
 
 Value = TypeVar("Value")
 Update = TypeVar("Update")
@@ -103,3 +103,20 @@ class BaseChannel(Generic[Value, Update, C], ABC):
     def finish(self) -> bool:
         """Called when the run is about to end; return whether it changed."""
         return False
+
+
+class ValueChannel(BaseChannel[Value, Update, C]):
+    """A channel holding at most one value (`value`, MISSING when empty)."""
+
+    __slots__ = ("value",)
+
+    def get(self) -> Value:
+        if self.value is MISSING:
+            raise EmptyChannelError()
+        return self.value
+
+    def is_available(self) -> bool:
+        return self.value is not MISSING
+
+    def checkpoint(self) -> Any:
+        return self.value

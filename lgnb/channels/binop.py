@@ -10,8 +10,8 @@ from typing_extensions import NotRequired, Required
 
 from typing_extensions import Self
 
-from lgnb.channels.base import MISSING, BaseChannel
-from lgnb.errors import EmptyChannelError, ErrorCode, InvalidUpdateError, create_error_message
+from lgnb.channels.base import MISSING, ValueChannel
+from lgnb.errors import ErrorCode, InvalidUpdateError, create_error_message
 from lgnb.types import Overwrite
 
 Value = TypeVar("Value")
@@ -53,14 +53,14 @@ def as_overwrite(value: Any) -> tuple[bool, Any]:
     return False, None
 
 
-class BinaryOperatorAggregate(BaseChannel[Value, Value, Value], Generic[Value]):
+class BinaryOperatorAggregate(ValueChannel[Value, Value, Value], Generic[Value]):
     """Folds every write into the value with `operator(current, write)`.
 
     Starts from the type's empty value (`list()`, `int()`, ...) when it has one.
     `Overwrite(v)` replaces the value instead; two Overwrites in one step are an error.
     """
 
-    __slots__ = ("value", "operator")
+    __slots__ = ("operator",)
 
     def __init__(self, typ: Any, operator: Callable[[Value, Value], Value], key: str = "") -> None:
         super().__init__(typ, key)
@@ -121,13 +121,3 @@ class BinaryOperatorAggregate(BaseChannel[Value, Value, Value], Generic[Value]):
                 self.value = self.operator(self.value, value)
         return True
 
-    def get(self) -> Value:
-        if self.value is MISSING:
-            raise EmptyChannelError()
-        return self.value
-
-    def is_available(self) -> bool:
-        return self.value is not MISSING
-
-    def checkpoint(self) -> Any:
-        return self.value

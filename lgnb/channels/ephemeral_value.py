@@ -7,22 +7,22 @@ from typing import Any, Generic, TypeVar
 
 from typing_extensions import Self
 
-from lgnb.channels.base import MISSING, BaseChannel
-from lgnb.errors import EmptyChannelError, InvalidUpdateError
+from lgnb.channels.base import MISSING, ValueChannel
+from lgnb.errors import InvalidUpdateError
 
 Value = TypeVar("Value")
 
 __all__ = ("EphemeralValue",)
 
 
-class EphemeralValue(BaseChannel[Value, Value, Value], Generic[Value]):
+class EphemeralValue(ValueChannel[Value, Value, Value], Generic[Value]):
     """Holds the value written in the previous step, then clears itself.
 
     With `guard=True` (default) two writes in one step are an error; with `guard=False`
     the last one wins (used for the runtime's `branch:to:<node>` triggers).
     """
 
-    __slots__ = ("value", "guard")
+    __slots__ = ("guard",)
     clears_each_step = True
 
     def __init__(self, typ: Any, guard: bool = True, key: str = "") -> None:
@@ -57,13 +57,3 @@ class EphemeralValue(BaseChannel[Value, Value, Value], Generic[Value]):
         self.value = values[-1]
         return True
 
-    def get(self) -> Value:
-        if self.value is MISSING:
-            raise EmptyChannelError()
-        return self.value
-
-    def is_available(self) -> bool:
-        return self.value is not MISSING
-
-    def checkpoint(self) -> Any:
-        return self.value

@@ -7,7 +7,7 @@ from typing import Any, Generic, TypeVar
 
 from typing_extensions import Self
 
-from lgnb.channels.base import MISSING, BaseChannel
+from lgnb.channels.base import MISSING, BaseChannel, ValueChannel
 from lgnb.errors import EmptyChannelError, ErrorCode, InvalidUpdateError, create_error_message
 
 Value = TypeVar("Value")
@@ -15,10 +15,10 @@ Value = TypeVar("Value")
 __all__ = ("LastValue", "LastValueAfterFinish")
 
 
-class LastValue(BaseChannel[Value, Value, Value], Generic[Value]):
+class LastValue(ValueChannel[Value, Value, Value], Generic[Value]):
     """Stores the last value written; two writes in one step are an error."""
 
-    __slots__ = ("value",)
+    __slots__ = ()
 
     def __init__(self, typ: Any, key: str = "") -> None:
         super().__init__(typ, key)
@@ -54,16 +54,6 @@ class LastValue(BaseChannel[Value, Value, Value], Generic[Value]):
         self.value = values[-1]
         return True
 
-    def get(self) -> Value:
-        if self.value is MISSING:
-            raise EmptyChannelError()
-        return self.value
-
-    def is_available(self) -> bool:
-        return self.value is not MISSING
-
-    def checkpoint(self) -> Any:
-        return self.value
 
 
 class LastValueAfterFinish(BaseChannel[Value, Value, tuple], Generic[Value]):

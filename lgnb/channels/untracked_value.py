@@ -7,18 +7,18 @@ from typing import Any, Generic, TypeVar
 
 from typing_extensions import Self
 
-from lgnb.channels.base import MISSING, BaseChannel
-from lgnb.errors import EmptyChannelError, InvalidUpdateError
+from lgnb.channels.base import MISSING, ValueChannel
+from lgnb.errors import InvalidUpdateError
 
 Value = TypeVar("Value")
 
 __all__ = ("UntrackedValue",)
 
 
-class UntrackedValue(BaseChannel[Value, Value, Value], Generic[Value]):
+class UntrackedValue(ValueChannel[Value, Value, Value], Generic[Value]):
     """Keeps the last value for the rest of the run; checkpoints store nothing for it."""
 
-    __slots__ = ("value", "guard")
+    __slots__ = ("guard",)
 
     def __init__(self, typ: Any, guard: bool = True, key: str = "") -> None:
         super().__init__(typ, key)
@@ -50,10 +50,3 @@ class UntrackedValue(BaseChannel[Value, Value, Value], Generic[Value]):
         self.value = values[-1]
         return True
 
-    def get(self) -> Value:
-        if self.value is MISSING:
-            raise EmptyChannelError()
-        return self.value
-
-    def is_available(self) -> bool:
-        return self.value is not MISSING

@@ -275,6 +275,20 @@ class Pregel:
             run.resuming = parent.loop.is_resuming
         return config, run, loop_kwargs, (stream_mode, prints)
 
+    def _open_stream(
+        self, config: RunnableConfig | None, *, version: str, **options: Any
+    ) -> tuple[dict[str, Any], RunContext, dict[str, Any], Any]:
+        """What `stream` and `astream` share: options resolved, run context, formatter."""
+        config, run, loop_kwargs, (stream_mode, prints) = self._prepare(config, **options)
+        fmt = make_formatter(
+            stream_mode,
+            subgraphs=options["subgraphs"],
+            version=version,
+            print_mode=sorted(prints),
+            output_mapper=self.output_mapper if version == "v2" else None,
+        )
+        return config, run, loop_kwargs, fmt
+
     # ------------------------------------------------------------------ stream
     def stream(
         self,
@@ -293,7 +307,7 @@ class Pregel:
         version: str = "v1",
     ) -> Iterator[Any]:
         """Run the graph, yielding stream events as they happen (see `stream_mode`)."""
-        config, run, loop_kwargs, (stream_mode, prints) = self._prepare(
+        config, run, loop_kwargs, fmt = self._open_stream(
             config,
             context=context,
             stream_mode=stream_mode,
@@ -304,13 +318,7 @@ class Pregel:
             durability=durability,
             subgraphs=subgraphs,
             debug=debug,
-        )
-        fmt = make_formatter(
-            stream_mode,
-            subgraphs=subgraphs,
             version=version,
-            print_mode=sorted(prints),
-            output_mapper=self.output_mapper if version == "v2" else None,
         )
         saved = self._load(loop_kwargs["checkpointer"], config)
         sink = run.sink
@@ -323,16 +331,10 @@ class Pregel:
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         if not live:
             for _ in drive(loop, input, resuming=resuming):
-                while items:
-                    ok, chunk = fmt(items.popleft())
-                    if ok:
-                        yield chunk
+                yield from _drain(items, fmt)
         else:
             yield from _stream_threaded(loop, input, sink, fmt, resuming)
-        while items:
-            ok, chunk = fmt(items.popleft())
-            if ok:
-                yield chunk
+        yield from _drain(items, fmt)
         self._check_exit(loop, config)
 
     async def astream(
@@ -352,7 +354,7 @@ class Pregel:
         version: str = "v1",
     ) -> AsyncIterator[Any]:
         """Async twin of `stream`: async nodes run as tasks, sync nodes in threads."""
-        config, run, loop_kwargs, (stream_mode, prints) = self._prepare(
+        config, run, loop_kwargs, fmt = self._open_stream(
             config,
             context=context,
             stream_mode=stream_mode,
@@ -363,13 +365,7 @@ class Pregel:
             durability=durability,
             subgraphs=subgraphs,
             debug=debug,
-        )
-        fmt = make_formatter(
-            stream_mode,
-            subgraphs=subgraphs,
             version=version,
-            print_mode=sorted(prints),
-            output_mapper=self.output_mapper if version == "v2" else None,
         )
         saved = await self._aload(loop_kwargs["checkpointer"], config)
         sink = run.sink
@@ -384,24 +380,18 @@ class Pregel:
                 step = asyncio_ensure(agen.__anext__())
                 while not step.done():
                     await _wait_either(step, sink)
-                    while items:
-                        ok, chunk = fmt(items.popleft())
-                        if ok:
-                            yield chunk
+                    for chunk in _drain(items, fmt):
+                        yield chunk
                 try:
                     step.result()
                 except StopAsyncIteration:
                     break
-                while items:
-                    ok, chunk = fmt(items.popleft())
-                    if ok:
-                        yield chunk
+                for chunk in _drain(items, fmt):
+                    yield chunk
         finally:
             await agen.aclose()
-        while items:
-            ok, chunk = fmt(items.popleft())
-            if ok:
-                yield chunk
+        for chunk in _drain(items, fmt):
+            yield chunk
         self._check_exit(loop, config)
 
     def _check_exit(self, loop: Loop, config: dict[str, Any]) -> None:
@@ -766,6 +756,14 @@ class _Collector:
         return self.latest
 
 
+def _drain(items: Any, fmt: Any) -> Iterator[Any]:
+    """The queued events, shaped for the caller (unwanted modes dropped)."""
+    while items:
+        ok, chunk = fmt(items.popleft())
+        if ok:
+            yield chunk
+
+
 def _recast_ns(ns: str) -> str:
     """`a:<task id>|b:<task id>` -> `a|b`: the namespace without the run's task ids."""
     return "|".join(part.split(":")[0] for part in ns.split("|"))
@@ -868,10 +866,7 @@ def _stream_threaded(
     try:
         while True:
             sink.wait()
-            while items:
-                ok, chunk = fmt(items.popleft())
-                if ok:
-                    yield chunk
+            yield from _drain(items, fmt)
             if sink.closed and not items:
                 break
     finally:
