@@ -14,7 +14,7 @@ entry points share this one core.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from uuid import uuid4
 from typing import TYPE_CHECKING, Any
@@ -132,7 +132,11 @@ class Loop:
             {k: dict(v) for k, v in checkpoint["versions_seen"].items()},
             next_version,
         )
-        self.previous_versions = dict(checkpoint["channel_versions"])
+        # what the last saved checkpoint held; only what changed since is re-read on save
+        self.unsaved: set[str] = set()
+        self.unsaved_seen: set[str] = set()
+        self.saved_values: dict[str, Any] | None = None
+        self.saved_seen: dict[str, dict[str, Any]] | None = None
         values = checkpoint["channel_values"]
         get = values.get
         self.channels = {
@@ -189,6 +193,7 @@ class Loop:
         if self.is_resuming:
             seen = self.versions.seen.setdefault(INTERRUPT, {})
             seen.update(self.versions.versions)
+            self.unsaved_seen.add(INTERRUPT)
             if self.is_replaying and self.metadata.get("source") not in ("update", "fork"):
                 # the replay starts a new branch of the thread's timeline
                 self.pending = [w for w in self.pending if w[1] != INTERRUPT]
@@ -350,6 +355,9 @@ class Loop:
             self.live_ephemeral,
             changed,
         )
+        if self.checkpointer is not None:
+            self.unsaved |= changed
+            self.unsaved_seen.update(t.name for t in tasks if t.triggers)
         state = self.state
         state_keys = graph.state_key_set
         for k in changed:
@@ -598,12 +606,9 @@ class Loop:
         save = exiting or self.durability != "exit"
         if save:
             checkpoint = self._checkpoint_dict()
-            new_versions = {
-                k: v
-                for k, v in checkpoint["channel_versions"].items()
-                if self.previous_versions.get(k) != v
-            }
-            self.previous_versions = dict(checkpoint["channel_versions"])
+            versions = checkpoint["channel_versions"]
+            new_versions = {k: versions[k] for k in self.unsaved if k in versions}
+            self.unsaved = set()
             if self.checkpoint_config[CONF].get("checkpoint_id"):
                 self.prev_checkpoint_config = self.checkpoint_config
             self.io.append(("put", dict(self.checkpoint_config), checkpoint, dict(self.metadata), new_versions))
@@ -615,21 +620,35 @@ class Loop:
             self.step += 1
 
     def _checkpoint_dict(self) -> dict[str, Any]:
-        values: dict[str, Any] = {}
+        """The checkpoint to save, re-reading only channels changed since the last save."""
         versions = self.versions.versions
-        for k, ch in self.channels.items():
-            if k not in versions:
-                continue
-            v = ch.checkpoint()
-            if v is not MISSING:
+        seen_all = self.versions.seen
+        values = self.saved_values
+        seen = self.saved_seen
+        if values is None or seen is None:
+            values, seen = {}, {}
+            dirty: Iterable[str] = self.channels
+            dirty_seen: Iterable[str] = seen_all
+        else:
+            dirty, dirty_seen = self.unsaved, self.unsaved_seen
+        for k in dirty:
+            v = self.channels[k].checkpoint() if k in versions else MISSING
+            if v is MISSING:
+                values.pop(k, None)
+            else:
                 values[k] = v
+        for n in dirty_seen:
+            if n in seen_all:
+                seen[n] = dict(seen_all[n])
+        self.saved_values, self.saved_seen = values, seen
+        self.unsaved_seen = set()
         return {
             "v": 2,
             "id": self.checkpoint_id,
             "ts": self.checkpoint_ts,
-            "channel_values": values,
+            "channel_values": dict(values),
             "channel_versions": dict(versions),
-            "versions_seen": {k: dict(v) for k, v in self.versions.seen.items()},
+            "versions_seen": {k: dict(v) for k, v in seen.items()},
             "updated_channels": sorted(self.updated_channels) if self.updated_channels else None,
         }
 

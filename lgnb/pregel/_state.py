@@ -413,7 +413,7 @@ def _copy_checkpoint(graph: Pregel, config: dict[str, Any], saved: Any, saver: A
     parent = saved.parent_config or {CONF: {**saved.config[CONF], "checkpoint_id": None}}
     parent_conf = {k: v for k, v in parent[CONF].items() if v is not None}
     loop.checkpoint_config = {CONF: parent_conf}
-    loop.previous_versions = dict(loop.versions.versions)
+    loop.unsaved = set()
     loop.step = step + 1
     _with_parents(loop, saved)
     loop._put_checkpoint({"source": "fork"})
