@@ -19,6 +19,7 @@ from typing import Any
 from lgnb._internal.constants import NS_END, NS_SEP, PULL, PUSH, SPECIAL_WRITES, TASKS
 from lgnb._internal.ids import task_id as make_task_id
 from lgnb.channels.base import BaseChannel
+from lgnb.channels.last_value import LastValue
 from lgnb.pregel._node import PregelNode
 from lgnb.pregel._task import Task
 from lgnb.types import Send
@@ -119,6 +120,13 @@ def apply_writes(
     updated: set[str] = set()
     for chan, vals in by_channel.items():
         ch = channels[chan]
+        if type(ch) is LastValue and len(vals) == 1:
+            # the common case, a plain state key written once: no method calls
+            ch.value = vals[0]
+            cv[chan] = next_version
+            changed.add(chan)
+            updated.add(chan)
+            continue
         if ch.update(vals):
             cv[chan] = next_version
             changed.add(chan)

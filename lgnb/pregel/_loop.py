@@ -32,6 +32,7 @@ from lgnb._internal.constants import (
 )
 from lgnb._internal.ids import is_interrupt_id, new_checkpoint_id
 from lgnb.channels.base import MISSING
+from lgnb.channels.last_value import LastValue
 from lgnb.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, UnknownInterruptError
 from lgnb.pregel._algo import Versions, apply_writes, plan_tasks
 from lgnb.pregel._io import read_channels, task_result_payload, task_start_payload, updates_payload
@@ -360,10 +361,13 @@ class Loop:
             self.unsaved_seen.update(t.name for t in tasks if t.triggers)
         state = self.state
         state_keys = graph.state_key_set
+        channels = self.channels
         for k in changed:
             if k in state_keys:
-                ch = self.channels[k]
-                if ch.is_available():
+                ch = channels[k]
+                if type(ch) is LastValue:
+                    state[k] = ch.value  # written this step, so it holds a value
+                elif ch.is_available():
                     state[k] = ch.get()
                 else:
                     state.pop(k, None)
