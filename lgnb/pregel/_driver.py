@@ -116,18 +116,32 @@ def _execute_step(loop: Loop, runtime: Any) -> Iterator[None]:
                 break
     elif tasks:
         pool = _pool()
+        order = {id(t): i for i, t in enumerate(tasks)}
+        limit = loop.run.user_config.get("max_concurrency") or len(tasks)
+        queue = list(reversed(tasks))
         futures: dict[Future, Task] = {}
-        for task in tasks:
+
+        pending: set[Future] = set()
+
+        def submit() -> None:
+            task = queue.pop()
             ctx = TaskContext(task, loop, runtime)
             run = contextvars.copy_context().run
-            futures[pool.submit(run, _run_in_worker, ctx, task.node.retry_policy or policies)] = task
-        pending = set(futures)
+            fut = pool.submit(run, _run_in_worker, ctx, task.node.retry_policy or policies)
+            futures[fut] = task
+            pending.add(fut)
+
+        while queue and len(pending) < limit:
+            submit()
         while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in sorted(done, key=lambda f: tasks.index(futures[f])):
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            pending -= done
+            for fut in sorted(done, key=lambda f: order[id(futures[f])]):
                 _commit(loop, futures[fut], fut.result(), errors)
                 flush_io(loop)
                 yield
+                if queue and not loop.run.cancelled:
+                    submit()  # `max_concurrency`: the next task starts when one ends
     _raise_step_errors(errors)
 
 
@@ -177,6 +191,7 @@ async def _aexecute_step(loop: Loop, runtime: Any) -> AsyncIterator[None]:
         await aflush_io(loop)
         yield
     elif tasks:
+        order = {id(t): i for i, t in enumerate(tasks)}
         running = {
             asyncio.ensure_future(
                 arun_task(TaskContext(t, loop, runtime), t.node.retry_policy or policies)
@@ -187,7 +202,7 @@ async def _aexecute_step(loop: Loop, runtime: Any) -> AsyncIterator[None]:
         try:
             while pending:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for fut in sorted(done, key=lambda f: tasks.index(running[f])):
+                for fut in sorted(done, key=lambda f: order[id(running[f])]):
                     _commit(loop, running[fut], fut.result(), errors)
                     await aflush_io(loop)
                     yield

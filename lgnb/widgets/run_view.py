@@ -28,8 +28,12 @@ from lgnb.widgets._store import ContentStore, Patch, coalesce
 from lgnb.widgets._stream import StreamReducer
 from lgnb.widgets.graph_view import GraphMixin, check_graph
 
-#: Seconds between flushes: ≤ 2 comm messages per flush keeps a view under 30 messages/s.
-FLUSH_INTERVAL = 1 / 15
+#: Comm messages a view sends per second at most (trait syncs and patch batches together;
+#: the budget is < 30/s). A flush that sent k messages defers the next one by k / MESSAGE_RATE,
+#: forced flushes (start, end, a new view's hello) included, so any 1 s window holds at most
+#: MESSAGE_RATE + 3 messages. While tokens stream, one batch goes out every FLUSH_INTERVAL.
+MESSAGE_RATE = 25
+FLUSH_INTERVAL = 1 / MESSAGE_RATE
 VIEW_MODES = ("values", "updates", "messages", "custom", "tasks")
 SETTLED = ("interrupted", "done", "error", "cancelled")
 
@@ -128,7 +132,7 @@ class Run:
         self._waiters: list[asyncio.Future[None]] = []
         self._pump: Pump | None = None
         self._flush_handle: asyncio.TimerHandle | None = None
-        self._last_flush = 0.0
+        self._next_flush = 0.0  # monotonic time the next (unforced) flush may go out
         self._elapsed_before = 0.0
         self._t0 = 0.0
         self._displayed_at: object = object()
@@ -191,7 +195,7 @@ class Run:
                 self._settled.wait(left)
                 continue
             pump.pump(left)
-            if self._pending and time.monotonic() - self._last_flush >= FLUSH_INTERVAL:
+            if self._pending and time.monotonic() >= self._next_flush:
                 self._flush()
 
     def __await__(self) -> Any:
@@ -297,7 +301,7 @@ class Run:
             for patch in patches:
                 self._store.apply(patch)
             self._pending.extend(patches)
-            if self._pending and time.monotonic() - self._last_flush >= FLUSH_INTERVAL:
+            if self._pending and time.monotonic() >= self._next_flush:
                 self._flush()  # keep the cadence while draining a long backlog
         if self._reducer.values is not None:
             self._result = self._reducer.values
@@ -330,9 +334,7 @@ class Run:
                 self.view.notice = NO_CHECKPOINTER
         else:
             self._status = "done"
-        self._flush(force=True)
-        self.view.snapshot = self._store.snapshot()
-        self.stats["messages"] += 1
+        self._flush(force=True, snapshot=True)
         self._settled.set()
         for waiter in self._waiters:
             if not waiter.done():
@@ -355,39 +357,47 @@ class Run:
     # -- traffic to the browser ------------------------------------------------------
     def _schedule_flush(self) -> None:
         if self._flush_handle is None:
-            delay = max(0.0, self._last_flush + FLUSH_INTERVAL - time.monotonic())
+            delay = max(0.0, self._next_flush - time.monotonic())
             self._flush_handle = self._loop.call_later(delay, self._flush)
 
-    def _flush(self, force: bool = False) -> None:
+    def _flush(self, force: bool = False, snapshot: bool = False) -> None:
+        """Send what changed: one trait sync (run state; with `snapshot`, the content
+        snapshot too) and one batch of patches. `force` is documentation: every caller
+        that is not the cadence itself (start, end, hello) flushes at once."""
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
-        self._last_flush = time.monotonic()
         view, r = self.view, self._reducer
         state = {"status": self._status, "step": r.step, "active": r.active_keys,
                  "visited": list(r.visited), "taken": [list(t) for t in r.taken],
                  "interrupts": self.interrupts}
-        changed = {k: v for k, v in state.items() if getattr(view, k) != v}
+        changed: dict[str, Any] = {k: v for k, v in state.items() if getattr(view, k) != v}
+        sent = 0
+        if self._pending:  # patches first: a view that loads the snapshot then skips them by seq
+            patches, self._pending = coalesce(self._pending), []
+            self._batches += 1
+            view.send({"kind": "patches", "id": self._batches, "t": time.time(), "patches": patches})
+            sent += 1
+            self.stats["batches"] += 1
+            self.stats["patches"] += len(patches)
+        if snapshot:
+            changed["snapshot"] = self._store.snapshot()
         if changed:
             changed["elapsed"] = round(self.elapsed, 3)
             with view.hold_sync():
                 for key, value in changed.items():
                     setattr(view, key, value)
-            self.stats["messages"] += 1
+            sent += 1
             self.stats["trait_syncs"] += 1
-        if self._pending:
-            patches, self._pending = coalesce(self._pending), []
-            self._batches += 1
-            view.send({"kind": "patches", "id": self._batches, "t": time.time(), "patches": patches})
-            self.stats["messages"] += 1
-            self.stats["batches"] += 1
-            self.stats["patches"] += len(patches)
+        self.stats["messages"] += sent
+        self._next_flush = max(self._next_flush, time.monotonic()) + sent / MESSAGE_RATE
 
     def _send_snapshot(self) -> None:
         self._flush(force=True)
         self._batches += 1
         self.view.send({"kind": "snapshot", "id": self._batches, "snapshot": self._store.snapshot()})
         self.stats["messages"] += 1
+        self._next_flush = max(self._next_flush, time.monotonic()) + 1 / MESSAGE_RATE
 
 
 def run(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, display: bool = True,
