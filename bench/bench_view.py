@@ -71,6 +71,16 @@ class TimedChat(BaseChatModel):
                 run_manager.on_llm_new_token(piece, chunk=chunk)
             yield chunk
 
+# Diagnostics only (not in the latency path's product code): when the run's loop received
+# each delivery of chunks, as [time, chunks delivered so far].
+from lgnb.widgets import run_view as _rv
+_deliveries = []
+_rv.Run._bench_on_chunks = getattr(_rv.Run, "_bench_on_chunks", _rv.Run._on_chunks)  # the kernel may be reused
+def _timed_on_chunks(self, chunks, pump):
+    _deliveries.append([time.time(), self.stats["chunks"] + len(chunks)])
+    return _rv.Run._bench_on_chunks(self, chunks, pump)
+_rv.Run._on_chunks = _timed_on_chunks
+
 def make(n, rate=0.0):
     model = TimedChat(n=n, rate=rate, stamps=[])
     b = StateGraph(MessagesState)
@@ -83,14 +93,17 @@ OBSERVE = """() => {
   window.__bench = [];
   const obs = new MutationObserver((records) => {
     const now = Date.now();
+    const seen = new Set();
     for (const r of records) {
-      const node = r.type === 'characterData' ? r.target : null;
-      if (node && node.parentElement && node.parentElement.closest('.lgnb-bubble.lgnb-ai')) {
-        window.__bench.push([now, node.data.length]);
+      const el = r.type === 'characterData' ? r.target.parentElement : r.target;
+      const text = el && el.closest ? el.closest('.lgnb-bubble.lgnb-ai .lgnb-text') : null;
+      if (text && !seen.has(text)) {
+        seen.add(text);
+        window.__bench.push([now, text.textContent.length]);
       }
     }
   });
-  obs.observe(document.body, { subtree: true, characterData: true });
+  obs.observe(document.body, { subtree: true, characterData: true, childList: true });
 }"""
 
 
@@ -100,12 +113,12 @@ def cells(n: int, mode: str, rate: float) -> list[str]:
         SETUP,
         f"model, graph = make({n}, {rate})\nt0 = time.time()\nrun = lgnb.run(graph, {{'messages': [('user', 'go')]}})",
         f"{finish}\nelapsed = time.time() - t0\n"
-        "json.dump({'stamps': model.stamps, 'stats': run.stats, 'elapsed': elapsed, 'status': run.status,"
+        "json.dump({'stamps': model.stamps, 'stats': run.stats, 'deliveries': _deliveries, 'elapsed': elapsed, 'status': run.status,"
         " 'run_seconds': run.elapsed}, open('bench.json', 'w'))",
     ]
 
 
-def measure(page, lab, n: int, mode: str, rate: float = 0.0) -> dict[str, float]:  # type: ignore[no-untyped-def]
+def measure(page, lab, n: int, mode: str, rate: float = 0.0, dump: str = "") -> dict[str, float]:  # type: ignore[no-untyped-def]
     import nbformat
 
     name = f"bench-{mode}.ipynb"
@@ -123,7 +136,7 @@ def measure(page, lab, n: int, mode: str, rate: float = 0.0) -> dict[str, float]
     time.sleep(1.0)  # let the last batch land
     data = json.loads(out.read_text())
     seen = page.evaluate("() => window.__bench")
-    transit = sorted(x * 1000 for x in page.evaluate("() => (globalThis.__lgnb_stats || {latencies: []}).latencies"))
+    batches = page.evaluate("() => (globalThis.__lgnb_stats || {log: []}).log")  # [sent, received, chars]
     total_chars = n * TOKEN_WIDTH
     assert data["status"] == "done", data["status"]
     assert seen and seen[-1][1] == total_chars, (seen[-1:] if seen else None, total_chars)
@@ -139,8 +152,32 @@ def measure(page, lab, n: int, mode: str, rate: float = 0.0) -> dict[str, float]
     # steady state: tokens the model yielded after the view had shown its first token
     steady = sorted((a - s) * 1000 for a, s in zip(arrival, stamps) if s >= arrival[0]) or [float("nan")]
     page_span = arrival[-1] - arrival[0]
+    # Where the time goes, per token: model → the run's loop has it (kernel, pump wake-up),
+    # loop → batch sent (kernel, flush cadence + reducing), sent → page received (iopub,
+    # server, websocket), received → in the DOM (page).
+    pumped, sent, received = [], [], []
+    deliveries = data["deliveries"]
+    offset = data["stats"]["chunks"] - n  # chunks that are not tokens (tasks, values, updates)
+    d = b = 0
+    for i in range(n):
+        while d < len(deliveries) - 1 and deliveries[d][1] < i + 1 + offset // 2:
+            d += 1
+        pumped.append(deliveries[d][0])
+        while b < len(batches) - 1 and batches[b][2] < (i + 1) * TOKEN_WIDTH:
+            b += 1
+        sent.append(batches[b][0])
+        received.append(batches[b][1])
+    parts = {
+        "to_loop": [(p - s) * 1000 for p, s in zip(pumped, stamps)],
+        "loop_to_send": [(t - p) * 1000 for t, p in zip(sent, pumped)],
+        "transit": [(r - t) * 1000 for r, t in zip(received, sent)],
+        "page": [(a - r) * 1000 for a, r in zip(arrival, received)],
+    }
     stats = data["stats"]
     run_seconds = max(data["run_seconds"], 1e-6)
+    if dump:
+        Path(dump).write_text(json.dumps({"stamps": stamps, "arrival": arrival, "batches": batches,
+                                          "deliveries": deliveries, "stats": stats}))
     return {
         "tokens": n,
         "model_tokens_per_s": n / max(stamps[-1] - stamps[0], 1e-6),
@@ -155,8 +192,8 @@ def measure(page, lab, n: int, mode: str, rate: float = 0.0) -> dict[str, float]
         "latency_ms_max": lat[-1],
         "steady_latency_ms_median": statistics.median(steady),
         "steady_latency_ms_p95": steady[int(0.95 * (len(steady) - 1))],
-        "send_to_page_ms_median": statistics.median(transit) if transit else float("nan"),
-        "send_to_page_ms_p95": transit[int(0.95 * (len(transit) - 1))] if transit else float("nan"),
+        **{f"{k}_ms_median": statistics.median(v) for k, v in parts.items()},
+        **{f"{k}_ms_p95": sorted(v)[int(0.95 * (len(v) - 1))] for k, v in parts.items()},
     }
 
 
@@ -166,6 +203,7 @@ def main() -> None:
     parser.add_argument("--mode", choices=["await", "wait", "both"], default="both")
     parser.add_argument("--paced", type=float, default=1000.0,
                         help="also run 5,000 tokens at this many tokens/s (a fast real model); 0 to skip")
+    parser.add_argument("--dump", default="", help="write each run's raw timings to DUMP-<mode>.json")
     parser.add_argument("--chromium", default=os.environ.get("LGNB_CHROMIUM", "/usr/bin/chromium"))
     args = parser.parse_args()
     require_bundle()
@@ -173,9 +211,9 @@ def main() -> None:
     results = {}
     with jupyter_lab(Path(tempfile.mkdtemp(prefix="lgnb-bench-"))) as lab, chromium_page(args.chromium) as page:
         for mode in modes:
-            results[mode] = measure(page, lab, args.tokens, mode)
+            results[mode] = measure(page, lab, args.tokens, mode, dump=args.dump and f"{args.dump}-{mode}.json")
         if args.paced:
-            results["paced"] = measure(page, lab, 5000, "await", args.paced)
+            results["paced"] = measure(page, lab, 5000, "await", args.paced, dump=args.dump and f"{args.dump}-paced.json")
     goals = {"page_tokens_per_s": (">=", 5000), "messages_per_s": ("<", 30), "latency_ms_median": ("<", 100),
              "steady_latency_ms_median": ("<", 100)}
     for mode, r in results.items():

@@ -1,6 +1,9 @@
 // The DOM of a run's content — message bubbles, progress bars, event log, state updates,
 // errors — built from the model-level store (store.js) and then changed patch by patch.
-// Streamed text is appended to one Text node per bubble; every string is text, never HTML.
+// Streamed text is appended as a new Text node per batch (appending to one ever-longer node
+// costs time proportional to its length); every string is text, never HTML. Following the
+// newest message (scrolling to the bottom) happens once per frame and never forces a layout
+// while a batch is applied.
 import { h, jsonText, clear } from "./dom.js";
 
 const ROLE = { ai: "assistant", human: "user", tool: "tool", system: "system" };
@@ -18,32 +21,71 @@ export function createContent() {
 
   let bubbles = new Map(), bars = new Map(), counts = { log: 0, updates: 0 };
 
-  function stickToBottom(fn) {
-    const atBottom = messagesEl.scrollHeight - messagesEl.scrollTop - messagesEl.clientHeight < 30;
-    fn();
-    if (atBottom) messagesEl.scrollTop = messagesEl.scrollHeight;
+  // Follow the newest text unless the reader scrolled up; checked once per frame.
+  let follow = true, autoTop = 0, frame = 0;
+  messagesEl.addEventListener("scroll", () => {
+    const top = messagesEl.scrollTop;
+    if (follow && top >= autoTop - 1) return; // our own scroll to the bottom
+    follow = messagesEl.scrollHeight - top - messagesEl.clientHeight < 30;
+  }, { passive: true });
+  function toBottom() {
+    follow = true;
+    messagesEl.scrollTop = messagesEl.scrollHeight;
+    autoTop = messagesEl.scrollTop;
+  }
+  function stickToBottom() {
+    if (frame) return;
+    frame = requestAnimationFrame(() => { frame = 0; if (follow) toBottom(); });
   }
 
-  function toolEl(bubble, index) {
-    let tool = bubble.tools.get(index);
-    if (!tool) {
-      const name = h("span", { class: "lgnb-tool-name" });
-      const args = document.createTextNode("");
-      const el = h("div", { class: "lgnb-tool" }, h("span", { class: "lgnb-tool-badge", text: "tool call" }), name, "(", h("span", { class: "lgnb-tool-args" }, args), ")");
-      bubble.toolsEl.append(el);
-      tool = { name, args };
-      bubble.tools.set(index, tool);
+  // A long streamed text is kept as a column of blocks ("segments"): the browser then lays
+  // out only the open last block when a batch arrives, not the whole text (one block with
+  // 100k characters costs ~100 ms of layout per frame). A block is closed after a line
+  // break once it holds SEGMENT characters (invisible: pre-wrap breaks there anyway), or,
+  // for text without line breaks, after a space once it holds 4 × SEGMENT (one early
+  // line end per 16k characters).
+  const SEGMENT = 4096;
+  function segment(bubble) {
+    const seg = h("div", { class: "lgnb-seg" });
+    bubble.textEl.append(seg);
+    bubble.seg = seg; bubble.segLength = 0;
+    return seg;
+  }
+  function setText(bubble, text) {
+    bubble.textEl.replaceChildren();
+    segment(bubble);
+    appendText(bubble, text);
+  }
+  function splitAt(bubble, text) {
+    const room = SEGMENT - bubble.segLength, hard = 4 * SEGMENT - bubble.segLength;
+    if (text.length < room) return -1;
+    const nl = text.indexOf("\n", Math.max(0, room - 1));
+    if (nl >= 0 && nl < hard) return nl + 1;
+    if (text.length < hard) return -1;
+    const sp = text.indexOf(" ", Math.max(0, hard - 1));
+    return sp >= 0 ? sp + 1 : -1;
+  }
+  function appendText(bubble, text) {
+    while (text) {
+      const cut = splitAt(bubble, text);
+      const head = cut < 0 ? text : text.slice(0, cut);
+      if (bubble.seg.childNodes.length >= 64) bubble.seg.normalize(); // few nodes, rare merge
+      bubble.seg.append(document.createTextNode(head));
+      bubble.segLength += head.length;
+      if (cut < 0) return;
+      segment(bubble);
+      text = text.slice(cut);
     }
-    return tool;
   }
 
   function newBubble(p) {
-    const text = document.createTextNode(p.content || "");
+    const textEl = h("div", { class: "lgnb-text" });
     const toolsEl = h("div", { class: "lgnb-tools" });
     const who = [ROLE[p.type] || p.type, p.node && p.node !== "input" ? p.node : null, p.name].filter(Boolean).join(" · ");
     const el = h("div", { class: `lgnb-bubble lgnb-${p.type || "ai"}`, "data-msg-id": p.id },
-      h("div", { class: "lgnb-who", text: who }), h("div", { class: "lgnb-text" }, text), toolsEl);
-    const bubble = { el, text, toolsEl, tools: new Map() };
+      h("div", { class: "lgnb-who", text: who }), textEl, toolsEl);
+    const bubble = { el, textEl, toolsEl, tools: new Map(), seg: null, segLength: 0 };
+    setText(bubble, p.content || "");
     const old = bubbles.get(p.id);
     if (old) old.el.replaceWith(el); else messagesEl.append(el);
     bubbles.set(p.id, bubble);
@@ -58,8 +100,8 @@ export function createContent() {
 
   function apply(p) {
     switch (p.kind) {
-      case "msg.new": stickToBottom(() => newBubble(p)); break;
-      case "msg.delta": { const b = bubbles.get(p.id); if (b) stickToBottom(() => b.text.appendData(p.text)); break; }
+      case "msg.new": newBubble(p); stickToBottom(); break;
+      case "msg.delta": { const b = bubbles.get(p.id); if (b) { appendText(b, p.text); stickToBottom(); } break; }
       case "tool.delta": {
         const b = bubbles.get(p.id); if (!b) break;
         const tool = toolEl(b, p.index ?? 0);
@@ -69,7 +111,7 @@ export function createContent() {
       }
       case "msg.final": {
         const b = bubbles.get(p.id); if (!b) break;
-        b.text.data = p.content ?? b.text.data;
+        if (typeof p.content === "string" && p.content !== b.textEl.textContent) setText(b, p.content);
         if (p.tool_calls) { clear(b.toolsEl); b.tools.clear(); for (const c of p.tool_calls) setTool(b, c); }
         b.el.classList.add("lgnb-final");
         break;
@@ -123,7 +165,7 @@ export function createContent() {
     for (const p of snap.log || []) apply({ ...p, kind: "log" });
     for (const p of snap.updates || []) apply({ ...p, kind: "update" });
     for (const p of snap.errors || []) apply({ ...p, kind: "error" });
-    messagesEl.scrollTop = messagesEl.scrollHeight;
+    toBottom();
   }
 
   return { messagesEl, progressEl, errorsEl, logEl, updEl, apply, load };

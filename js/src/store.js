@@ -79,7 +79,10 @@ export function createStore() {
   };
 }
 
-const stats = (globalThis.__lgnb_stats ??= { batches: 0, patches: 0, chars: 0, latencies: [] });
+// Page-wide counters for benchmarks and debugging (bench/bench_view.py reads them):
+// per batch [kernel send time, page receive time, streamed chars so far] (s, s, n), bounded.
+const stats = (globalThis.__lgnb_stats ??= { batches: 0, patches: 0, chars: 0, log: [] });
+const MAX_LOG = 20000;
 
 /** Model-level state of a run view: the store fed by the kernel's custom messages. */
 export function attachRun(model) {
@@ -87,17 +90,19 @@ export function attachRun(model) {
   store.load(model.get("snapshot"));
   model.on("change:snapshot", () => {
     const snap = model.get("snapshot");
-    if (snap && (snap.seq ?? 0) >= store.seq) store.load(snap);
+    // Only a newer snapshot replaces what the patches built (the end of a run sends both).
+    if (snap && (snap.seq ?? 0) > store.seq) store.load(snap);
   });
   model.on("msg:custom", (msg) => {
     if (msg?.kind === "patches") {
+      const received = Date.now() / 1000;
       for (const p of msg.patches) {
         store.apply(p);
         if (p.kind === "msg.delta") stats.chars += p.text.length;
       }
       stats.batches += 1;
       stats.patches += msg.patches.length;
-      if (typeof msg.t === "number") stats.latencies.push(Date.now() / 1000 - msg.t);
+      if (typeof msg.t === "number" && stats.log.length < MAX_LOG) stats.log.push([msg.t, received, stats.chars]);
     } else if (msg?.kind === "snapshot") {
       store.load(msg.snapshot);
     }

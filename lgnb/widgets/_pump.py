@@ -8,15 +8,27 @@ do not flood the loop) — or, while a kernel cell blocks in `Run.wait()`, that 
 which pumps the buffer itself (`pump`). That is why `wait()` needs no nested event loop:
 re-entering a running kernel loop (nest-asyncio applied mid-iteration) crashes ipykernel
 with "IndexError: pop from an empty deque".
+
+A producer that streams thousands of tokens a second holds the GIL almost all the time, so
+every other Python thread of the kernel gets it only at the interpreter's switch interval
+(5 ms), once per blocking call. Sending one comm message takes several such turns in
+ipykernel's IOPub thread, which made a batch take 20–200 ms to leave the kernel. So after
+the consumer sent something it calls `hand_off()`, and the producer, at its next chunk,
+sleeps `HAND_OFF` seconds (at most once per flush, ~25 times a second: ~2.5% of its time)
+to let the send go out. `sys.setswitchinterval` would do it for the whole process: no.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Future
 from typing import Any
+
+#: Seconds the producer lets go of the GIL after the consumer sent a message.
+HAND_OFF = 0.001
 
 OnChunks = Callable[[list[Any]], None]
 OnEnd = Callable[[BaseException | None], None]
@@ -34,6 +46,7 @@ class Pump:
         self._error: BaseException | None = None
         self._finished = False
         self._cancelled = False
+        self._hand_off = False
         self._future: Future[None] | None = None
         self.thread: threading.Thread | None = None
 
@@ -52,7 +65,14 @@ class Pump:
         if self._future is not None:
             self._future.cancel()
 
+    def hand_off(self) -> None:
+        """Ask the producer to let go of the GIL for a moment at its next chunk."""
+        self._hand_off = True
+
     def _put(self, chunk: Any) -> None:
+        if self._hand_off:
+            self._hand_off = False
+            time.sleep(HAND_OFF)
         with self._cond:
             self._buffer.append(chunk)
             wake, self._scheduled = not self._scheduled, True

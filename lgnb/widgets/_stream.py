@@ -102,6 +102,7 @@ class StreamReducer:
         self._prev: dict[str, list[str]] = {}  # ns key → nodes of its previous step
         self._cur: dict[str, list[str]] = {}
         self._seen_values = False
+        self._token_types: set[type] = set()  # message chunk classes seen carrying plain text
 
     @property
     def active_keys(self) -> list[str]:
@@ -145,6 +146,20 @@ class StreamReducer:
 
     # -- feeding ---------------------------------------------------------------
     def feed(self, chunk: Any) -> list[Patch]:
+        # Fast path for the bulk of a stream: a v1 token of a message already started,
+        # plain string content, no tool-call pieces. Same patch as `_on_messages` makes.
+        if type(chunk) is tuple and len(chunk) == 3 and chunk[1] == "messages":
+            payload = chunk[2]
+            if type(payload) is tuple and len(payload) == 2:
+                msg = payload[0]
+                if type(msg) in self._token_types:
+                    mid, text = msg.id, msg.content
+                    if (type(mid) is str and mid in self._msgs and type(text) is str
+                            and not msg.tool_call_chunks):
+                        if not text:
+                            return []
+                        self._seq += 1
+                        return [{"kind": "msg.delta", "id": mid, "seq": self._seq, "text": text}]
         ns, mode, payload = normalize(chunk)
         handler = getattr(self, f"_on_{mode}", None)
         return handler(ns, payload) if handler else []
@@ -190,6 +205,8 @@ class StreamReducer:
         mid = str(mid)
         out: list[Patch] = []
         if _is_chunk(msg):
+            if hasattr(msg, "tool_call_chunks") and hasattr(msg, "id"):
+                self._token_types.add(type(msg))
             if mid not in self._msgs:
                 self._msgs.add(mid)
                 out.append(self._patch("msg.new", mid, node=key, ns=ns_key(ns), type="ai",

@@ -286,7 +286,7 @@ class Run:
         else:
             ctx = contextvars.copy_context()
             pump.start_sync(lambda: ctx.run(self.graph.stream, input, self.config, **kwargs))
-        self._flush(force=True)
+        self._flush()
 
     def _on_chunks(self, chunks: list[Any], pump: Pump) -> None:
         if self._status != "running" or pump is not self._pump:  # a cancelled segment's leftovers
@@ -334,7 +334,7 @@ class Run:
                 self.view.notice = NO_CHECKPOINTER
         else:
             self._status = "done"
-        self._flush(force=True, snapshot=True)
+        self._flush(snapshot=True)
         self._settled.set()
         for waiter in self._waiters:
             if not waiter.done():
@@ -360,10 +360,10 @@ class Run:
             delay = max(0.0, self._next_flush - time.monotonic())
             self._flush_handle = self._loop.call_later(delay, self._flush)
 
-    def _flush(self, force: bool = False, snapshot: bool = False) -> None:
-        """Send what changed: one trait sync (run state; with `snapshot`, the content
-        snapshot too) and one batch of patches. `force` is documentation: every caller
-        that is not the cadence itself (start, end, hello) flushes at once."""
+    def _flush(self, snapshot: bool = False) -> None:
+        """Send what is new at once: one batch of patches, one trait sync (run state; with
+        `snapshot`, the content snapshot too). The cadence calls it when the budget allows;
+        start, end and a new view's hello call it directly."""
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
@@ -390,10 +390,12 @@ class Run:
             sent += 1
             self.stats["trait_syncs"] += 1
         self.stats["messages"] += sent
+        if sent and self._pump is not None:
+            self._pump.hand_off()  # let ipykernel's IOPub thread push it out now
         self._next_flush = max(self._next_flush, time.monotonic()) + sent / MESSAGE_RATE
 
     def _send_snapshot(self) -> None:
-        self._flush(force=True)
+        self._flush()
         self._batches += 1
         self.view.send({"kind": "snapshot", "id": self._batches, "snapshot": self._store.snapshot()})
         self.stats["messages"] += 1
