@@ -652,7 +652,8 @@ class Loop:
             "ts": self.checkpoint_ts,
             "channel_values": dict(values),
             "channel_versions": dict(versions),
-            "versions_seen": {k: dict(v) for k, v in seen.items()},
+            # inner dicts are never mutated once saved (changed nodes get a new copy)
+            "versions_seen": dict(seen),
             "updated_channels": sorted(self.updated_channels) if self.updated_channels else None,
         }
 
