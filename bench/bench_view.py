@@ -80,6 +80,16 @@ def _timed_on_chunks(self, chunks, pump):
     _deliveries.append([time.time(), self.stats["chunks"] + len(chunks)])
     return _rv.Run._bench_on_chunks(self, chunks, pump)
 _rv.Run._on_chunks = _timed_on_chunks
+# ... and the garbage collector's pauses (they stop every thread of the kernel): [start, ms]
+import gc
+_gc_pauses, _gc_t = [], [0.0]
+def _gc_watch(phase, info):
+    if phase == "start":
+        _gc_t[0] = time.time()
+    elif time.time() - _gc_t[0] > 0.005:
+        _gc_pauses.append([_gc_t[0], (time.time() - _gc_t[0]) * 1000])
+if not any(getattr(cb, "__name__", "") == "_gc_watch" for cb in gc.callbacks):
+    gc.callbacks.append(_gc_watch)
 
 def make(n, rate=0.0):
     model = TimedChat(n=n, rate=rate, stamps=[])
@@ -113,7 +123,7 @@ def cells(n: int, mode: str, rate: float) -> list[str]:
         SETUP,
         f"model, graph = make({n}, {rate})\nt0 = time.time()\nrun = lgnb.run(graph, {{'messages': [('user', 'go')]}})",
         f"{finish}\nelapsed = time.time() - t0\n"
-        "json.dump({'stamps': model.stamps, 'stats': run.stats, 'deliveries': _deliveries, 'elapsed': elapsed, 'status': run.status,"
+        "json.dump({'stamps': model.stamps, 'stats': run.stats, 'deliveries': _deliveries, 'gc': [p for p in _gc_pauses if p[0] >= t0], 'elapsed': elapsed, 'status': run.status,"
         " 'run_seconds': run.elapsed}, open('bench.json', 'w'))",
     ]
 
@@ -187,6 +197,9 @@ def measure(page, lab, n: int, mode: str, rate: float = 0.0, dump: str = "") -> 
         "run_seconds": run_seconds,
         "messages_per_s": stats["messages"] / run_seconds,
         "dom_updates": len(seen),
+        "gc_pauses_over_5ms": len(data["gc"]),
+        "gc_pause_ms_total": sum(ms for _, ms in data["gc"]),
+        "gc_pause_ms_max": max((ms for _, ms in data["gc"]), default=0.0),
         "latency_ms_median": statistics.median(lat),
         "latency_ms_p95": lat[int(0.95 * (len(lat) - 1))],
         "latency_ms_max": lat[-1],

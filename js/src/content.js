@@ -78,6 +78,20 @@ export function createContent() {
     }
   }
 
+
+  function toolEl(bubble, index) {
+    let tool = bubble.tools.get(index);
+    if (!tool) {
+      const name = h("span", { class: "lgnb-tool-name" });
+      const args = document.createTextNode("");
+      const el = h("div", { class: "lgnb-tool" }, h("span", { class: "lgnb-tool-badge", text: "tool call" }), name, "(", h("span", { class: "lgnb-tool-args" }, args), ")");
+      bubble.toolsEl.append(el);
+      tool = { name, args };
+      bubble.tools.set(index, tool);
+    }
+    return tool;
+  }
+
   function newBubble(p) {
     const textEl = h("div", { class: "lgnb-text" });
     const toolsEl = h("div", { class: "lgnb-tools" });
@@ -148,7 +162,8 @@ export function createContent() {
         break;
       case "error":
         errorsEl.append(h("div", { class: "lgnb-error", "data-testid": "error" },
-          h("b", { text: `${p.type || "Error"} in ${p.node || "the run"}: ` }), p.message || ""));
+          h("b", { text: `${p.type || "Error"}${p.node ? ` in node ${p.node}` : ""}: ` }),
+          h("span", { class: "lgnb-error-message", text: p.message || "" })));
         break;
       default:
         console.warn("lgnb: unknown patch", p.kind);

@@ -17,7 +17,6 @@ export function renderRun({ model, el, signal, state }) {
     on: { click: () => model.send({ kind: "cancel" }) } });
   const header = h("div", { class: "lgnb-header" }, title, status, step, elapsed, thread, cancel);
   const notice = h("div", { class: "lgnb-notice", "data-testid": "notice" });
-  const errorBox = h("div", { class: "lgnb-error lgnb-run-error", "data-testid": "run-error" });
   const interrupts = h("div", { class: "lgnb-interrupts", "data-testid": "interrupts" });
   const content = createContent();
   const detailsBox = h("div", { class: "lgnb-details-slot" });
@@ -29,8 +28,10 @@ export function renderRun({ model, el, signal, state }) {
   const main = h("div", { class: "lgnb-run-main" },
     h("div", { class: "lgnb-run-left" }, graph.el, detailsBox),
     h("div", { class: "lgnb-run-right" }, content.messagesEl, content.progressEl));
-  const root = h("div", { class: "lgnb-root lgnb-run" }, header, notice, errorBox, interrupts, main,
-    content.errorsEl, content.updEl, content.logEl);
+  // Errors are shown once, as the list the kernel's error patches build (node, type,
+  // message); the synced `error` trait is the same failure, kept for the Python API.
+  const root = h("div", { class: "lgnb-root lgnb-run" }, header, notice, content.errorsEl, interrupts, main,
+    content.updEl, content.logEl);
   el.append(root);
 
   let elapsedAt = performance.now();
@@ -44,9 +45,6 @@ export function renderRun({ model, el, signal, state }) {
     cancel.style.display = s === "running" ? "" : "none";
     notice.textContent = model.get("notice") || "";
     notice.style.display = notice.textContent ? "" : "none";
-    const err = model.get("error") || {};
-    errorBox.textContent = err.type ? `${err.type}${err.node ? ` in node ${err.node}` : ""}: ${err.message}` : "";
-    errorBox.style.display = err.type ? "" : "none";
     const pending = model.get("interrupts") || [];
     interrupts.replaceChildren(...pending.map((i) => h("div", { class: "lgnb-interrupt" },
       h("b", { text: "interrupt " }), h("span", { class: "lgnb-meta", text: i.id || "" }),
@@ -61,7 +59,7 @@ export function renderRun({ model, el, signal, state }) {
     elapsed.textContent = fmtSeconds(base + live);
   }
   model.on("change:elapsed", () => { elapsedAt = performance.now(); });
-  for (const name of ["status", "step", "active", "visited", "taken", "error", "interrupts", "notice", "title", "thread", "drawing"]) {
+  for (const name of ["status", "step", "active", "visited", "taken", "interrupts", "notice", "title", "thread", "drawing"]) {
     model.on(`change:${name}`, paint);
   }
   const unsubscribe = store.subscribe((event) => {

@@ -16,7 +16,11 @@ export function createStore() {
   let seq = 0;
   let messages = new Map(), progress = new Map(), log = [], updates = [], errors = [];
   const listeners = new Set();
-  const emit = (event) => listeners.forEach((fn) => fn(event));
+  // A view that fails on one patch must not stop the others (nor the rest of the batch),
+  // and must not fail silently: widget message handlers swallow exceptions.
+  const emit = (event) => listeners.forEach((fn) => {
+    try { fn(event); } catch (err) { console.error("lgnb: a view failed to apply", event.patch?.kind ?? event.type, err); }
+  });
 
   function applyData(p) {
     switch (p.kind) {

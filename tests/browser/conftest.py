@@ -35,6 +35,8 @@ def page(chromium_path: str, chromium_args: list[str]) -> Iterator[Any]:
     with chromium_page(chromium_path, args=chromium_args) as p:
         p.lgnb_errors = []  # type: ignore[attr-defined]
         p.on("pageerror", lambda e: p.lgnb_errors.append(str(e)))
+        # widget message handlers swallow exceptions: lgnb reports them with console.error
+        p.on("console", lambda m: p.lgnb_errors.append(m.text) if m.type == "error" and "lgnb" in m.text else None)
         yield p
 
 

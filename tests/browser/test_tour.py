@@ -65,6 +65,14 @@ def test_tour_streams_live(lab: Lab, page: Any, artifacts: Path) -> None:
     assert ("tools",) in changes and changes.count(("agent",)) >= 1 and len(changes) >= 2, changes
     run = page.locator(".lgnb-run").first
     run.locator(".lgnb-text", has_text="The tool says 2 + 3 = 5").wait_for()
+    # the whole conversation stays on the page once the run is done (no reset to a partial view)
+    page.wait_for_timeout(300)
+    bubbles = run.locator(".lgnb-bubble")
+    assert [c.split()[-1] for c in bubbles.evaluate_all("(els) => els.map((e) => e.className.replace(' lgnb-final', ''))")] == [
+        "lgnb-human", "lgnb-ai", "lgnb-tool", "lgnb-ai"]
+    assert "add" in (run.locator(".lgnb-tool-name").first.text_content() or "")
+    assert '"a": 2' in (run.locator(".lgnb-tool-args").first.text_content() or "")
+    assert run.locator("summary", has_text="updates (3)").count() == 1
     assert run.locator(".lgnb-bar-pct").first.text_content() == "100%"
     assert "step 3" in (run.locator("[data-testid=step]").text_content() or "")
     assert run.locator("g.edge.lgnb-taken").count() >= 3
