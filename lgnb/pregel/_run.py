@@ -138,7 +138,7 @@ class RunContext:
         for put, modes in loop.emits.targets:
             if mode in modes:
                 put((loop.ns_tuple, mode, payload))
-            if mode in _DEBUG_MODES and "debug" in modes:
+            if mode in _DEBUG_MODES and "debug" in modes:  # tasks/checkpoints only: cold
                 if mode == "checkpoints":
                     kind, step = "checkpoint", loop.step - 1
                 else:

@@ -29,6 +29,22 @@ def make_formatter(
     modes = set(stream_mode) if is_list else {stream_mode}
     printing = set(print_mode)
 
+    if version != "v2" and not printing:
+        # the common shapes, without per-event option checks
+        if is_list and not subgraphs:
+
+            def fmt_list(event: tuple[tuple[str, ...], str, Any]) -> tuple[bool, Any]:
+                mode = event[1]
+                return (True, (mode, event[2])) if mode in modes else (False, None)
+
+            return fmt_list
+        if not is_list and not subgraphs:
+
+            def fmt_one(event: tuple[tuple[str, ...], str, Any]) -> tuple[bool, Any]:
+                return (True, event[2]) if event[1] in modes else (False, None)
+
+            return fmt_one
+
     def fmt(event: tuple[tuple[str, ...], str, Any]) -> tuple[bool, Any]:
         ns, mode, payload = event
         if mode in printing:

@@ -862,10 +862,14 @@ def _stream_threaded(
 
     context = contextvars.copy_context()
     done = _driver_pool().submit(context.run, work)
+    popleft = items.popleft
     try:
         while True:
             sink.wait()
-            yield from _drain(items, fmt)
+            while items:
+                ok, chunk = fmt(popleft())
+                if ok:
+                    yield chunk
             if sink.closed and not items:
                 break
     finally:
