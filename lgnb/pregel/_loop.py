@@ -90,6 +90,7 @@ class Loop:
         self.interrupt_after = interrupt_after
         self.output_keys = output_keys
         self.output_key_set = output_keys if isinstance(output_keys, str) else frozenset(output_keys)
+        self.output_in_state = not isinstance(output_keys, str) and self.output_key_set <= graph.state_key_set
         self.stream_keys = graph.stream_channels
         self.io: list[tuple] = []
         self.status = "input"
@@ -516,7 +517,7 @@ class Loop:
             if emits.updates:
                 self.emit("updates", {INTERRUPT: interrupts})
             if emits.values:
-                current = read_channels(self.channels, self.output_keys)
+                current = self.read_output()
                 if isinstance(current, dict):
                     current[INTERRUPT] = interrupts
                     self.emit("values", current)
@@ -556,7 +557,15 @@ class Loop:
             return
         self.values_emitted = True
         if self.emits.values:
-            self.emit("values", read_channels(self.channels, self.output_keys))
+            self.emit("values", self.read_output())
+
+    def read_output(self) -> Any:
+        """The output keys' current values (from the state cache when they are state keys)."""
+        keys = self.output_keys
+        if not self.output_in_state:
+            return read_channels(self.channels, keys)
+        state = self.state
+        return {k: state[k] for k in keys if k in state}
 
     def emit(self, mode: str, payload: Any) -> None:
         self.run.emit(self, mode, payload)
@@ -575,10 +584,10 @@ class Loop:
             if not exc.args or not exc.args[0]:
                 if self.emits.updates:
                     self.emit("updates", {INTERRUPT: exc.args[0] if exc.args else ()})
-            self.output = read_channels(self.channels, self.output_keys)
+            self.output = self.read_output()
             return True
         if exc is None:
-            self.output = read_channels(self.channels, self.output_keys)
+            self.output = self.read_output()
         return False
 
     def _save_all_pending_writes(self) -> None:
