@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
-from uuid import uuid4
 from typing import TYPE_CHECKING, Any
+from uuid import uuid4
 
 from lgnb._internal.constants import (
     CONF,
@@ -33,9 +33,19 @@ from lgnb._internal.constants import (
 from lgnb._internal.ids import is_interrupt_id, new_checkpoint_id
 from lgnb.channels.base import MISSING
 from lgnb.channels.last_value import LastValue
-from lgnb.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError, UnknownInterruptError
+from lgnb.errors import (
+    EmptyInputError,
+    GraphInterrupt,
+    InvalidUpdateError,
+    UnknownInterruptError,
+)
 from lgnb.pregel._algo import Versions, apply_writes, plan_tasks
-from lgnb.pregel._io import read_channels, task_result_payload, task_start_payload, updates_payload
+from lgnb.pregel._io import (
+    read_channels,
+    task_result_payload,
+    task_start_payload,
+    updates_payload,
+)
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task, WriteBatch
 from lgnb.types import Command, Interrupt, Send

@@ -14,7 +14,17 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid5
 
-from lgnb._internal.constants import CONF, END, INPUT, INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, PUSH, START
+from lgnb._internal.constants import (
+    CONF,
+    END,
+    INPUT,
+    INTERRUPT,
+    NS_END,
+    NS_SEP,
+    NULL_TASK_ID,
+    PUSH,
+    START,
+)
 from lgnb.errors import InvalidUpdateError
 from lgnb.pregel._io import read_channels, result_writes
 from lgnb.pregel._loop import Loop

@@ -6,21 +6,34 @@ hand them to a driver. Sync and async entry points share everything but the driv
 
 from __future__ import annotations
 
-import os
-import threading
 import warnings
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-
 from lgnb._internal.constants import CONF, INTERRUPT
+from lgnb._internal.runnable_compat import register_when_loaded, runnable_attribute
 from lgnb.channels.base import BaseChannel
 from lgnb.errors import ErrorCode, GraphRecursionError, create_error_message
-from lgnb._internal.runnable_compat import register_when_loaded, runnable_attribute
 from lgnb.pregel._context import TASK_CTX, TaskContext
 from lgnb.pregel._driver import adrive, drive
+from lgnb.pregel._invoke import Collector
+from lgnb.pregel._live import (
+    drain,
+    ensure_future,
+    install_async_wakeup,
+    stream_threaded,
+    wait_either,
+)
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._node import PregelNode
+from lgnb.pregel._options import (
+    DEFAULT_RECURSION_LIMIT,
+    add_handlers,
+    coerce_context,
+    config_inside_node,
+    nested_resuming,
+    saver_config,
+)
 from lgnb.pregel._run import RunContext, StreamSink
 from lgnb.pregel._stream import make_formatter
 from lgnb.types import GraphOutput
@@ -30,12 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = ("Pregel",)
 
-DEFAULT_RECURSION_LIMIT = int(
-    os.environ.get("LGNB_DEFAULT_RECURSION_LIMIT")
-    or os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT")
-    or 10007
-)
-"""Super-steps a run may take before GraphRecursionError (LangGraph 1.2's default)."""
+
 
 _VALID_MODES = frozenset({"values", "updates", "checkpoints", "tasks", "debug", "messages", "custom"})
 
@@ -176,12 +184,12 @@ class Pregel:
     def _load(self, checkpointer: Any, config: dict[str, Any]) -> Any:
         if checkpointer is None:
             return None
-        return checkpointer.get_tuple(_saver_config(config))
+        return checkpointer.get_tuple(saver_config(config))
 
     async def _aload(self, checkpointer: Any, config: dict[str, Any]) -> Any:
         if checkpointer is None:
             return None
-        return await checkpointer.aget_tuple(_saver_config(config))
+        return await checkpointer.aget_tuple(saver_config(config))
 
     def _prepare(
         self,
@@ -199,7 +207,7 @@ class Pregel:
     ) -> tuple[dict[str, Any], RunContext, dict[str, Any], Any]:
         parent = TASK_CTX.get()
         if parent is not None:
-            config = _config_inside_node(parent, config)
+            config = config_inside_node(parent, config)
         config = self._merged_config(config)
         if stream_mode is None:
             stream_mode = self.stream_mode
@@ -233,7 +241,7 @@ class Pregel:
             modes=all_modes,
             subgraphs=subgraphs,
             config=config,
-            context=_coerce_context(self.context_schema, context),
+            context=coerce_context(self.context_schema, context),
             store=self.store,
             callbacks=callbacks,
             checkpointer=checkpointer,
@@ -244,7 +252,7 @@ class Pregel:
             parent_ns = tuple(parent.task.ns.split("|")) if parent is not None else ()
             handler = StreamMessagesHandler(sink, subgraphs=subgraphs, parent_ns=parent_ns)
             run.messages_handler = handler
-            run.callbacks = _add_handlers(callbacks, [handler])
+            run.callbacks = add_handlers(callbacks, [handler])
         if parent is not None:
             run.parent = parent.loop.run
             run.tracing = parent.loop.run.tracing or run.tracing
@@ -331,10 +339,10 @@ class Pregel:
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         if not live:
             for _ in drive(loop, input, resuming=resuming):
-                yield from _drain(items, fmt)
+                yield from drain(items, fmt)
         else:
-            yield from _stream_threaded(loop, input, sink, fmt, resuming)
-        yield from _drain(items, fmt)
+            yield from stream_threaded(loop, input, sink, fmt, resuming)
+        yield from drain(items, fmt)
         self._check_exit(loop, config)
 
     async def astream(
@@ -370,27 +378,27 @@ class Pregel:
         saved = await self._aload(loop_kwargs["checkpointer"], config)
         sink = run.sink
         assert sink is not None
-        _install_async_wakeup(sink)
+        install_async_wakeup(sink)
         loop = Loop(self, run, saved=saved, **loop_kwargs)
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         agen = adrive(loop, input, resuming=resuming)
         try:
             while True:
-                step = asyncio_ensure(agen.__anext__())
+                step = ensure_future(agen.__anext__())
                 while not step.done():
-                    await _wait_either(step, sink)
-                    for chunk in _drain(items, fmt):
+                    await wait_either(step, sink)
+                    for chunk in drain(items, fmt):
                         yield chunk
                 try:
                     step.result()
                 except StopAsyncIteration:
                     break
-                for chunk in _drain(items, fmt):
+                for chunk in drain(items, fmt):
                     yield chunk
         finally:
             await agen.aclose()
-        for chunk in _drain(items, fmt):
+        for chunk in drain(items, fmt):
             yield chunk
         self._check_exit(loop, config)
 
@@ -432,11 +440,11 @@ class Pregel:
             )
             saved = self._load(loop_kwargs["checkpointer"], config)
             loop = Loop(self, run, saved=saved, **loop_kwargs)
-            for _ in drive(loop, input, resuming=_nested_resuming(loop)):
+            for _ in drive(loop, input, resuming=nested_resuming(loop)):
                 pass
             self._check_exit(loop, loop.config)
             return self._invoke_result(loop, version)
-        collector = _Collector(stream_mode, version)
+        collector = Collector(stream_mode, version)
         for chunk in self.stream(
             input,
             config,
@@ -477,11 +485,11 @@ class Pregel:
             )
             saved = await self._aload(loop_kwargs["checkpointer"], config)
             loop = Loop(self, run, saved=saved, **loop_kwargs)
-            async for _ in adrive(loop, input, resuming=_nested_resuming(loop)):
+            async for _ in adrive(loop, input, resuming=nested_resuming(loop)):
                 pass
             self._check_exit(loop, loop.config)
             return self._invoke_result(loop, version)
-        collector = _Collector(stream_mode, version)
+        collector = Collector(stream_mode, version)
         async for chunk in self.astream(
             input,
             config,
@@ -541,60 +549,16 @@ class Pregel:
         return value
 
     # ------------------------------------------------------------------ nesting
-    def _subloop(self, ctx: TaskContext) -> tuple[Loop, Any]:
-        parent = ctx.loop
-        run = parent.run
-        task = ctx.task
-        config = dict(parent.config)
-        conf = dict(config.get(CONF) or {})
-        # checkpointer=True: the subgraph keeps one state per thread, across parent runs
-        ns = _recast_ns(task.ns) if self.checkpointer is True else task.ns
-        conf["checkpoint_ns"] = ns
-        cmap = dict(conf.get("checkpoint_map") or {})
-        cmap[parent.ns] = parent.checkpoint_id
-        conf["checkpoint_map"] = cmap
-        conf.pop("checkpoint_id", None)
-        config[CONF] = conf
-        checkpointer = None if self.checkpointer is False else parent.checkpointer
-        loop = Loop(
-            self,
-            run,
-            config=config,
-            saved=None,
-            checkpointer=checkpointer,
-            durability=parent.durability,
-            ns=ns,
-            interrupt_before=self.interrupt_before_nodes,
-            interrupt_after=self.interrupt_after_nodes,
-            output_keys=self.output_channels,
-            recursion_limit=config.get("recursion_limit", DEFAULT_RECURSION_LIMIT),
-            parent_ctx=ctx,
-            is_nested=True,
-        )
-        return loop, parent.is_resuming
-
     def _run_as_subgraph(self, value: Any, ctx: TaskContext) -> Any:
         """Run this graph as a node of a parent graph; return its output state."""
-        loop, resuming = self._subloop(ctx)
-        if loop.checkpointer is not None:
-            saved = loop.checkpointer.get_tuple(_saver_config(loop.config))
-            if saved is not None:
-                loop = Loop(self, loop.run, saved=saved, **_loop_args(loop))
-        for _ in drive(loop, value, resuming=resuming and loop.has_saved):
-            pass
-        self._check_exit(loop, loop.config)
-        return loop.output
+        from lgnb.pregel._subgraph import run_as_subgraph
+
+        return run_as_subgraph(self, value, ctx)
 
     async def _arun_as_subgraph(self, value: Any, ctx: TaskContext) -> Any:
-        loop, resuming = self._subloop(ctx)
-        if loop.checkpointer is not None:
-            saved = await loop.checkpointer.aget_tuple(_saver_config(loop.config))
-            if saved is not None:
-                loop = Loop(self, loop.run, saved=saved, **_loop_args(loop))
-        async for _ in adrive(loop, value, resuming=resuming and loop.has_saved):
-            pass
-        self._check_exit(loop, loop.config)
-        return loop.output
+        from lgnb.pregel._subgraph import arun_as_subgraph
+
+        return await arun_as_subgraph(self, value, ctx)
 
     # ------------------------------------------------------------------ state & drawing
     def get_graph(self, config: RunnableConfig | None = None, *, xray: int | bool = False) -> Any:
@@ -713,229 +677,5 @@ _OWN_ATTRIBUTES = frozenset(
 )
 
 register_when_loaded(Pregel)
-
-
-class _Collector:
-    """What `invoke` keeps of the stream: the last values (and interrupts), or all chunks."""
-
-    def __init__(self, stream_mode: Any, version: str) -> None:
-        self.stream_mode = stream_mode
-        self.version = version
-        self.values_mode = stream_mode == "values"
-        if self.values_mode and version != "v2":
-            self.modes: Any = ["updates", "values"]
-        else:
-            self.modes = stream_mode
-        self.latest: Any = None
-        self.interrupts: list[Any] = []
-        self.chunks: list[Any] = []
-
-    def add(self, chunk: Any) -> None:
-        if not self.values_mode:
-            self.chunks.append(chunk)
-        elif self.version == "v2":
-            self.latest = chunk["data"]
-            self.interrupts.extend(chunk.get("interrupts", ()))
-        else:
-            mode, payload = chunk
-            if mode == "updates":
-                if isinstance(payload, dict) and (ints := payload.get(INTERRUPT)) is not None:
-                    self.interrupts.extend(ints)
-            else:
-                self.latest = payload
-
-    def result(self) -> Any:
-        if not self.values_mode:
-            return self.chunks
-        if self.version == "v2":
-            return GraphOutput(value=self.latest, interrupts=tuple(self.interrupts))
-        if self.interrupts:
-            if isinstance(self.latest, dict):
-                return {**self.latest, INTERRUPT: self.interrupts}
-            return {INTERRUPT: self.interrupts}
-        return self.latest
-
-
-def _drain(items: Any, fmt: Any) -> Iterator[Any]:
-    """The queued events, shaped for the caller (unwanted modes dropped)."""
-    while items:
-        ok, chunk = fmt(items.popleft())
-        if ok:
-            yield chunk
-
-
-def _recast_ns(ns: str) -> str:
-    """`a:<task id>|b:<task id>` -> `a|b`: the namespace without the run's task ids."""
-    return "|".join(part.split(":")[0] for part in ns.split("|"))
-
-
-def _nested_resuming(loop: Loop) -> bool | None:
-    return (loop.run.resuming and loop.has_saved) if loop.is_nested else None
-
-
-def _config_inside_node(parent: TaskContext, config: RunnableConfig | None) -> dict[str, Any]:
-    """A graph invoked from a node's code runs as a child of that node's task: it shares
-    the thread (and checkpointer) and lives under the task's namespace."""
-    base = parent.loop.run.user_config
-    merged: dict[str, Any] = {k: v for k, v in base.items() if k not in ("callbacks", "run_name", "run_id")}
-    conf = dict(base.get(CONF) or {})
-    for k, v in (config or {}).items():
-        if k == CONF:
-            conf.update(v or {})
-        else:
-            merged[k] = v
-    conf["checkpoint_ns"] = parent.task.ns
-    conf.pop("checkpoint_id", None)
-    merged[CONF] = conf
-    return merged
-
-
-def _saver_config(config: dict[str, Any]) -> dict[str, Any]:
-    conf = dict(config.get(CONF) or {})
-    if conf.get("thread_id") is not None:
-        conf["thread_id"] = str(conf["thread_id"])
-    conf.setdefault("checkpoint_ns", "")
-    return {CONF: conf}
-
-
-def _loop_args(loop: Loop) -> dict[str, Any]:
-    return {
-        "config": loop.config,
-        "checkpointer": loop.checkpointer,
-        "durability": loop.durability,
-        "ns": loop.ns,
-        "interrupt_before": loop.interrupt_before,
-        "interrupt_after": loop.interrupt_after,
-        "output_keys": loop.output_keys,
-        "recursion_limit": loop.stop - loop.step - 1,
-        "is_nested": loop.is_nested,
-        "parent_ctx": loop.parent_ctx,
-        "run_root": loop.is_run_root,
-    }
-
-
-def _add_handlers(callbacks: Any, extra: Any) -> Any:
-    """`callbacks` (a list or a CallbackManager) with `extra` handlers inherited by children."""
-    if not extra:
-        return callbacks
-    extra = list(extra) if isinstance(extra, list) else [extra]
-    if callbacks is None:
-        return extra
-    if isinstance(callbacks, list):
-        return [*callbacks, *extra]
-    manager = callbacks.copy()
-    for handler in extra:
-        manager.add_handler(handler, inherit=True)
-    return manager
-
-
-def _coerce_context(schema: Any, context: Any) -> Any:
-    """A dict `context=` becomes the `context_schema` dataclass / pydantic model."""
-    if schema is None or context is None or not isinstance(context, dict):
-        return context
-    from dataclasses import is_dataclass
-
-    from pydantic import BaseModel
-
-    if is_dataclass(schema) or (isinstance(schema, type) and issubclass(schema, BaseModel)):
-        return schema(**context)
-    return context
-
-
-def _stream_threaded(
-    loop: Loop, input: Any, sink: StreamSink, fmt: Any, resuming: bool | None
-) -> Iterator[Any]:
-    """Run the loop in a worker thread so events reach the caller while nodes run."""
-    import contextvars
-
-    items = sink.items
-    error: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            for _ in drive(loop, input, resuming=resuming):
-                pass
-        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
-            error.append(exc)
-        finally:
-            sink.close()
-
-    context = contextvars.copy_context()
-    done = _driver_pool().submit(context.run, work)
-    popleft = items.popleft
-    try:
-        while True:
-            sink.wait()
-            while items:
-                ok, chunk = fmt(popleft())
-                if ok:
-                    yield chunk
-            if sink.closed and not items:
-                break
-    finally:
-        loop.run.cancelled = True
-        done.result()
-    if error:
-        raise error[0]
-
-
-_DRIVERS: Any = None
-_DRIVERS_LOCK = threading.Lock()
-
-
-def _driver_pool() -> Any:
-    """Threads that drive streamed runs, kept between calls (starting one costs ~0.2 ms).
-
-    Separate from the task pool: a driver waits on its run's tasks, so sharing one pool
-    could leave no thread for them."""
-    global _DRIVERS
-    if _DRIVERS is None:
-        with _DRIVERS_LOCK:
-            if _DRIVERS is None:
-                from concurrent.futures import ThreadPoolExecutor
-
-                _DRIVERS = ThreadPoolExecutor(max_workers=256, thread_name_prefix="lgnb-run")
-    return _DRIVERS
-
-
-def asyncio_ensure(coro: Any) -> Any:
-    import asyncio
-
-    return asyncio.ensure_future(coro)
-
-
-def _install_async_wakeup(sink: StreamSink) -> None:
-    """Let `astream` wake up when a worker thread (sync node) puts an event."""
-    import asyncio
-
-    aloop = asyncio.get_running_loop()
-    event = asyncio.Event()
-    items = sink.items
-    main_thread = threading.get_ident()
-
-    def put(item: Any) -> None:
-        items.append(item)
-        if threading.get_ident() == main_thread:
-            event.set()
-        else:
-            aloop.call_soon_threadsafe(event.set)
-
-    sink.put = put
-    sink.event = event  # type: ignore[attr-defined]
-
-
-async def _wait_either(step: Any, sink: StreamSink) -> None:
-    import asyncio
-
-    event = sink.event  # type: ignore[attr-defined]
-    if sink.items:
-        return
-    waiter = asyncio.ensure_future(event.wait())
-    try:
-        await asyncio.wait({step, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiter.cancel()
-        event.clear()
-
 
 

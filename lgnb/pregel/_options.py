@@ -1,0 +1,117 @@
+"""Resolving a call's options: configs of nested runs, callbacks, context, saver keys."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from lgnb._internal.constants import CONF
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+    from lgnb.pregel._context import TaskContext
+    from lgnb.pregel._loop import Loop
+
+__all__ = (
+    "DEFAULT_RECURSION_LIMIT",
+    "add_handlers",
+    "coerce_context",
+    "config_inside_node",
+    "loop_args",
+    "nested_resuming",
+    "recast_ns",
+    "saver_config",
+)
+
+
+DEFAULT_RECURSION_LIMIT = int(
+    os.environ.get("LGNB_DEFAULT_RECURSION_LIMIT")
+    or os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT")
+    or 10007
+)
+"""Super-steps a run may take before GraphRecursionError (LangGraph 1.2's default)."""
+
+
+def recast_ns(ns: str) -> str:
+    """`a:<task id>|b:<task id>` -> `a|b`: the namespace without the run's task ids."""
+    return "|".join(part.split(":")[0] for part in ns.split("|"))
+
+
+def nested_resuming(loop: Loop) -> bool | None:
+    return (loop.run.resuming and loop.has_saved) if loop.is_nested else None
+
+
+def config_inside_node(
+    parent: TaskContext, config: RunnableConfig | None
+) -> dict[str, Any]:
+    """A graph invoked from a node's code runs as a child of that node's task: it shares
+    the thread (and checkpointer) and lives under the task's namespace."""
+    base = parent.loop.run.user_config
+    merged: dict[str, Any] = {
+        k: v for k, v in base.items() if k not in ("callbacks", "run_name", "run_id")
+    }
+    conf = dict(base.get(CONF) or {})
+    for k, v in (config or {}).items():
+        if k == CONF:
+            conf.update(v or {})
+        else:
+            merged[k] = v
+    conf["checkpoint_ns"] = parent.task.ns
+    conf.pop("checkpoint_id", None)
+    merged[CONF] = conf
+    return merged
+
+
+def saver_config(config: dict[str, Any]) -> dict[str, Any]:
+    conf = dict(config.get(CONF) or {})
+    if conf.get("thread_id") is not None:
+        conf["thread_id"] = str(conf["thread_id"])
+    conf.setdefault("checkpoint_ns", "")
+    return {CONF: conf}
+
+
+def loop_args(loop: Loop) -> dict[str, Any]:
+    return {
+        "config": loop.config,
+        "checkpointer": loop.checkpointer,
+        "durability": loop.durability,
+        "ns": loop.ns,
+        "interrupt_before": loop.interrupt_before,
+        "interrupt_after": loop.interrupt_after,
+        "output_keys": loop.output_keys,
+        "recursion_limit": loop.stop - loop.step - 1,
+        "is_nested": loop.is_nested,
+        "parent_ctx": loop.parent_ctx,
+        "run_root": loop.is_run_root,
+    }
+
+
+def add_handlers(callbacks: Any, extra: Any) -> Any:
+    """`callbacks` (a list or a CallbackManager) with `extra` handlers inherited by children."""
+    if not extra:
+        return callbacks
+    extra = list(extra) if isinstance(extra, list) else [extra]
+    if callbacks is None:
+        return extra
+    if isinstance(callbacks, list):
+        return [*callbacks, *extra]
+    manager = callbacks.copy()
+    for handler in extra:
+        manager.add_handler(handler, inherit=True)
+    return manager
+
+
+def coerce_context(schema: Any, context: Any) -> Any:
+    """A dict `context=` becomes the `context_schema` dataclass / pydantic model."""
+    if schema is None or context is None or not isinstance(context, dict):
+        return context
+    from dataclasses import is_dataclass
+
+    from pydantic import BaseModel
+
+    if is_dataclass(schema) or (
+        isinstance(schema, type) and issubclass(schema, BaseModel)
+    ):
+        return schema(**context)
+    return context
