@@ -15,11 +15,15 @@ from lgnb._internal.callable import NodeCallable
 from lgnb._internal.constants import END, ROOT, START, TAG_HIDDEN, TASKS
 from lgnb.channels.ephemeral_value import EphemeralValue
 from lgnb.channels.last_value import LastValueAfterFinish
-from lgnb.channels.named_barrier_value import NamedBarrierValue, NamedBarrierValueAfterFinish
+from lgnb.channels.named_barrier_value import (
+    NamedBarrierValue,
+    NamedBarrierValueAfterFinish,
+)
 from lgnb.channels.topic import Topic
 from lgnb.graph._branch import Branch
 from lgnb.graph._schema import schema_mapper
-from lgnb.graph.state import CompiledStateGraph, StateGraph, control_writer, updates_writer
+from lgnb.graph._writers import control_writer, updates_writer
+from lgnb.graph.state import CompiledStateGraph, StateGraph
 from lgnb.managed import is_managed_value
 from lgnb.pregel._context import current_task
 from lgnb.pregel._node import PregelNode

@@ -13,18 +13,24 @@ import logging
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import (
+    Any,
+    Generic,
+    Literal,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
-from lgnb._internal.constants import END, NS_END, NS_SEP, ROOT, START, TASKS
-from lgnb._internal.fields import annotated_keys, fields_as_tuples
+from lgnb._internal.constants import END, NS_END, NS_SEP, START
 from lgnb.channels.base import BaseChannel
 from lgnb.channels.last_value import LastValue
-from lgnb.errors import ErrorCode, InvalidUpdateError, ParentCommand, create_error_message
 from lgnb.graph._branch import Branch
 from lgnb.graph._schema import schema_channels
-from lgnb.pregel._task import Task
 from lgnb.pregel.main import Pregel
-from lgnb.types import Command, RetryPolicy, Send
+from lgnb.types import Command, RetryPolicy
 from lgnb.warnings import LangGraphDeprecatedSinceV05, LangGraphDeprecatedSinceV10
 
 __all__ = ("StateGraph", "CompiledStateGraph", "NodeSpec")
@@ -426,86 +432,3 @@ def _inspect_action(action: Any, *, want_input: bool) -> tuple[Any, tuple[str, .
     except (NameError, TypeError, StopIteration, ValueError):
         pass
     return inferred, ends
-
-
-def updates_writer(output_keys: list[str], *, root: bool, node_name: str) -> Callable[[Task, Any], Any]:
-    """The writer turning a node's return value into state-key writes."""
-    key_set = frozenset(output_keys)
-
-    def from_value(value: Any) -> list[tuple[str, Any]] | None:
-        if value is None:
-            return None
-        if isinstance(value, dict):
-            return [(k, v) for k, v in value.items() if k in key_set]
-        if isinstance(value, Command):
-            if value.graph == Command.PARENT:
-                return None
-            return [(k, v) for k, v in value._update_as_tuples() if k in key_set]
-        if isinstance(value, (list, tuple)) and value and any(isinstance(i, Command) for i in value):
-            out: list[tuple[str, Any]] = []
-            for item in value:
-                if isinstance(item, Command):
-                    if item.graph != Command.PARENT:
-                        out.extend((k, v) for k, v in item._update_as_tuples() if k in key_set)
-                else:
-                    out.extend(from_value(item) or ())
-            return out
-        keys = annotated_keys(type(value)) if not isinstance(value, (str, bytes, int, float, list, tuple, set)) else ()
-        if keys:
-            return [(k, v) for k, v in fields_as_tuples(value, output_keys) if k in key_set]
-        raise InvalidUpdateError(
-            create_error_message(
-                message=(
-                    f"Expected dict, got {value}. Node `{node_name}` must return a dict of "
-                    "state keys to update (or a Command, or None for no update)."
-                ),
-                error_code=ErrorCode.INVALID_GRAPH_NODE_RETURN_VALUE,
-            )
-        )
-
-    def from_root(value: Any) -> list[tuple[str, Any]] | None:
-        if isinstance(value, Command):
-            return [] if value.graph == Command.PARENT else list(value._update_as_tuples())
-        if isinstance(value, (list, tuple)) and value and any(isinstance(i, Command) for i in value):
-            out: list[tuple[str, Any]] = []
-            for item in value:
-                if isinstance(item, Command):
-                    if item.graph != Command.PARENT:
-                        out.extend(item._update_as_tuples())
-                else:
-                    out.append((ROOT, item))
-            return out
-        if value is not None:
-            return [(ROOT, value)]
-        return None
-
-    fn = from_root if root else from_value
-
-    def writer(task: Task, output: Any) -> Any:
-        return fn(output)
-
-    return writer
-
-
-def control_writer(task: Task, output: Any) -> list[tuple[str, Any]] | None:
-    """`Send` and `Command(goto=...)` in a node's return value become scheduling writes."""
-    if isinstance(output, Send):
-        return [(TASKS, output)]
-    if isinstance(output, Command):
-        commands = [output]
-    elif isinstance(output, (list, tuple)) and output and any(isinstance(c, Command) for c in output):
-        commands = [c for c in output if isinstance(c, Command)]
-    else:
-        return None
-    out: list[tuple[str, Any]] = []
-    for command in commands:
-        if command.graph == Command.PARENT:
-            raise ParentCommand(command)
-        gotos = command.goto if isinstance(command.goto, (list, tuple)) else [command.goto]
-        for go in gotos:
-            if isinstance(go, Send):
-                out.append((TASKS, go))
-            elif isinstance(go, str) and go and go != END:
-                out.append((f"branch:to:{go}", None))
-    return out
-
