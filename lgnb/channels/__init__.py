@@ -5,7 +5,10 @@ from lgnb.channels.base import BaseChannel
 from lgnb.channels.binop import BinaryOperatorAggregate
 from lgnb.channels.ephemeral_value import EphemeralValue
 from lgnb.channels.last_value import LastValue, LastValueAfterFinish
-from lgnb.channels.named_barrier_value import NamedBarrierValue, NamedBarrierValueAfterFinish
+from lgnb.channels.named_barrier_value import (
+    NamedBarrierValue,
+    NamedBarrierValueAfterFinish,
+)
 from lgnb.channels.topic import Topic
 from lgnb.channels.untracked_value import UntrackedValue
 

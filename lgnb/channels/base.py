@@ -109,6 +109,7 @@ class ValueChannel(BaseChannel[Value, Update, C]):
     """A channel holding at most one value (`value`, MISSING when empty)."""
 
     __slots__ = ("value",)
+    value: Any
 
     def get(self) -> Value:
         if self.value is MISSING:

@@ -6,9 +6,7 @@ import collections.abc
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from typing_extensions import NotRequired, Required
-
-from typing_extensions import Self
+from typing_extensions import NotRequired, Required, Self
 
 from lgnb.channels.base import MISSING, ValueChannel
 from lgnb.errors import ErrorCode, InvalidUpdateError, create_error_message

@@ -8,7 +8,12 @@ from typing import Any, Generic, TypeVar
 from typing_extensions import Self
 
 from lgnb.channels.base import MISSING, BaseChannel, ValueChannel
-from lgnb.errors import EmptyChannelError, ErrorCode, InvalidUpdateError, create_error_message
+from lgnb.errors import (
+    EmptyChannelError,
+    ErrorCode,
+    InvalidUpdateError,
+    create_error_message,
+)
 
 Value = TypeVar("Value")
 

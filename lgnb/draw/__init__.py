@@ -6,7 +6,16 @@
 
 from lgnb.draw._dot import GraphvizNotFound, drawing_to_dot, to_dot, to_svg
 from lgnb.draw._jsonable import jsonable
-from lgnb.draw._layout import END, START, Drawing, DrawnCluster, DrawnEdge, DrawnNode, display_key, layout
+from lgnb.draw._layout import (
+    END,
+    START,
+    Drawing,
+    DrawnCluster,
+    DrawnEdge,
+    DrawnNode,
+    display_key,
+    layout,
+)
 
 __all__ = [
     "END",

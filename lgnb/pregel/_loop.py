@@ -96,7 +96,7 @@ class Loop(ResumeMixin):
         self.interrupt_after = interrupt_after
         self.output_keys = output_keys
         self.output_key_set = output_keys if isinstance(output_keys, str) else frozenset(output_keys)
-        self.output_in_state = not isinstance(output_keys, str) and self.output_key_set <= graph.state_key_set
+        self.output_in_state = not isinstance(output_keys, str) and frozenset(output_keys) <= graph.state_key_set
         self.stream_keys = graph.stream_channels
         self.io: list[tuple] = []
         self.status = "input"

@@ -19,7 +19,6 @@ from lgnb._internal.constants import (
     END,
     INPUT,
     INTERRUPT,
-    NS_END,
     NS_SEP,
     NULL_TASK_ID,
     PUSH,
@@ -28,6 +27,7 @@ from lgnb._internal.constants import (
 from lgnb.errors import InvalidUpdateError
 from lgnb.pregel._io import read_channels, result_writes
 from lgnb.pregel._loop import Loop
+from lgnb.pregel._options import recast_ns
 from lgnb.pregel._run import RunContext
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task, WriteBatch
@@ -79,7 +79,7 @@ def _subgraph_for_ns(graph: Pregel, config: dict[str, Any]) -> tuple[Pregel, dic
     ns = config.get(CONF, {}).get("checkpoint_ns", "")
     if not ns or "__lgnb_checkpointer" in config.get(CONF, {}):
         return None  # the root namespace, or already resolved to this graph
-    names = [part.split(NS_END)[0] for part in ns.split(NS_SEP)]
+    names = recast_ns(ns).split(NS_SEP)
     current: Any = graph
     for name in names:
         node = current.nodes.get(name)
@@ -175,7 +175,7 @@ def _subgraph_states(
             continue
         ns = task.ns
         if bound.subgraph.checkpointer is True:
-            ns = "|".join(part.split(":")[0] for part in ns.split("|"))
+            ns = recast_ns(ns)
         cfg = {CONF: {"thread_id": thread_id, "checkpoint_ns": ns}}
         if recurse:
             requests.append((task, {CONF: {**cfg[CONF], "__lgnb_checkpointer": saver}}))
