@@ -31,6 +31,7 @@ Exceptions escaping a scenario are captured as ``("raises", class_name, message)
 from __future__ import annotations
 
 import asyncio
+import sys
 import dataclasses
 import enum
 import importlib
@@ -505,6 +506,14 @@ def differential(scenario: Callable[[Engine], Any], *, exc: str = "full",
     ``expect`` (optional) is checked against the *reference* observable, un-normalized:
     it guards the scenario itself against silently testing nothing.
     """
+    if sys.version_info < (3, 11) and inspect.iscoroutinefunction(scenario):
+        import pytest
+
+        pytest.skip(
+            "LangGraph 1.2, the reference, does not pass its config to async nodes before "
+            "Python 3.11 (no context argument to create_task); lgnb does, so the reference "
+            "differs: run the differential suite on Python 3.11+"
+        )
     ref_e, cand_e = reference_engine(), candidate_engine(selftest)
     ref = run_scenario(scenario, ref_e)
     if expect is not ...:
