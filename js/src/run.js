@@ -1,10 +1,11 @@
 // The run view: header (status, step, elapsed), graph with live marks, messages streaming
-// per bubble, progress bars, errors, interrupts, state updates and custom events.
+// per bubble, progress bars, errors, approval forms for interrupts (forms.js), state updates and custom events.
 // State arrives as synced traits; content as batches of patches (custom messages
 // {kind: "patches" | "snapshot", id, ...}).
 import { h, jsonText, fmtSeconds } from "./dom.js";
 import { graphPane, details } from "./graph.js";
 import { createContent } from "./content.js";
+import { createForms } from "./forms.js";
 
 export function renderRun({ model, el, signal, state }) {
   const { store } = state;
@@ -17,7 +18,8 @@ export function renderRun({ model, el, signal, state }) {
     on: { click: () => model.send({ kind: "cancel" }) } });
   const header = h("div", { class: "lgnb-header" }, title, status, step, elapsed, thread, cancel);
   const notice = h("div", { class: "lgnb-notice", "data-testid": "notice" });
-  const interrupts = h("div", { class: "lgnb-interrupts", "data-testid": "interrupts" });
+  const forms = createForms({ model });
+  const interrupts = forms.el;
   const content = createContent();
   const detailsBox = h("div", { class: "lgnb-details-slot" });
   const extra = (key) => {
@@ -45,11 +47,6 @@ export function renderRun({ model, el, signal, state }) {
     cancel.style.display = s === "running" ? "" : "none";
     notice.textContent = model.get("notice") || "";
     notice.style.display = notice.textContent ? "" : "none";
-    const pending = model.get("interrupts") || [];
-    interrupts.replaceChildren(...pending.map((i) => h("div", { class: "lgnb-interrupt" },
-      h("b", { text: "interrupt " }), h("span", { class: "lgnb-meta", text: i.id || "" }),
-      h("pre", { class: "lgnb-json", text: jsonText(i.value) }))));
-    if (s === "interrupted" && pending.length === 0) interrupts.append(h("div", { text: "paused at a breakpoint" }));
     graph.mark({ active: model.get("active"), visited: model.get("visited"), taken: model.get("taken") });
     tick();
   }
@@ -69,5 +66,5 @@ export function renderRun({ model, el, signal, state }) {
   const timer = setInterval(tick, 200);
   content.load(store.snapshot());
   paint();
-  return () => { unsubscribe(); clearInterval(timer); root.remove(); };
+  return () => { unsubscribe(); forms.dispose(); clearInterval(timer); root.remove(); };
 }

@@ -50,8 +50,25 @@ const CSS = `
 .lgnb-error { color: #991b1b; background: #fef2f2; border: 1px solid #fecaca; border-radius: 6px; padding: 4px 8px; margin: 4px 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .lgnb-errors:empty { display: none; }
 .lgnb-notice { color: #1e3a8a; background: #eff6ff; border: 1px solid #bfdbfe; border-radius: 6px; padding: 4px 8px; margin: 4px 0; }
-.lgnb-interrupts:empty { display: none; }
+.lgnb-interrupts:empty, .lgnb-forms:empty { display: none; }
 .lgnb-interrupt { border: 1px solid #93c5fd; border-radius: 6px; padding: 4px 8px; margin: 4px 0; background: #f8fbff; }
+.lgnb-form { display: flex; flex-direction: column; gap: 6px; padding: 8px 10px; }
+.lgnb-form-head { display: flex; gap: 8px; align-items: baseline; flex-wrap: wrap; }
+.lgnb-form-title { font-weight: 600; }
+.lgnb-form-node { font-weight: 600; color: #1e40af; }
+.lgnb-form-id { font-family: var(--jp-code-font-family, ui-monospace, monospace); font-size: 11px; }
+.lgnb-form-fields { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 3px 10px; margin: 0; }
+.lgnb-form-fields dt { font-weight: 600; color: #475569; }
+.lgnb-form-fields dd { margin: 0; }
+.lgnb-form-value { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 220px; overflow: auto; }
+.lgnb-form-actions, .lgnb-form-free { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; }
+.lgnb-form-btn { font-size: 13px; padding: 3px 14px; }
+.lgnb-btn-primary { background: #2563eb; border-color: #2563eb; color: #fff; }
+.lgnb-btn-primary:hover { background: #1d4ed8; }
+.lgnb-btn:disabled { opacity: 0.5; cursor: default; }
+.lgnb-form-input { font: inherit; flex: 1 1 220px; max-width: 420px; padding: 2px 6px; border: 1px solid #c5cbd6; border-radius: 4px; }
+.lgnb-forms-busy { opacity: 0.75; }
+.lgnb-form-error { color: #991b1b; background: #fef2f2; border: 1px solid #fecaca; border-radius: 6px; padding: 4px 8px; margin: 4px 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .lgnb-section { margin-top: 6px; }
 .lgnb-section > summary { cursor: pointer; color: #475569; font-size: 12px; }
 .lgnb-list { max-height: 260px; overflow: auto; display: flex; flex-direction: column; gap: 3px; }

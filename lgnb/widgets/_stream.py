@@ -94,6 +94,7 @@ class StreamReducer:
         self.taken: list[list[str]] = []
         self.values: Any = None
         self.interrupts: list[dict[str, Any]] = []
+        self.interrupt_nodes: dict[str, str] = {}  # interrupt id → node key (from the tasks stream)
         self.paused = False  # saw "__interrupt__" in this segment
         self.failed_node: str | None = None
         self._seq = 0
@@ -187,6 +188,13 @@ class StreamReducer:
             self._visit(key)
             return []
         self.active.pop(tid, None)
+        for intr in payload.get("interrupts") or ():
+            iid = str(intr.get("id", "") if isinstance(intr, Mapping) else getattr(intr, "id", "") or "")
+            if iid and iid not in self.interrupt_nodes:  # the innermost task reports first
+                self.interrupt_nodes[iid] = key
+                for pending in self.interrupts:
+                    if pending["id"] == iid and not pending.get("node"):
+                        pending["node"] = key
         err = payload.get("error")
         if err is not None:
             self.failed_node = key
@@ -239,8 +247,13 @@ class StreamReducer:
                 if not ns:
                     self.paused = True
                     for intr in delta or ():
-                        self.interrupts.append({"id": str(getattr(intr, "id", "") or ""),
-                                                "value": jsonable(getattr(intr, "value", intr))})
+                        iid = str(getattr(intr, "id", "") or "")
+                        entry = {"id": iid, "value": jsonable(getattr(intr, "value", intr)),
+                                 "node": self.interrupt_nodes.get(iid, "")}
+                        schema = getattr(intr, "response_schema", None)
+                        if schema is not None:
+                            entry["response_schema"] = schema
+                        self.interrupts.append(entry)
                 continue
             key = node_key(ns, str(node))
             out.append(self._patch("update", self._next_id(), step=self.step, node=key,

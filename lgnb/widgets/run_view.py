@@ -21,6 +21,7 @@ from typing import Any
 import traitlets
 
 from lgnb.draw import layout
+from lgnb.widgets._forms import form_for
 from lgnb.widgets._loops import background_loop, loop_for_run, running_loop
 from lgnb.widgets._pump import Pump
 from lgnb.widgets._runtime import View
@@ -58,6 +59,10 @@ class RunView(GraphMixin, View):
     taken = traitlets.List().tag(sync=True)
     error = traitlets.Dict().tag(sync=True)
     interrupts = traitlets.List().tag(sync=True)
+    #: one approval form per pending interrupt (see `_forms`); its buttons send "resume"
+    forms = traitlets.List().tag(sync=True)
+    #: why the last resume from the view failed ("" once a resume starts)
+    form_error = traitlets.Unicode("").tag(sync=True)
     notice = traitlets.Unicode("").tag(sync=True)
     thread = traitlets.Unicode("").tag(sync=True)
     snapshot = traitlets.Dict().tag(sync=True)
@@ -67,6 +72,13 @@ class RunView(GraphMixin, View):
     def _msg_hello(self, content: dict[str, Any]) -> None:
         if self._controller is not None:
             self._controller._send_snapshot()
+
+    def _msg_resume(self, content: dict[str, Any]) -> None:
+        if self._controller is not None:
+            self._controller._resume_from_view(content)
+        else:
+            self.send({"kind": "resume-result", "id": content.get("id"), "ok": False,
+                       "error": "this view has no run in this kernel (re-run the cell that made it)"})
 
     def _msg_cancel(self, content: dict[str, Any]) -> None:
         if self._controller is not None and self._controller.status == "running":
@@ -157,8 +169,15 @@ class Run:
 
     @property
     def interrupts(self) -> list[dict[str, Any]]:
-        """Pending interrupts as ``{"id", "value"}`` (JSON-safe values) while interrupted."""
-        return list(self._reducer.interrupts) if self._status == "interrupted" else []
+        """Pending interrupts as ``{"id", "value", "node"}`` (JSON-safe values) while interrupted."""
+        if self._status != "interrupted":
+            return []
+        return [{k: v for k, v in i.items() if k != "response_schema"} for i in self._reducer.interrupts]
+
+    @property
+    def forms(self) -> list[dict[str, Any]]:
+        """The approval forms the view shows: one per pending interrupt."""
+        return [form_for(i) for i in self._reducer.interrupts] if self._status == "interrupted" else []
 
     @property
     def elapsed(self) -> float:
@@ -237,6 +256,24 @@ class Run:
         self._call(lambda: self._start(command))
         return self
 
+    def _resume_from_view(self, content: Mapping[str, Any]) -> None:
+        """A form's button: resume with its value (keyed by interrupt id when several are
+        pending), answer the request, and show a failure in the view. Runs in the comm
+        handler, on the kernel loop: `resume` only starts the run, it never waits."""
+        request, iid, value = content.get("id"), str(content.get("interrupt_id") or ""), content.get("value")
+        try:
+            pending = [i["id"] for i in self._reducer.interrupts] if self._status == "interrupted" else []
+            if iid and pending and iid not in pending:
+                raise RuntimeError(f"interrupt {iid} is no longer pending (pending now: {', '.join(pending)}); "
+                                   "it was answered already")
+            self.resume({iid: value} if iid and len(pending) > 1 else value)
+        except Exception as exc:
+            message = f"Could not resume: {exc}"
+            self.view.form_error = message
+            self.view.send({"kind": "resume-result", "id": request, "ok": False, "error": message})
+            return
+        self.view.send({"kind": "resume-result", "id": request, "ok": True})
+
     def cancel(self) -> bool:
         """Stop a running run (a node that is busy finishes in its thread, unseen)."""
         if self._status != "running" or self._pump is None:
@@ -276,6 +313,7 @@ class Run:
         self._t0 = time.monotonic()
         self._reducer.begin_segment()
         self.view.notice = ""
+        self.view.form_error = ""
         self.view.error = {}
         kwargs = dict(self._options, stream_mode=self._modes, subgraphs=True)
         pump: Pump = Pump(self._loop, lambda chunks: self._on_chunks(chunks, pump),
@@ -370,7 +408,7 @@ class Run:
         view, r = self.view, self._reducer
         state = {"status": self._status, "step": r.step, "active": r.active_keys,
                  "visited": list(r.visited), "taken": [list(t) for t in r.taken],
-                 "interrupts": self.interrupts}
+                 "interrupts": self.interrupts, "forms": self.forms}
         changed: dict[str, Any] = {k: v for k, v in state.items() if getattr(view, k) != v}
         sent = 0
         if self._pending:  # patches first: a view that loads the snapshot then skips them by seq
