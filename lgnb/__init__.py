@@ -32,12 +32,13 @@ __all__ = (
     "add_messages",
     "get_config",
     "get_stream_writer",
+    "history",
     "interrupt",
     "run",
     "show",
 )
 
-_LAZY = {"run", "show", "Run"}
+_LAZY = {"run", "show", "Run", "history"}
 
 
 def __getattr__(name: str) -> Any:

@@ -16,6 +16,7 @@ from lgnb.draw._layout import (
     display_key,
     layout,
 )
+from lgnb.draw.history import Timeline, history_to_dot, timeline, timeline_to_dot
 
 __all__ = [
     "END",
@@ -25,10 +26,14 @@ __all__ = [
     "DrawnEdge",
     "DrawnNode",
     "GraphvizNotFound",
+    "Timeline",
     "display_key",
     "drawing_to_dot",
+    "history_to_dot",
     "jsonable",
     "layout",
+    "timeline",
+    "timeline_to_dot",
     "to_dot",
     "to_svg",
 ]

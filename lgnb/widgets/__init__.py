@@ -11,13 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lgnb.widgets.graph_view import GraphView, show
+    from lgnb.widgets.history_view import HistoryView, history
     from lgnb.widgets.run_view import Run, RunView, run
 
-__all__ = ["GraphView", "Run", "RunView", "run", "show"]
+__all__ = ["GraphView", "HistoryView", "Run", "RunView", "history", "run", "show"]
 
 _WHERE = {
     "GraphView": "lgnb.widgets.graph_view",
     "show": "lgnb.widgets.graph_view",
+    "HistoryView": "lgnb.widgets.history_view",
+    "history": "lgnb.widgets.history_view",
     "Run": "lgnb.widgets.run_view",
     "RunView": "lgnb.widgets.run_view",
     "run": "lgnb.widgets.run_view",

@@ -1,0 +1,220 @@
+"""lgnb.draw.history_to_dot / lgnb.history: the checkpoint timeline of real graphs (LangGraph
+and lgnb, InMemorySaver), with forks from update_state and replays. Structure is asserted on
+the Timeline model and on nodes/edges parsed back from the DOT, not on string snapshots."""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import re
+import shutil
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Annotated, Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from typing_extensions import TypedDict
+
+from lgnb.draw import history_to_dot, timeline, timeline_to_dot
+from lgnb.widgets import HistoryView, history
+
+ROOT = Path(__file__).resolve().parents[2]
+CFG = {"configurable": {"thread_id": "t1"}}
+
+
+class S(TypedDict):
+    n: Annotated[list, operator.add]
+
+
+def two_steps(eng: Any, first: str = "a", second: str = "b") -> Any:
+    b = eng.StateGraph(S)
+    b.add_node(first, lambda s: {"n": [first]})
+    b.add_node(second, lambda s: {"n": [second]})
+    b.add_edge(eng.START, first)
+    b.add_edge(first, second)
+    return b.compile(checkpointer=eng.InMemorySaver())
+
+
+def cid(config: Any) -> str:
+    return config["configurable"]["checkpoint_id"]
+
+
+def parse_dot(dot: str) -> tuple[dict[str, str], list[tuple[str, str, str]]]:
+    """{node id: attribute text}, [(src, dst, attribute text)] from our DOT output."""
+    nodes = dict(re.findall(r"^\t(lgnb_h\d+) \[(.*)\]$", dot, re.MULTILINE))
+    edges = re.findall(r"^\t(lgnb_h\d+) -> (lgnb_h\d+) \[(.*)\]$", dot, re.MULTILINE)
+    return nodes, edges
+
+
+def label_of(attrs: str) -> str:
+    m = re.search(r'label="((?:[^"\\]|\\.)*)"', attrs)
+    assert m, attrs
+    return m.group(1)
+
+
+def test_linear_history_is_a_chain(eng: Any) -> None:
+    g = two_steps(eng)
+    g.invoke({"n": ["x"]}, CFG)
+    snaps = list(g.get_state_history(CFG))
+    t = timeline(snaps)
+    assert [(c.step, c.source, c.next) for c in t.checkpoints] == [
+        (-1, "input", ("__start__",)), (0, "loop", ("a",)), (1, "loop", ("b",)), (2, "loop", ())]
+    assert t.branch_points == [] and t.latest == cid(snaps[0].config)
+    nodes, edges = parse_dot(history_to_dot(snaps))
+    assert len(nodes) == 4 and len(edges) == 3
+    chain = [c.dot_id.replace("-", "_") for c in t.checkpoints]
+    assert [(s, d) for s, d, _ in edges] == list(itertools.pairwise(chain))
+    assert [label_of(nodes[k]) for k in chain] == [
+        "step -1 · input\\nnext: __start__", "step 0 · loop\\nnext: a", "step 1 · loop\\nnext: b", "step 2 · loop\\nend"]
+    assert "penwidth=2.2" in nodes[chain[-1]] and all("penwidth" not in nodes[k] for k in chain[:-1])
+    # newest-first input (as get_state_history returns it) or any order: same timeline
+    assert timeline_to_dot(timeline(reversed(snaps))) == timeline_to_dot(t)
+
+
+def test_fork_with_update_state_on_an_old_checkpoint_branches(eng: Any) -> None:
+    g = two_steps(eng)
+    g.invoke({"n": ["x"]}, CFG)
+    old = next(s for s in g.get_state_history(CFG) if s.next == ("b",))
+    forked = g.update_state(old.config, {"n": ["edit"]})
+    g.invoke(None, forked)
+    snaps = list(g.get_state_history(CFG))
+    t = timeline(snaps)
+    assert len(t.checkpoints) == 6
+    assert t.branch_points == [cid(old.config)]
+    kids = [c for c in t.checkpoints if c.parent == cid(old.config)]
+    assert [(c.source, c.fork) for c in kids] == [("loop", False), ("update", True)]
+    fork = t.by_id(cid(forked))
+    assert fork is not None and fork.fork and fork.details["values"] == {"n": ["x", "a", "edit"]}
+    assert t.latest == cid(snaps[0].config) and t.by_id(t.latest).parent == cid(forked)
+    nodes, edges = parse_dot(timeline_to_dot(t))
+    dashed = [(s, d) for s, d, a in edges if "dashed" in a]
+    assert dashed == [(t.by_id(cid(old.config)).dot_id.replace("-", "_"), fork.dot_id.replace("-", "_"))]
+    # two leaves: the original end and the forked end
+    sources = {s for s, _, _ in edges}
+    assert len([k for k in nodes if k not in sources]) == 2
+
+
+def test_replay_from_an_old_checkpoint_branches(eng: Any) -> None:
+    g = two_steps(eng)
+    g.invoke({"n": ["x"]}, CFG)
+    first = next(s for s in g.get_state_history(CFG) if s.next == ("a",))
+    g.invoke(None, first.config)
+    t = timeline(g.get_state_history(CFG))
+    assert t.branch_points == [cid(first.config)]
+    assert len(t.checkpoints) == 7  # 4 + the replay's 3
+    replayed = [c for c in t.checkpoints if c.fork]
+    assert len(replayed) == 1 and replayed[0].parent == cid(first.config)
+    # the replayed branch runs to the end; the latest checkpoint is its leaf
+    leaf = t.by_id(t.latest)
+    assert leaf is not None and leaf.next == () and leaf.details["values"] == {"n": ["x", "a", "b"]}
+
+
+def test_current_and_interrupts_are_marked(eng: Any) -> None:
+    def ask(state: S) -> dict[str, Any]:
+        return {"n": [eng.interrupt({"question": "ok?"})]}
+
+    b = eng.StateGraph(S)
+    b.add_node("ask", ask)
+    b.add_edge(eng.START, "ask")
+    g = b.compile(checkpointer=eng.InMemorySaver())
+    g.invoke({"n": []}, CFG)
+    snaps = list(g.get_state_history(CFG))
+    first = cid(snaps[-1].config)
+    t = timeline(snaps, current=first)
+    paused = t.by_id(t.latest)
+    assert paused is not None and paused.interrupts == 1 and paused.next == ("ask",)
+    assert paused.details["interrupts"][0]["value"] == {"question": "ok?"}
+    nodes, _ = parse_dot(timeline_to_dot(t))
+    attrs = nodes[paused.dot_id.replace("-", "_")]
+    assert "peripheries=2" in attrs and "⏸ interrupt (1)" in label_of(attrs)
+    assert t.current == first and "penwidth=2.6" in nodes[t.by_id(first).dot_id.replace("-", "_")]
+    assert timeline(snaps, current="not-an-id").current is None
+
+
+def test_user_strings_are_escaped(lg: Any) -> None:
+    hostile = 'x" -> evil [label="<b>hi</b>"] \\N &amp;'
+    g = two_steps(lg, first=hostile, second="<i>b</i>")
+    g.invoke({"n": []}, CFG)
+    dot = history_to_dot(g.get_state_history(CFG))
+    nodes, edges = parse_dot(dot)
+    assert len(nodes) == 4 and len(edges) == 3  # nothing injected
+    assert not re.search(r"label=<", dot)
+    if shutil.which("dot"):
+        from lgnb.draw import to_svg
+
+        svg = to_svg(dot)
+        assert "next: x&quot; &#45;&gt; evil [label=&quot;&lt;b&gt;hi&lt;/b&gt;&quot;] \\N &amp;amp;" in svg
+        assert "next: &lt;i&gt;b&lt;/i&gt;" in svg and "<b>" not in svg and "<i>" not in svg
+
+
+def test_snapshot_without_checkpoint_id_is_a_clear_error() -> None:
+    snap = SimpleNamespace(config={"configurable": {"thread_id": "1"}})
+    with pytest.raises(ValueError, match="without a checkpoint id"):
+        timeline([snap])
+
+
+# -- the widget ------------------------------------------------------------------------
+
+def test_history_view_select_fork_replay_refresh(eng: Any) -> None:
+    g = two_steps(eng)
+    g.invoke({"n": ["x"]}, CFG)
+    view = history(g, CFG)
+    assert isinstance(view, HistoryView) and view.thread == "t1" and view._view_kind == "history"
+    assert len(view.timeline["checkpoints"]) == 4 and view.dot.startswith("digraph")
+    old = next(c for c in view.timeline["checkpoints"] if c["next"] == ["b"])
+    assert old["details"]["values"] == {"n": ["x", "a"]} and old["details"]["metadata"]["step"] == 1
+    view._msg_select({"id": old["id"]})
+    assert view.selected == old["id"]
+
+    view._msg_fork({"kind": "fork", "id": old["id"]})
+    assert view.error == "" and "forked from step 1" in view.notice
+    t = view.model
+    assert t is not None and len(t.checkpoints) == 5 and t.branch_points == [old["id"]]
+    assert view.selected == t.latest and t.current == t.latest  # the new checkpoint is selected
+
+    view._msg_replay({"kind": "replay", "id": old["id"]})
+    assert view.error == ""
+    view.runs[-1].wait(30)
+    deadline = time.monotonic() + 10
+    while "done" not in view.notice and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert view.notice == "replay from step 1: done", view.notice
+    assert len(view.model.checkpoints) == 7  # the replay added a fork and its end
+
+    g.invoke(None, CFG)  # nothing new outside the view until refresh
+    view._msg_refresh({"kind": "refresh"})
+    assert view.error == ""
+
+
+def test_history_view_reports_errors_as_text(lg: Any) -> None:
+    g = two_steps(lg)
+    g.invoke({"n": []}, CFG)
+    view = history(g, CFG)
+    view._msg_fork({"kind": "fork", "id": "<img src=x onerror=alert(1)>"})
+    assert view.error.startswith("KeyError") and "no checkpoint" in view.error
+
+
+def test_history_needs_a_checkpointer_and_a_thread(lg: Any) -> None:
+    b = lg.StateGraph(S)
+    b.add_node("a", lambda s: {"n": ["a"]})
+    b.add_edge(lg.START, "a")
+    with pytest.raises(ValueError, match="no checkpointer"):
+        history(b.compile(), CFG)
+    with pytest.raises(ValueError, match="thread_id"):
+        history(two_steps(lg), {})
+    with pytest.raises(TypeError, match="compile"):
+        history(b, CFG)
+
+
+def test_time_travel_notebook_runs_headless(tmp_path: Path) -> None:
+    nb = nbformat.read(ROOT / "notebooks" / "time_travel.ipynb", as_version=4)
+    NotebookClient(nb, kernel_name="python3", timeout=120, store_widget_state=True,
+                   resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    views = [m["state"] for m in state.values() if m["state"].get("_view_kind") == "history"]
+    assert views and max(len(v["timeline"]["branch_points"]) for v in views) >= 1
