@@ -47,6 +47,10 @@ export function createForms({ model }) {
       ? h("dl", { class: "lgnb-form-fields" }, ...form.fields.flatMap((f) => [
         h("dt", { text: f.key }), h("dd", {}, h("div", { class: "lgnb-form-value", text: f.text }))]))
       : h("div", { class: "lgnb-form-value lgnb-form-text", text: form.text ?? "" });
+    if (form.resumable === false) {
+      return h("div", { class: "lgnb-interrupt lgnb-form", "data-interrupt-id": form.id }, head, body,
+        h("div", { class: "lgnb-hint", text: "No buttons: this graph has no checkpointer, so the run cannot be resumed (see above)." }));
+    }
     const buttons = (form.actions || []).map((a, i) => h("button", {
       class: `lgnb-btn lgnb-form-btn${i === 0 ? " lgnb-btn-primary" : ""}`, type: "button", text: a.label,
       on: { click: () => send(form, a.value) } }));

@@ -5,7 +5,8 @@ run view's `forms` trait), so the browser only draws it and the rules are testab
 
   {"id": interrupt id, "node": node key or "", "fields": [{"key", "text"}] (a dict payload),
    "text": payload as text (any other payload), "actions": [{"label", "value"}],
-   "free_text": whether a text answer may be sent}
+   "free_text": whether a text answer may be sent,
+   "resumable": False when the graph has no checkpointer (no buttons then; added by the run)}
 
 Buttons: one per entry of a dict payload's ``"options"``/``"choices"`` list; else one per
 value of the interrupt's JSON-schema ``response_schema`` ``enum`` (``boolean`` → yes/no);

@@ -177,7 +177,9 @@ class Run:
     @property
     def forms(self) -> list[dict[str, Any]]:
         """The approval forms the view shows: one per pending interrupt."""
-        return [form_for(i) for i in self._reducer.interrupts] if self._status == "interrupted" else []
+        if self._status != "interrupted":
+            return []
+        return [dict(form_for(i), resumable=self.checkpointed) for i in self._reducer.interrupts]
 
     @property
     def elapsed(self) -> float:

@@ -32,7 +32,13 @@ CELLS = [
     "b.add_edge(START, 'review')\nb.add_edge('review', 'comment')\nb.add_edge('comment', END)\n"
     "graph = b.compile(checkpointer=InMemorySaver())",
     "run = lgnb.run(graph, {'messages': [('user', 'draft please')]})",
+    "unsaved = lgnb.run(b.compile(), {'messages': []}, title='no checkpointer')",
 ]
+
+CLICK_AND_READ = """(form) => {
+  form.querySelector('.lgnb-form-actions button').click();
+  return Array.from(form.querySelectorAll('button, input')).map((c) => c.disabled);
+}"""
 
 
 def test_approve_and_send_resume_from_the_page(lab: Lab, page: Any, artifacts: Path) -> None:
@@ -59,7 +65,8 @@ def test_approve_and_send_resume_from_the_page(lab: Lab, page: Any, artifacts: P
     assert page.evaluate("() => document.querySelectorAll('.lgnb-root img, .lgnb-root b').length") == 0
     run.screenshot(path=str(artifacts / "form-interrupted.png"))
 
-    form.get_by_role("button", name="Approve").click()
+    # a click disables the form at once (until the kernel answers and the run pauses again)
+    assert form.evaluate(CLICK_AND_READ) == [True, True, True, True]
     # the next interrupt (a plain string payload): answer in words
     form = run.locator(".lgnb-form", has_text="Any comment?")
     form.wait_for(timeout=30_000)
@@ -77,3 +84,12 @@ def test_approve_and_send_resume_from_the_page(lab: Lab, page: Any, artifacts: P
     assert page.evaluate("() => document.querySelectorAll('.lgnb-root img, .lgnb-root i, .lgnb-root b').length") == 0
     assert not dialogs and not page.lgnb_errors, (dialogs, page.lgnb_errors)
     run.screenshot(path=str(artifacts / "form-done.png"))
+
+    # a run that cannot be resumed (no checkpointer) shows the payload, says why, offers no buttons
+    other = page.locator(".lgnb-run").nth(1)
+    other.locator("[data-testid=status]", has_text="interrupted").wait_for()
+    other.locator(".lgnb-form", has_text="Dear <b>team</b>").wait_for()
+    assert other.locator(".lgnb-form button").count() == 0
+    assert "no checkpointer" in (other.locator(".lgnb-form .lgnb-hint").text_content() or "")
+    assert "checkpointer=InMemorySaver()" in (other.locator("[data-testid=notice]").text_content() or "")
+    other.screenshot(path=str(artifacts / "form-no-checkpointer.png"))

@@ -50,7 +50,7 @@ def test_pending_interrupt_is_a_form_and_a_click_resumes(eng: Any) -> None:
     assert form["fields"] == [{"key": "question", "text": EVIL}, {"key": "draft", "text": "hello"},
                               {"key": "meta", "text": '{\n  "n": 1,\n  "tags": [\n    "a"\n  ]\n}'}]
     assert form["actions"] == [{"label": "Approve", "value": "approve"}, {"label": "Reject", "value": "reject"}]
-    assert form["free_text"] is True and r.view.form_error == ""
+    assert form["free_text"] is True and form["resumable"] is True and r.view.form_error == ""
 
     assert click(r, iid, "approve") == {"kind": "resume-result", "id": 1, "ok": True}
     result = r.wait(timeout=30)
@@ -135,3 +135,18 @@ def test_response_schema_reaches_the_form(eng: Any) -> None:
     assert [a["label"] for a in form["actions"]] == ["go", "stop"] and form["text"] == "Proceed?"
     assert click(r, form["id"], "stop")["ok"]
     assert r.wait(timeout=30)["messages"][-1].content == "got stop"
+
+
+def test_without_checkpointer_the_form_has_no_way_to_resume(eng: Any) -> None:
+    def review(state: Any) -> Any:
+        return {"messages": [("ai", str(eng.interrupt({"q": "ok?"})))]}
+
+    g = eng.StateGraph(eng.MessagesState)
+    g.add_node("review", review)
+    g.add_edge(eng.START, "review")
+    r = run(g.compile(), {"messages": []}, display=False)
+    r.wait(timeout=30)
+    (form,) = r.view.forms
+    assert form["resumable"] is False and form["fields"] == [{"key": "q", "text": "ok?"}]
+    reply = click(r, form["id"], "approve")  # a stale page may still send: refused, with the fix
+    assert reply["ok"] is False and "no checkpointer" in reply["error"] and r.status == "interrupted"
