@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from lgnb.draw import jsonable
 
@@ -45,12 +45,12 @@ def schema_of(response_schema: Any) -> dict[str, Any] | None:
         try:
             schema = to_schema()
             return dict(schema) if isinstance(schema, Mapping) else None
-        except Exception:
+        except Exception:  # noqa: BLE001 - a schema we cannot read only costs the buttons
             return None
     return None
 
 
-def _is_list(value: Any) -> bool:
+def _is_list(value: Any) -> TypeGuard[Sequence[Any]]:
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and len(value) > 0
 
 

@@ -56,11 +56,11 @@ class RunView(GraphMixin, View):
     elapsed = traitlets.Float(0.0).tag(sync=True)
     active = traitlets.List(traitlets.Unicode()).tag(sync=True)
     visited = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    taken = traitlets.List().tag(sync=True)
+    taken = traitlets.List(traitlets.List()).tag(sync=True)
     error = traitlets.Dict().tag(sync=True)
-    interrupts = traitlets.List().tag(sync=True)
+    interrupts = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: one approval form per pending interrupt (see `_forms`); its buttons send "resume"
-    forms = traitlets.List().tag(sync=True)
+    forms = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: why the last resume from the view failed ("" once a resume starts)
     form_error = traitlets.Unicode("").tag(sync=True)
     notice = traitlets.Unicode("").tag(sync=True)
@@ -269,7 +269,7 @@ class Run:
                 raise RuntimeError(f"interrupt {iid} is no longer pending (pending now: {', '.join(pending)}); "
                                    "it was answered already")
             self.resume({iid: value} if iid and len(pending) > 1 else value)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any refusal is shown in the view, never lost
             message = f"Could not resume: {exc}"
             self.view.form_error = message
             self.view.send({"kind": "resume-result", "id": request, "ok": False, "error": message})
@@ -335,7 +335,7 @@ class Run:
             self.stats["chunks"] += 1
             try:
                 patches = self._reducer.feed(chunk)
-            except Exception as exc:  # a payload we cannot read must not kill the run
+            except Exception as exc:  # noqa: BLE001 - a payload we cannot read must not kill the run
                 patches = [self._reducer._patch("log", f"view-{self._reducer._next_id()}", node="", ns="",
                                                 payload=f"lgnb view could not read a chunk: {exc!r}")]
             for patch in patches:

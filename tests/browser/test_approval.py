@@ -16,21 +16,21 @@ pytestmark = pytest.mark.browser
 EVIL = '<img src=x onerror="window.__pwned=1">'
 
 CELLS = [
-    "import lgnb\n"
-    "from lgnb.graph import StateGraph, START, END, MessagesState\n"
-    "from lgnb.checkpoint.memory import InMemorySaver\n"
-    "from lgnb.types import interrupt",
-    f"EVIL = {EVIL!r}\n"
-    "def review(state):\n"
-    "    answer = interrupt({'question': 'Send this? ' + EVIL, 'draft': 'Dear <b>team</b>', 'meta': {'n': 2, 'html': EVIL}})\n"
-    "    return {'messages': [('ai', f'review said: {answer}')]}\n"
-    "def comment(state):\n"
-    "    note = interrupt('Any comment?')\n"
-    "    return {'messages': [('ai', f'comment: {note}')]}\n"
-    "b = StateGraph(MessagesState)\n"
-    "b.add_node('review', review)\nb.add_node('comment', comment)\n"
-    "b.add_edge(START, 'review')\nb.add_edge('review', 'comment')\nb.add_edge('comment', END)\n"
-    "graph = b.compile(checkpointer=InMemorySaver())",
+    ("import lgnb\n"
+     "from lgnb.graph import StateGraph, START, END, MessagesState\n"
+     "from lgnb.checkpoint.memory import InMemorySaver\n"
+     "from lgnb.types import interrupt"),
+    (f"EVIL = {EVIL!r}\n"
+     "def review(state):\n"
+     "    answer = interrupt({'question': 'Send this? ' + EVIL, 'draft': 'Dear <b>team</b>', 'meta': {'n': 2, 'html': EVIL}})\n"
+     "    return {'messages': [('ai', f'review said: {answer}')]}\n"
+     "def comment(state):\n"
+     "    note = interrupt('Any comment?')\n"
+     "    return {'messages': [('ai', f'comment: {note}')]}\n"
+     "b = StateGraph(MessagesState)\n"
+     "b.add_node('review', review)\nb.add_node('comment', comment)\n"
+     "b.add_edge(START, 'review')\nb.add_edge('review', 'comment')\nb.add_edge('comment', END)\n"
+     "graph = b.compile(checkpointer=InMemorySaver())"),
     "run = lgnb.run(graph, {'messages': [('user', 'draft please')]})",
     "unsaved = lgnb.run(b.compile(), {'messages': []}, title='no checkpointer')",
 ]
