@@ -27,8 +27,7 @@ function section(label, value) {
     h("pre", { class: "lgnb-json", text: jsonText(value) }));
 }
 
-function checkpointDetails(c, { model }) {
-  const d = c.details || {};
+function checkpointDetails(c, d, { model }) {
   const send = (kind) => model.send({ kind, id: c.id });
   const step = c.step ?? "?";
   return h("div", { class: "lgnb-details lgnb-history-details", "data-testid": "checkpoint-details" },
@@ -75,7 +74,12 @@ export function renderHistory({ model, el, signal }) {
     const c = tl().checkpoints.find((x) => x.id === id);
     if (!c) { side.replaceChildren(hint); return; }
     svg?.querySelector(`[id="${c.dot_id}"]`)?.classList.add("lgnb-selected");
-    side.replaceChildren(checkpointDetails(c, { model }));
+    const d = model.get("details") || {};
+    if (d.id !== c.id) { // the kernel sends the clicked checkpoint's details
+      side.replaceChildren(h("div", { class: "lgnb-details lgnb-hint", text: `step ${c.step ?? "?"} · ${c.source || "?"}: loading…` }));
+      return;
+    }
+    side.replaceChildren(checkpointDetails(c, d, { model }));
   }
 
   async function draw() {
@@ -127,6 +131,7 @@ export function renderHistory({ model, el, signal }) {
   model.on("change:dot", draw);
   model.on("change:selected", showSelected);
   model.on("change:timeline", showSelected);
+  model.on("change:details", showSelected);
   paint();
   draw();
   el.append(root);
@@ -135,6 +140,7 @@ export function renderHistory({ model, el, signal }) {
     model.off("change:dot", draw);
     model.off("change:selected", showSelected);
     model.off("change:timeline", showSelected);
+    model.off("change:details", showSelected);
     root.remove();
   };
 }

@@ -80,10 +80,17 @@ class Timeline:
     def by_id(self, cid: str) -> Checkpoint | None:
         return next((c for c in self.checkpoints if c.id == cid), None)
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON for the widget's synced trait."""
+    def to_json(self, *, details: bool = True) -> dict[str, Any]:
+        """Plain JSON for the widget's synced trait (`details=False`: without each
+        checkpoint's values/metadata, which the view fetches for the clicked one)."""
+        def one(c: Checkpoint) -> dict[str, Any]:
+            d = jsonable(c.__dict__)
+            if not details:
+                d.pop("details", None)
+            return d
+
         return {
-            "checkpoints": [jsonable(c.__dict__) for c in self.checkpoints],
+            "checkpoints": [one(c) for c in self.checkpoints],
             "links": [dict(e.__dict__) for e in self.links],
             "latest": self.latest,
             "current": self.current,

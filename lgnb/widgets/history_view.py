@@ -28,13 +28,17 @@ class HistoryView(View):
     title = traitlets.Unicode("").tag(sync=True)
     thread = traitlets.Unicode("").tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
+    #: the selected checkpoint's values / next / metadata / tasks ({"id": ..., ...})
+    details = traitlets.Dict().tag(sync=True)
     notice = traitlets.Unicode("").tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, graph: Any, config: Mapping[str, Any], **kwargs: Any) -> None:
+    def __init__(self, graph: Any, config: Mapping[str, Any], *, limit: int | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.graph = graph
         self.config = dict(config)
+        self.limit = limit
         self.thread = str((self.config.get("configurable") or {}).get("thread_id", ""))
         self.runs: list[Any] = []  # replays started from the view (lgnb.Run handles)
         self._timeline: Timeline | None = None
@@ -47,13 +51,23 @@ class HistoryView(View):
 
     def refresh(self) -> Timeline:
         """Re-read the history and redraw."""
-        snapshots = list(self.graph.get_state_history(self.config))
+        kwargs = {"limit": self.limit} if self.limit is not None else {}
+        snapshots = list(self.graph.get_state_history(self.config, **kwargs))
         t = timeline(snapshots, current=self.selected or None)
         self._timeline = t
         with self.hold_sync():
-            self.timeline = t.to_json()
+            self.timeline = t.to_json(details=False)
             self.dot = timeline_to_dot(t)
+            self._show_details()
         return t
+
+    @traitlets.observe("selected")
+    def _selected_changed(self, _change: Any) -> None:
+        self._show_details()
+
+    def _show_details(self) -> None:
+        c = self._timeline.by_id(self.selected) if self._timeline and self.selected else None
+        self.details = {"id": c.id, **c.details} if c is not None else {}
 
     def checkpoint_config(self, checkpoint_id: str) -> dict[str, Any]:
         """The RunnableConfig addressing `checkpoint_id` on this thread."""
@@ -132,11 +146,13 @@ class HistoryView(View):
             self._safely(self.replay, content["id"])
 
 
-def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None) -> HistoryView:
+def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None,
+            limit: int | None = 200) -> HistoryView:
     """The checkpoint timeline of the thread in `config` (``{"configurable": {"thread_id": ...}}``).
 
     Click a checkpoint for its values, next nodes and metadata; fork or replay from it.
-    The graph needs a checkpointer. `view.refresh()` re-reads the history.
+    The graph needs a checkpointer. `view.refresh()` re-reads the history; `limit` caps
+    how many of the newest checkpoints are drawn (None for all).
     """
     check_graph(graph, what="lgnb.history")
     if not callable(getattr(graph, "get_state_history", None)):
@@ -147,7 +163,7 @@ def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None) 
     if getattr(graph, "checkpointer", None) in (None, False):
         raise ValueError("lgnb.history: the graph has no checkpointer, so it keeps no history. "
                          "Compile it with one: builder.compile(checkpointer=InMemorySaver())")
-    view = HistoryView(graph, config)
+    view = HistoryView(graph, config, limit=limit)
     view.title = title if title is not None else f"history · thread {view.thread}"
     view.refresh()
     return view

@@ -165,15 +165,18 @@ def test_history_view_select_fork_replay_refresh(eng: Any) -> None:
     assert isinstance(view, HistoryView) and view.thread == "t1" and view._view_kind == "history"
     assert len(view.timeline["checkpoints"]) == 4 and view.dot.startswith("digraph")
     old = next(c for c in view.timeline["checkpoints"] if c["next"] == ["b"])
-    assert old["details"]["values"] == {"n": ["x", "a"]} and old["details"]["metadata"]["step"] == 1
+    assert "details" not in old and view.details == {}  # sent for the clicked checkpoint only
     view._msg_select({"id": old["id"]})
     assert view.selected == old["id"]
+    assert view.details["id"] == old["id"] and view.details["values"] == {"n": ["x", "a"]}
+    assert view.details["metadata"]["step"] == 1 and view.details["next"] == ["b"]
 
     view._msg_fork({"kind": "fork", "id": old["id"]})
     assert view.error == "" and "forked from step 1" in view.notice
     t = view.model
     assert t is not None and len(t.checkpoints) == 5 and t.branch_points == [old["id"]]
     assert view.selected == t.latest and t.current == t.latest  # the new checkpoint is selected
+    assert view.details["id"] == t.latest and view.details["metadata"]["source"] == "update"
 
     view._msg_replay({"kind": "replay", "id": old["id"]})
     assert view.error == ""
@@ -184,9 +187,20 @@ def test_history_view_select_fork_replay_refresh(eng: Any) -> None:
     assert view.notice == "replay from step 1: done", view.notice
     assert len(view.model.checkpoints) == 7  # the replay added a fork and its end
 
-    g.invoke(None, CFG)  # nothing new outside the view until refresh
+    before = len(view.model.checkpoints)
+    g.update_state(CFG, {"n": ["outside"]})  # changes made outside the view show on refresh
+    assert len(view.model.checkpoints) == before
     view._msg_refresh({"kind": "refresh"})
-    assert view.error == ""
+    assert view.error == "" and len(view.model.checkpoints) == before + 1
+
+
+def test_history_limit_draws_the_newest_checkpoints(lg: Any) -> None:
+    g = two_steps(lg)
+    g.invoke({"n": []}, CFG)
+    view = history(g, CFG, limit=2)
+    t = view.model
+    assert t is not None and [c.step for c in t.checkpoints] == [1, 2]
+    assert t.checkpoints[0].parent is None and len(t.links) == 1  # the older parent is not drawn
 
 
 def test_history_view_reports_errors_as_text(lg: Any) -> None:
