@@ -80,35 +80,19 @@ class StateGraph(Generic[StateT]):
         output_schema: type[Any] | None = None,
         **deprecated: Any,
     ) -> None:
-        if "config_schema" in deprecated:
-            warnings.warn(
-                LangGraphDeprecatedSinceV10(
-                    "`config_schema` is deprecated and will be removed. Please use "
-                    "`context_schema` instead."
-                ),
-                stacklevel=2,
-            )
-            context_schema = context_schema or deprecated.pop("config_schema")
-        if "input" in deprecated:
-            warnings.warn(
-                LangGraphDeprecatedSinceV05(
-                    "`input` is deprecated and will be removed. Please use `input_schema` instead."
-                ),
-                stacklevel=2,
-            )
-            input_schema = input_schema or deprecated.pop("input")
-        if "output" in deprecated:
-            warnings.warn(
-                LangGraphDeprecatedSinceV05(
-                    "`output` is deprecated and will be removed. Please use `output_schema` instead."
-                ),
-                stacklevel=2,
-            )
-            output_schema = output_schema or deprecated.pop("output")
+        context_schema = _prefer(
+            context_schema,
+            _renamed(deprecated, "config_schema", "context_schema", LangGraphDeprecatedSinceV10),
+        )
+        input_schema = _prefer(
+            input_schema, _renamed(deprecated, "input", "input_schema", LangGraphDeprecatedSinceV05)
+        )
+        output_schema = _prefer(
+            output_schema,
+            _renamed(deprecated, "output", "output_schema", LangGraphDeprecatedSinceV05),
+        )
         if deprecated:
-            raise TypeError(
-                f"StateGraph() got unexpected keyword arguments: {sorted(deprecated)}"
-            )
+            raise TypeError(f"StateGraph() got unexpected keyword arguments: {sorted(deprecated)}")
         self.nodes: dict[str, NodeSpec] = {}
         self.edges: set[tuple[str, str]] = set()
         self.branches: defaultdict[str, dict[str, Branch]] = defaultdict(dict)
@@ -169,22 +153,12 @@ class StateGraph(Generic[StateT]):
         `destinations` names where a node returning `Command(goto=...)` may go (for
         drawing); `defer=True` runs the node only when nothing else is left to run.
         """
-        if "retry" in kwargs:
-            warnings.warn(
-                LangGraphDeprecatedSinceV05(
-                    "`retry` is deprecated and will be removed. Please use `retry_policy` instead."
-                ),
-                stacklevel=2,
-            )
-            retry_policy = retry_policy or kwargs.pop("retry")
-        if "input" in kwargs:
-            warnings.warn(
-                LangGraphDeprecatedSinceV05(
-                    "`input` is deprecated and will be removed. Please use `input_schema` instead."
-                ),
-                stacklevel=2,
-            )
-            input_schema = input_schema or kwargs.pop("input")
+        retry_policy = _prefer(
+            retry_policy, _renamed(kwargs, "retry", "retry_policy", LangGraphDeprecatedSinceV05)
+        )
+        input_schema = _prefer(
+            input_schema, _renamed(kwargs, "input", "input_schema", LangGraphDeprecatedSinceV05)
+        )
         unknown = set(kwargs) - {"retry", "input", "cache_policy"}
         if unknown:
             raise TypeError(f"add_node() got unexpected keyword arguments: {sorted(unknown)}")
@@ -402,15 +376,35 @@ class CompiledStateGraph(Pregel):
         self.builder = builder
 
 
-def _inspect_action(action: Any, *, want_input: bool) -> tuple[Any, tuple[str, ...] | dict[str, str]]:
+def _prefer(given: Any, deprecated: Any) -> Any:
+    """The new keyword's value when given, else the deprecated keyword's."""
+    return given if given is not None else deprecated
+
+
+def _renamed(kwargs: dict[str, Any], old: str, new: str, since: type[Warning]) -> Any:
+    """The value of a deprecated keyword (removed from `kwargs`), with its warning."""
+    if old not in kwargs:
+        return None
+    warnings.warn(
+        since(f"`{old}` is deprecated and will be removed. Please use `{new}` instead."),  # type: ignore[call-arg]
+        stacklevel=3,
+    )
+    return kwargs.pop(old)
+
+
+def _inspect_action(
+    action: Any, *, want_input: bool
+) -> tuple[Any, tuple[str, ...] | dict[str, str]]:
     """The input schema a node function's first parameter declares, and the `Command`
     destinations its return annotation declares (`-> Command[Literal["a", "b"]]`)."""
     inferred = None
     ends: tuple[str, ...] | dict[str, str] = ()
     func = action
     try:
-        if inspect.isfunction(action) or inspect.ismethod(action) or inspect.ismethod(
-            getattr(action, "__call__", None)
+        if (
+            inspect.isfunction(action)
+            or inspect.ismethod(action)
+            or inspect.ismethod(getattr(action, "__call__", None))
         ):
             hints = get_type_hints(getattr(action, "__call__")) or get_type_hints(action)
         else:
@@ -427,7 +421,11 @@ def _inspect_action(action: Any, *, want_input: bool) -> tuple[Any, tuple[str, .
                     if get_origin(arg) is Command:
                         rtn = arg
                         break
-            if get_origin(rtn) is Command and (args := get_args(rtn)) and get_origin(args[0]) is Literal:
+            if (
+                get_origin(rtn) is Command
+                and (args := get_args(rtn))
+                and get_origin(args[0]) is Literal
+            ):
                 ends = get_args(args[0])
     except (NameError, TypeError, StopIteration, ValueError):
         pass
