@@ -4,6 +4,6 @@ Re-exported so `from lgnb.checkpoint.memory import InMemorySaver` mirrors LangGr
 Nothing persists past the process; use `lgnb.checkpoint.sqlite.SqliteSaver` for that.
 """
 
-from langgraph.checkpoint.memory import InMemorySaver, MemorySaver
+from langgraph.checkpoint.memory import InMemorySaver, MemorySaver, PersistentDict
 
-__all__ = ["InMemorySaver", "MemorySaver"]
+__all__ = ["InMemorySaver", "MemorySaver", "PersistentDict"]

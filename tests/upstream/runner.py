@@ -1,0 +1,232 @@
+"""Run LangGraph's own test suite on lgnb: `./dev upstream [options] [-- pytest args]`.
+
+1. Download the pinned `langgraph` sdist from PyPI (sha256 checked; cached, never committed).
+2. Collect its `tests/` on LangGraph itself: the universe of test ids, per file.
+3. Rewrite the imports by the rule in `rewrite.py` and run the suite on lgnb, with the
+   suite's own conftest fixtures (memory, SQLite and — when `LGNB_TEST_POSTGRES_URL` is set
+   — PostgreSQL savers; the PostgreSQL URL replaces the suite's Docker address).
+4. Print per file: collected, passed, failed, skipped, private; then the share of
+   non-private, non-skipped tests that pass, and every failure with its first line.
+
+`--check` compares with `known_failures.txt` (one test id per line, `# reason` comments):
+a failure not listed there fails the run, so CI catches regressions; a listed test that
+now passes is reported so the list can shrink.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+
+from rewrite import Rule, engine_modules_from_sdist  # noqa: E402
+
+VERSION = "1.2.22"
+SHA256 = "32700dc34b5cf9ebb397258c2e56392f017d4dbc51c9591339225c3c1b7b5126"
+SDIST = f"langgraph-{VERSION}.tar.gz"
+CACHE = Path(os.environ.get("LGNB_UPSTREAM_CACHE", Path.home() / ".cache" / "lgnb-upstream"))
+KNOWN = HERE / "known_failures.txt"
+PASSING = {"passed", "xfail"}
+NOT_COUNTED = {"skipped", "private"}
+
+
+def fetch_sdist() -> Path:
+    """The pinned sdist, downloaded once with pip and checked against its sha256."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / SDIST
+    if not path.exists():
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+             "--no-binary", ":all:", f"langgraph=={VERSION}", "-d", str(CACHE)],
+            check=True,
+        )
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != SHA256:
+        path.unlink()
+        raise SystemExit(f"{SDIST}: sha256 {digest} is not the pinned {SHA256}; deleted it, run again")
+    return path
+
+
+def unpack(sdist: Path, work: Path, *, rewrite: bool, postgres: str | None) -> dict[str, int]:
+    """Extract `tests/` into `work` (rewritten for lgnb when `rewrite`). Returns rule stats."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    top = f"langgraph-{VERSION}"
+    with tarfile.open(sdist) as tar:
+        names = tar.getnames()
+        members = [m for m in tar.getmembers() if m.name.startswith(f"{top}/tests/")]
+        tar.extractall(work, members=members, filter="data")
+    shutil.move(str(work / top / "tests"), str(work / "tests"))
+    shutil.rmtree(work / top)
+    rule = Rule(engine_modules_from_sdist(names, top))
+    stats: collections.Counter[str] = collections.Counter()
+    for py in sorted((work / "tests").rglob("*.py")):
+        text = py.read_text(encoding="utf-8")
+        if postgres and py.name.startswith("conftest"):
+            base = postgres.rsplit("/", 1)[0] + "/"
+            text = text.replace('"postgres://postgres:postgres@localhost:5442/"', repr(base))
+        if rewrite:
+            result = rule.apply(text)
+            text = result.source
+            stats["files"] += 1
+            stats["moved"] += len(result.moved)
+            stats["private"] += len(result.private)
+        py.write_text(text, encoding="utf-8")
+    shutil.copy(HERE / "private_name.py", work / "tests" / "_lgnb_private.py")
+    (work / "pytest.ini").write_text(
+        "[pytest]\naddopts = --strict-markers -p no:cacheprovider\n"
+        "markers =\n    anyio\n    repeat\n"
+    )
+    return dict(stats)
+
+
+def run_pytest(work: Path, results: Path, args: list[str], *, postgres: str | None, jobs: int) -> int:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(work), str(HERE), env.get("PYTHONPATH", "")])
+    env["LGNB_UPSTREAM_RESULTS"] = str(results)
+    env["NO_DOCKER"] = "false" if postgres else "true"
+    results.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:asyncio", "-p", "lgnb_upstream_plugin",
+           "-q", "--no-header", "-o", "console_output_style=classic", "--tb=no",
+           "--timeout=120", "-rN"]
+    if jobs > 1:
+        cmd += ["-n", str(jobs)]
+    cmd += args or ["tests"]
+    return subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.DEVNULL).returncode
+
+
+def collect_universe(sdist: Path, work: Path, postgres: str | None) -> dict[str, str]:
+    """Test ids of the unmodified suite, collected on LangGraph: {id: file}."""
+    unpack(sdist, work, rewrite=False, postgres=postgres)
+    env = dict(os.environ, PYTHONPATH=str(work), NO_DOCKER="false" if postgres else "true")
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:asyncio", "--collect-only", "-q", "tests"],
+        cwd=work, env=env, capture_output=True, text=True,
+    ).stdout
+    return {line: line.split("::")[0] for line in out.splitlines() if "::" in line}
+
+
+def load_results(path: Path) -> dict[str, dict[str, object]]:
+    out: dict[str, dict[str, object]] = {}
+    if not path.exists():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        prev = out.get(rec["id"])
+        if prev is None or prev["outcome"] in PASSING | {"skipped"}:
+            out[rec["id"]] = rec  # a teardown error overrides a pass
+    return out
+
+
+def classify(universe: dict[str, str], results: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:
+    """Each universe test's outcome on lgnb; tests of a file that failed to collect take
+    the file's collection error."""
+    file_errors = {rid: rec for rid, rec in results.items() if rec["outcome"] == "collect-error"}
+    out: dict[str, dict[str, object]] = {}
+    for tid, file in universe.items():
+        rec = results.get(tid)
+        if rec is None:
+            err = file_errors.get(file)
+            if err is not None and "PrivateAPIUsed" in str(err["message"]):
+                rec = {"outcome": "private", "message": err["message"]}
+            elif err is not None:
+                rec = {"outcome": "failed", "message": "collection: " + str(err["message"])}
+            else:
+                rec = {"outcome": "failed", "message": "not collected on lgnb"}
+        out[tid] = rec
+    return out
+
+
+def read_known() -> set[str]:
+    if not KNOWN.exists():
+        return set()
+    return {ln.split("#")[0].strip() for ln in KNOWN.read_text().splitlines() if ln.split("#")[0].strip()}
+
+
+def report(outcomes: dict[str, dict[str, object]], universe: dict[str, str], *, show_failures: bool) -> tuple[int, int]:
+    per: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for tid, rec in outcomes.items():
+        o = str(rec["outcome"])
+        per[universe[tid]]["passed" if o in PASSING else o if o in NOT_COUNTED else "failed"] += 1
+    cols = ("passed", "failed", "skipped", "private")
+    print(f"{'file':52} {'tests':>6} " + " ".join(f"{c:>7}" for c in cols))
+    tot: collections.Counter[str] = collections.Counter()
+    for file in sorted(per):
+        c = per[file]
+        tot.update(c)
+        print(f"{file:52} {sum(c.values()):6} " + " ".join(f"{c[k]:7}" for k in cols))
+    print(f"{'TOTAL':52} {sum(tot.values()):6} " + " ".join(f"{tot[k]:7}" for k in cols))
+    counted = tot["passed"] + tot["failed"]
+    share = 100.0 * tot["passed"] / counted if counted else 0.0
+    print(f"\nlgnb passes {tot['passed']} of {counted} non-private LangGraph {VERSION} tests: {share:.1f}%")
+    if show_failures:
+        print("\nfailures:")
+        for tid, rec in sorted(outcomes.items()):
+            if str(rec["outcome"]) not in PASSING | NOT_COUNTED:
+                print(f"  {tid}: {str(rec['message']).splitlines()[0][:160] if rec['message'] else rec['outcome']}")
+    privates = collections.Counter(
+        name for rec in outcomes.values() if rec["outcome"] == "private" for name in rec.get("private") or ["(module level)"]
+    )
+    print("\nprivate tests by name used: " + ", ".join(f"{n} ({k})" for n, k in privates.most_common()))
+    return tot["passed"], counted
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", type=Path, default=ROOT / "build" / "upstream")
+    ap.add_argument("--jobs", "-n", type=int, default=int(os.environ.get("LGNB_UPSTREAM_JOBS", "2")))
+    ap.add_argument("--reference", action="store_true", help="run the unmodified suite on LangGraph (the control)")
+    ap.add_argument("--no-postgres", action="store_true", help="memory and SQLite savers only")
+    ap.add_argument("--check", action="store_true", help="fail on failures not in known_failures.txt")
+    ap.add_argument("--failures", action="store_true", help="list every failure with its message")
+    ap.add_argument("--json", type=Path, help="write {test id: outcome record} here")
+    ap.add_argument("pytest_args", nargs="*", help="tests to run (default: all), pytest options after --")
+    ns = ap.parse_args(argv)
+    postgres = None if ns.no_postgres else os.environ.get("LGNB_TEST_POSTGRES_URL")
+    sdist = fetch_sdist()
+    universe = collect_universe(sdist, ns.work / "reference", postgres)
+    if not universe:
+        raise SystemExit("collecting the unmodified suite on LangGraph found no tests: is `langgraph` installed?")
+    work = ns.work / ("reference" if ns.reference else "lgnb")
+    stats = unpack(sdist, work, rewrite=not ns.reference, postgres=postgres)
+    print(f"LangGraph {VERSION} suite ({len(universe)} tests), "
+          f"{'unmodified, on LangGraph' if ns.reference else 'imports rewritten, on lgnb'}; "
+          f"savers: memory, SQLite{', PostgreSQL' if postgres else ''}; rule: {stats}", flush=True)
+    results_path = work / "results.jsonl"
+    run_pytest(work, results_path, ns.pytest_args, postgres=postgres, jobs=ns.jobs)
+    results = load_results(results_path)
+    if ns.pytest_args:  # a subset: report only what ran
+        universe = {t: f for t, f in universe.items() if t in results or f in results}
+    outcomes = classify(universe, results)
+    report(outcomes, universe, show_failures=ns.failures)
+    if ns.json:
+        ns.json.write_text(json.dumps(outcomes, indent=1, sort_keys=True))
+    if ns.check and not ns.reference:
+        known = read_known()
+        failed = {t for t, r in outcomes.items() if str(r["outcome"]) not in PASSING | NOT_COUNTED}
+        new = sorted(failed - known)
+        fixed = sorted(t for t in known & set(outcomes) if t not in failed)
+        if fixed:
+            print(f"\n{len(fixed)} tests in known_failures.txt now pass (remove them):")
+            print("\n".join("  " + t for t in fixed))
+        if new:
+            print(f"\n{len(new)} failures not in known_failures.txt:")
+            print("\n".join(f"  {t}: {str(outcomes[t]['message'])[:160]}" for t in new))
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
