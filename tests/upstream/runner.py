@@ -108,14 +108,20 @@ def run_pytest(work: Path, results: Path, args: list[str], *, postgres: str | No
 
 
 def collect_universe(sdist: Path, work: Path, postgres: str | None) -> dict[str, str]:
-    """Test ids of the unmodified suite, collected on LangGraph: {id: file}."""
+    """Test ids of the unmodified suite, collected on LangGraph: {id: file} (cached in `work`)."""
+    cache = work.parent / f"universe-{'pg' if postgres else 'nopg'}.json"
+    if cache.exists():
+        return dict(json.loads(cache.read_text()))
     unpack(sdist, work, rewrite=False, postgres=postgres)
     env = dict(os.environ, PYTHONPATH=str(work), NO_DOCKER="false" if postgres else "true")
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:asyncio", "--collect-only", "-q", "tests"],
         cwd=work, env=env, capture_output=True, text=True,
     ).stdout
-    return {line: line.split("::")[0] for line in out.splitlines() if "::" in line}
+    universe = {line: line.split("::")[0] for line in out.splitlines() if "::" in line}
+    if universe:
+        cache.write_text(json.dumps(universe))
+    return universe
 
 
 def load_results(path: Path) -> dict[str, dict[str, object]]:
