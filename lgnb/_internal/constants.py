@@ -28,6 +28,8 @@ TAG_HIDDEN: Final = sys.intern("langsmith:hidden")
 TAG_NOSTREAM: Final = sys.intern("nostream")
 ROOT: Final = "__root__"
 BRANCH_TO: Final = "branch:to:{}"
+# the key of `{"__overwrite__": v}`, the dict form of `Overwrite(v)` for reducer keys
+OVERWRITE: Final = sys.intern("__overwrite__")
 
 # writes that never reach a channel: they carry control information for the loop
 SPECIAL_WRITES: Final = frozenset({NO_WRITES, INTERRUPT, RESUME, ERROR, RETURN, "__error_source_node__"})

@@ -3,6 +3,7 @@
 from lgnb.channels.any_value import AnyValue
 from lgnb.channels.base import BaseChannel
 from lgnb.channels.binop import BinaryOperatorAggregate
+from lgnb.channels.delta import DeltaChannel
 from lgnb.channels.ephemeral_value import EphemeralValue
 from lgnb.channels.last_value import LastValue, LastValueAfterFinish
 from lgnb.channels.named_barrier_value import (
@@ -16,6 +17,7 @@ __all__ = (
     "AnyValue",
     "BaseChannel",
     "BinaryOperatorAggregate",
+    "DeltaChannel",
     "EphemeralValue",
     "LastValue",
     "LastValueAfterFinish",

@@ -19,6 +19,7 @@ from typing_extensions import NotRequired, Required
 from lgnb._internal.constants import ROOT
 from lgnb.channels.base import BaseChannel
 from lgnb.channels.binop import BinaryOperatorAggregate
+from lgnb.channels.delta import DeltaChannel
 from lgnb.channels.last_value import LastValue
 from lgnb.managed import ManagedValue, is_managed_value
 
@@ -61,6 +62,12 @@ def _channel(name: str, annotation: Any, *, allow_managed: bool = True) -> Any:
                 raise ValueError(f"{annotation} is not allowed here: it is a managed value")
             return decoration
         for item in meta:
+            if isinstance(item, DeltaChannel):
+                # one DeltaChannel instance may annotate several keys: give each its own,
+                # typed by the annotation (`Annotated[dict, DeltaChannel(r)]` folds into dict)
+                channel = item.retyped(_unwrap_required(getattr(annotation, "__origin__", list)))
+                channel.key = name
+                return channel
             if isinstance(item, BaseChannel):
                 item.key = name
                 return item
