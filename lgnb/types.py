@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -21,18 +22,29 @@ from typing import (
     Union,
 )
 
+from typing_extensions import NotRequired, TypedDict
+
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.base import CheckpointMetadata
 
 __all__ = (
     "All",
+    "CachePolicy",
+    "CheckpointPayload",
+    "CheckpointStreamPart",
+    "CheckpointTask",
     "Checkpointer",
     "Command",
+    "CustomStreamPart",
+    "DebugPayload",
+    "DebugStreamPart",
     "Durability",
     "GraphOutput",
     "Interrupt",
+    "MessagesStreamPart",
     "Overwrite",
+    "PregelExecutableTask",
     "PregelTask",
     "RetryPolicy",
     "Send",
@@ -41,7 +53,15 @@ __all__ = (
     "StreamMode",
     "StreamPart",
     "StreamWriter",
+    "TaskPayload",
+    "TaskResultPayload",
+    "TasksStreamPart",
+    "TimeoutPolicy",
+    "TracePolicy",
+    "UpdatesStreamPart",
+    "ValuesStreamPart",
     "interrupt",
+    "omit_payload",
 )
 
 All = Literal["*"]
@@ -59,11 +79,151 @@ StreamWriter = Callable[[Any], None]
 Checkpointer = Union[None, bool, Any]
 """A `BaseCheckpointSaver`, `True` (inherit the parent's, per thread), `False` (none), or None."""
 
-StreamPart = dict[str, Any]
-"""A v2 stream part: `{"type": mode, "ns": namespace, "data": payload}`."""
-
 N = TypeVar("N", bound=Hashable)
 OutputT = TypeVar("OutputT")
+StateT = TypeVar("StateT")
+
+
+# ---------------------------------------------------------------- v2 stream parts
+# What `stream(..., version="v2")` yields, one TypedDict per mode: `{"type", "ns", "data"}`
+# (plus `interrupts` for values). Discriminate on `part["type"]`.
+
+
+class TaskPayload(TypedDict):
+    """A task starting (`tasks` mode): its id, node name, input and triggers."""
+
+    id: str
+    name: str
+    input: Any
+    triggers: list[str]
+    metadata: NotRequired[dict[str, Any]]
+
+
+class TaskResultPayload(TypedDict):
+    """A task finished (`tasks` mode): error text or None, interrupts, writes by channel."""
+
+    id: str
+    name: str
+    error: str | None
+    interrupts: list[dict]
+    result: dict[str, Any]
+
+
+class CheckpointTask(TypedDict):
+    """A task listed in a `CheckpointPayload`: `error`, or `result` + `interrupts`, or
+    only `interrupts` (pending); `state` is the subgraph's snapshot or config, or None."""
+
+    id: str
+    name: str
+    error: NotRequired[str]
+    result: NotRequired[Any]
+    interrupts: NotRequired[list[dict]]
+    state: Any
+
+
+class CheckpointPayload(TypedDict, Generic[StateT]):
+    """A checkpoint (`checkpoints` mode): config, metadata, values, next nodes, tasks."""
+
+    config: RunnableConfig | None
+    metadata: CheckpointMetadata
+    values: StateT
+    next: list[str]
+    parent_config: RunnableConfig | None
+    tasks: list[CheckpointTask]
+
+
+class _DebugCheckpointPayload(TypedDict, Generic[StateT]):
+    step: int
+    timestamp: str
+    type: Literal["checkpoint"]
+    payload: CheckpointPayload[StateT]
+
+
+class _DebugTaskPayload(TypedDict):
+    step: int
+    timestamp: str
+    type: Literal["task"]
+    payload: TaskPayload
+
+
+class _DebugTaskResultPayload(TypedDict):
+    step: int
+    timestamp: str
+    type: Literal["task_result"]
+    payload: TaskResultPayload
+
+
+DebugPayload = Union[_DebugCheckpointPayload[StateT], _DebugTaskPayload, _DebugTaskResultPayload]
+"""A `debug` mode event: `{"step", "timestamp", "type", "payload"}`; discriminate on `type`."""
+
+
+class ValuesStreamPart(TypedDict, Generic[OutputT]):
+    """`values` mode: the full state after a step, and the interrupts raised in it."""
+
+    type: Literal["values"]
+    ns: tuple[str, ...]
+    data: OutputT
+    interrupts: tuple[Interrupt, ...]
+
+
+class UpdatesStreamPart(TypedDict):
+    """`updates` mode: `{node: update}` (also `__interrupt__`, `__metadata__` keys)."""
+
+    type: Literal["updates"]
+    ns: tuple[str, ...]
+    data: dict[str, Any]
+
+
+class MessagesStreamPart(TypedDict):
+    """`messages` mode: `(message chunk, metadata)` from a chat model inside a node."""
+
+    type: Literal["messages"]
+    ns: tuple[str, ...]
+    data: tuple[Any, dict[str, Any]]
+
+
+class CustomStreamPart(TypedDict):
+    """`custom` mode: whatever a node passed to its `StreamWriter`."""
+
+    type: Literal["custom"]
+    ns: tuple[str, ...]
+    data: Any
+
+
+class CheckpointStreamPart(TypedDict, Generic[StateT]):
+    """`checkpoints` mode: a `CheckpointPayload`."""
+
+    type: Literal["checkpoints"]
+    ns: tuple[str, ...]
+    data: CheckpointPayload[StateT]
+
+
+class TasksStreamPart(TypedDict):
+    """`tasks` mode: a task starting (`TaskPayload`) or finishing (`TaskResultPayload`)."""
+
+    type: Literal["tasks"]
+    ns: tuple[str, ...]
+    data: TaskPayload | TaskResultPayload
+
+
+class DebugStreamPart(TypedDict, Generic[StateT]):
+    """`debug` mode: a `DebugPayload`."""
+
+    type: Literal["debug"]
+    ns: tuple[str, ...]
+    data: DebugPayload[StateT]
+
+
+StreamPart = Union[
+    ValuesStreamPart[OutputT],
+    UpdatesStreamPart,
+    MessagesStreamPart,
+    CustomStreamPart,
+    CheckpointStreamPart[StateT],
+    TasksStreamPart,
+    DebugStreamPart[StateT],
+]
+"""A v2 stream part, any mode: `{"type": mode, "ns": namespace, "data": payload}`."""
 
 
 def default_retry_on(exc: Exception) -> bool:
@@ -114,6 +274,115 @@ class RetryPolicy(NamedTuple):
     retry_on: type[Exception] | Sequence[type[Exception]] | Callable[[Exception], bool] = (
         default_retry_on
     )
+
+
+def _timeout_seconds(value: float | timedelta | None, *, field: str) -> float | None:
+    if value is None:
+        return None
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds <= 0:
+        raise ValueError(f"TimeoutPolicy.{field} must be greater than 0, got {value!r}")
+    return seconds
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TimeoutPolicy:
+    """Time limits for one attempt of a node (seconds, or a `timedelta`).
+
+    `run_timeout` caps an attempt's wall-clock time; `idle_timeout` caps the time without
+    progress, refreshed by writes, stream output and callbacks (`refresh_on="auto"`) or
+    only by `runtime.heartbeat()` (`refresh_on="heartbeat"`). A limit that fires raises
+    `NodeTimeoutError`. Enforced through asyncio cancellation: a sync node blocking the
+    thread is stopped only when it yields control.
+    """
+
+    run_timeout: float | timedelta | None = None
+    idle_timeout: float | timedelta | None = None
+    refresh_on: Literal["auto", "heartbeat"] = "auto"
+
+    @classmethod
+    def coerce(cls, value: float | timedelta | TimeoutPolicy | None) -> TimeoutPolicy | None:
+        """A policy with float seconds from a number, a timedelta or a policy; None when
+        no limit is set. Raises ValueError for a limit <= 0 or an unknown `refresh_on`."""
+        if value is None:
+            return None
+        if not isinstance(value, TimeoutPolicy):
+            value = cls(run_timeout=value)
+        if value.refresh_on not in ("auto", "heartbeat"):
+            raise ValueError(
+                f"TimeoutPolicy.refresh_on must be 'auto' or 'heartbeat', got {value.refresh_on!r}"
+            )
+        run = _timeout_seconds(value.run_timeout, field="run_timeout")
+        idle = _timeout_seconds(value.idle_timeout, field="idle_timeout")
+        if run is None and idle is None:
+            return None
+        if run == value.run_timeout and idle == value.idle_timeout and (
+            type(value.run_timeout) in (float, type(None))
+            and type(value.idle_timeout) in (float, type(None))
+        ):
+            return value
+        return cls(run_timeout=run, idle_timeout=idle, refresh_on=value.refresh_on)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TracePolicy:
+    """How a node's own trace run records its input and output.
+
+    `process_inputs` / `process_outputs` receive the raw value and return what to record
+    (e.g. a summary of a long message list); the node itself still gets and returns the
+    real values. Only the node's run is affected, not child runs or the graph's run. Not
+    a redaction tool: use the LangSmith client's `hide_inputs`/`hide_outputs` for secrets.
+    """
+
+    process_inputs: Callable[[Any], Any] | None = None
+    process_outputs: Callable[[Any], Any] | None = None
+
+
+def omit_payload(_value: Any) -> dict[str, Any]:
+    """A `TracePolicy` processor that records an empty payload (keeps the span, drops the
+    value)."""
+    return {}
+
+
+KeyFuncT = TypeVar("KeyFuncT", bound=Callable[..., Union[str, bytes]])
+
+
+def _freeze(obj: Any, depth: int = 10) -> Any:
+    """A hashable, order-independent stand-in for `obj` (dicts sorted, lists as tuples)."""
+    from collections.abc import Mapping
+    from collections.abc import Sequence as Seq
+
+    if isinstance(obj, Hashable) or depth <= 0:
+        return obj
+    if isinstance(obj, Mapping):
+        return tuple(sorted((k, _freeze(v, depth - 1)) for k, v in obj.items()))
+    if isinstance(obj, Seq):
+        return tuple(_freeze(x, depth - 1) for x in obj)
+    if hasattr(obj, "tobytes"):  # numpy arrays and the like
+        return (type(obj).__name__, obj.tobytes(), getattr(obj, "shape", None))
+    return obj
+
+
+def default_cache_key(*args: Any, **kwargs: Any) -> str | bytes:
+    """The cache key of a node's input: the pickled, frozen arguments.
+
+    Pickle is only used to *produce* bytes to hash, never to load anything.
+    """
+    import pickle
+
+    return pickle.dumps((_freeze(args), _freeze(kwargs)), protocol=5, fix_imports=False)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CachePolicy(Generic[KeyFuncT]):
+    """Cache a node's (or task's) writes, keyed by its input.
+
+    `key_func` maps the input to a key (default: a hash of the pickled input); `ttl` is
+    the entry's lifetime in seconds (None: never expires). Needs `compile(cache=...)`.
+    """
+
+    key_func: KeyFuncT = default_cache_key  # type: ignore[assignment]
+    ttl: int | None = None
 
 
 class Send:
@@ -191,10 +460,39 @@ class Interrupt:
     id: str
     response_schema: Any = None
 
-    def __init__(self, value: Any, id: str = "placeholder-id", *, response_schema: Any = None) -> None:
+    def __init__(
+        self,
+        value: Any,
+        id: str = "placeholder-id",
+        *,
+        response_schema: Any = None,
+        **deprecated_kwargs: Any,
+    ) -> None:
+        # `ns`, `when`, `resumable` (removed in LangGraph 0.6) are still accepted so old
+        # code and saved data load; a sequence `ns` without an id gives the id it implied.
         self.value = value
-        self.id = id
         self.response_schema = response_schema
+        ns = deprecated_kwargs.get("ns")
+        if id == "placeholder-id" and isinstance(ns, Sequence) and ns is not None:
+            from xxhash import xxh3_128_hexdigest
+
+            self.id = xxh3_128_hexdigest("|".join(ns).encode())
+        else:
+            self.id = id
+
+    @property
+    def interrupt_id(self) -> str:
+        """Deprecated alias of `id`."""
+        import warnings
+
+        from lgnb.warnings import LangGraphDeprecatedSinceV10
+
+        warnings.warn(
+            "`interrupt_id` is deprecated. Use `id` instead.",
+            LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        return self.id
 
     @classmethod
     def from_ns(cls, value: Any, ns: str, *, response_schema: Any = None) -> Interrupt:
@@ -237,6 +535,36 @@ class PregelTask(NamedTuple):
     interrupts: tuple[Interrupt, ...] = ()
     state: None | RunnableConfig | StateSnapshot = None
     result: Any | None = None
+
+
+class CacheKey(NamedTuple):
+    """Where a task's cached writes live: namespace, key, lifetime in seconds."""
+
+    ns: tuple[str, ...]
+    key: str
+    ttl: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class PregelExecutableTask:
+    """A task ready to run, in LangGraph's shape: node name, input, the runnable `proc`,
+    the `writes` it collects, its config, triggers, retry/cache/timeout policies, id and
+    path. lgnb's loop schedules its own `Task` objects; this type is for code written
+    against LangGraph's executor API."""
+
+    name: str
+    input: Any
+    proc: Any
+    writes: Any
+    config: RunnableConfig
+    triggers: Sequence[str]
+    retry_policy: Sequence[RetryPolicy]
+    cache_key: CacheKey | None
+    id: str
+    path: tuple[str | int | tuple, ...]
+    writers: Sequence[Any] = ()
+    subgraphs: Sequence[Any] = ()
+    timeout: TimeoutPolicy | None = None
 
 
 class StateSnapshot(NamedTuple):

@@ -40,6 +40,7 @@ class PregelNode:
         "managed",
         "ends",
         "defer",
+        "cache_policy",
     )
 
     def __init__(
@@ -71,3 +72,4 @@ class PregelNode:
         self.managed: dict[str, Any] = {}
         self.ends: Any = ()
         self.defer = False
+        self.cache_policy: Any = None

@@ -1,0 +1,377 @@
+"""Task calls of the functional API: a `@task` called inside a running node.
+
+A call becomes a PUSH task of the caller's step (path `(PUSH, caller path, call index,
+True)`, the trailing True marking a call), with a task id derived like LangGraph's so a
+thread paused by one engine resumes on the other. It starts at once, concurrently with
+its caller, and returns a future:
+
+- in a sync run, a `concurrent.futures.Future` (the task runs on the driver's pool);
+- inside a coroutine, an `asyncio.Future` (the task runs as an asyncio task).
+
+The task's return value is written to RETURN, saved as a pending write of the step like
+any task's writes, and streamed (`updates`: `{task name: value}`). A task that finished
+before an interrupt or an error is not run again when the caller re-runs: its saved
+RETURN resolves the future. A task's interrupt is recorded for it but streamed by its
+caller, which the interrupt reaches through the future.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from lgnb._internal.callable import is_async_callable
+from lgnb._internal.constants import ERROR, PUSH, RETURN
+from lgnb._internal.ids import task_id as make_task_id
+from lgnb.channels.base import MISSING
+from lgnb.pregel._context import TaskContext, current_task
+from lgnb.pregel._node import PregelNode
+from lgnb.pregel._status import read_task_statuses
+from lgnb.pregel._task import Task
+
+if TYPE_CHECKING:
+    from lgnb.pregel._loop import Loop
+    from lgnb.types import CachePolicy, RetryPolicy
+
+__all__ = ("Call", "SyncAsyncFuture", "call", "schedule_call", "wait_calls", "await_calls")
+
+_INJECTABLE = ("config", "writer", "runtime", "store", "previous")
+
+
+class SyncAsyncFuture(Future):  # type: ignore[type-arg]
+    """A concurrent future that can also be awaited (a sync task called from async code)."""
+
+    def __await__(self) -> Any:
+        return asyncio.wrap_future(self).__await__()
+
+
+class Call:
+    """One call of a task function: the function, its arguments, its policies."""
+
+    __slots__ = ("func", "args", "kwargs", "name", "retry_policy", "cache_policy", "node")
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        *,
+        name: str,
+        retry_policy: Sequence[RetryPolicy] = (),
+        cache_policy: CachePolicy | None = None,
+        node: PregelNode | None = None,
+    ) -> None:
+        self.func = func
+        self.args = args
+        self.kwargs = kwargs
+        self.name = name
+        self.retry_policy = retry_policy
+        self.cache_policy = cache_policy
+        self.node = node or call_node(func, name, retry_policy)
+
+
+class CallCallable:
+    """The `bound` of a call task: calls the function with the call's arguments, adding
+    the extras (`config`, `writer`, `runtime`, `store`, `previous`) it declares and the
+    caller did not pass."""
+
+    __slots__ = ("name", "func", "is_async", "inject", "subgraph", "runnable")
+
+    def __init__(self, func: Callable[..., Any], name: str) -> None:
+        self.name = name
+        self.func = func
+        self.is_async = is_async_callable(func)
+        self.subgraph = None
+        self.runnable = None
+        try:
+            params = list(inspect.signature(func).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        self.inject = tuple(
+            (i, p.name)
+            for i, p in enumerate(params)
+            if p.name in _INJECTABLE
+            and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        )
+
+    def _kwargs(self, value: tuple[tuple[Any, ...], dict[str, Any]], ctx: TaskContext) -> dict[str, Any]:
+        args, kwargs = value
+        if not self.inject:
+            return kwargs
+        extra = dict(kwargs)
+        for index, name in self.inject:
+            if name in extra or index < len(args):
+                continue
+            if name == "config":
+                extra[name] = ctx.config
+            elif name == "writer":
+                extra[name] = ctx.runtime.stream_writer
+            elif name == "runtime":
+                extra[name] = ctx.task_runtime()
+            elif name == "store":
+                extra[name] = ctx.runtime.store
+            elif name == "previous":
+                extra[name] = ctx.runtime.previous
+        return extra
+
+    def call(self, value: Any, ctx: TaskContext) -> Any:
+        if self.is_async:
+            raise TypeError(
+                f"Task `{self.name}` is an async function: call it from an async entrypoint "
+                "or node and run the graph with `ainvoke` / `astream`."
+            )
+        return self.func(*value[0], **self._kwargs(value, ctx))
+
+    async def acall(self, value: Any, ctx: TaskContext) -> Any:
+        if self.is_async:
+            return await self.func(*value[0], **self._kwargs(value, ctx))
+        return self.func(*value[0], **self._kwargs(value, ctx))
+
+
+def _return_writer(task: Task, output: Any) -> list[tuple[str, Any]]:
+    return [(RETURN, output)]
+
+
+def call_node(func: Callable[..., Any], name: str, retry_policy: Sequence[RetryPolicy] = ()) -> PregelNode:
+    """The node a task function runs as (built once per task function)."""
+    return PregelNode(
+        name=name,
+        triggers=[PUSH],
+        channels=[],
+        bound=CallCallable(func, name),  # type: ignore[arg-type]
+        writers=[_return_writer],
+        retry_policy=retry_policy,
+    )
+
+
+def _path_str(part: Any) -> str:
+    """LangGraph's string form of a task path (part of a call task's id)."""
+    if isinstance(part, (tuple, list)):
+        return "~" + ", ".join(_path_str(x) for x in part)
+    if isinstance(part, int):
+        return f"{part:010d}"
+    return str(part)
+
+
+def _lock(loop: Loop) -> threading.RLock:
+    lock = loop.__dict__.get("call_lock")
+    if lock is None:
+        lock = loop.__dict__.setdefault("call_lock", threading.RLock())
+    return lock
+
+
+def _make_task(parent: TaskContext, call: Call) -> Task:
+    """The PUSH task of `call`, numbered by the caller's call counter."""
+    loop = parent.loop
+    with _lock(loop):
+        idx = parent.call_index
+        parent.call_index += 1
+    name = call.name
+    base_ns = f"{loop.ns}|{name}" if loop.ns else name
+    ptask = parent.task
+    tid = make_task_id(
+        loop.checkpoint_id, base_ns, str(loop.step), name, PUSH, _path_str(ptask.path), str(idx)
+    )
+    task = Task(
+        id=tid,
+        name=name,
+        path=(PUSH, ptask.path, idx, True),
+        input=(call.args, call.kwargs),
+        node=call.node,
+        triggers=(PUSH,),
+        ns=f"{base_ns}:{tid}",
+    )
+    return task
+
+
+def _saved_outcome(loop: Loop, task: Task) -> tuple[bool, Any, BaseException | None]:
+    """(finished before?, its return value, its error) from the step's saved writes."""
+    if loop.__dict__.get("is_replaying"):
+        return False, None, None
+    mine = [w for w in loop.pending if w[0] == task.id]
+    if not mine:
+        return False, None, None
+    status = read_task_statuses(mine).get(task.id)
+    if status is None or not status.output:
+        return False, None, None
+    task.writes = list(status.output)
+    value = next((v for c, v in status.output if c == RETURN), None)
+    return True, value, None
+
+
+def _accept(loop: Loop, task: Task) -> None:
+    with _lock(loop):
+        loop.tasks[task.id] = task
+        if loop.emits.tasks:
+            from lgnb.pregel._io import task_start_payload
+
+            loop.emit("tasks", task_start_payload(task))
+
+
+def _outcome(task: Task, exc: BaseException | None) -> tuple[Any, BaseException | None]:
+    if exc is not None:
+        return None, exc
+    value = next((v for c, v in task.writes if c == RETURN), MISSING)
+    if value is MISSING:
+        err = next((v for c, v in task.writes if c == ERROR), None)
+        if err is not None:
+            return None, err if isinstance(err, BaseException) else Exception(err)
+        return None, None
+    return value, None
+
+
+def _commit(loop: Loop, task: Task, exc: BaseException | None) -> None:
+    from lgnb.pregel._runner import commit_writes
+
+    if exc is not None and not _is_bubble_up(exc) and hasattr(exc, "add_note"):
+        exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
+    with _lock(loop):
+        writes = commit_writes(task, exc)
+        if writes is not None:
+            loop.put_writes(task, writes)
+
+
+def _is_bubble_up(exc: BaseException) -> bool:
+    from lgnb.errors import GraphBubbleUp
+
+    return isinstance(exc, GraphBubbleUp)
+
+
+def _calls(loop: Loop) -> list[Any]:
+    calls = loop.__dict__.get("calls")
+    if calls is None:
+        calls = loop.__dict__.setdefault("calls", [])
+    return calls
+
+
+def schedule_call(call: Call) -> Any:
+    """Start `call` as a task of the running step; return its future."""
+    parent = current_task()
+    loop = parent.loop
+    task = _make_task(parent, call)
+    finished, value, _ = _saved_outcome(loop, task)
+    _accept(loop, task)
+    policies = call.retry_policy or loop.graph.retry_policy
+    try:
+        aio = asyncio.get_running_loop()
+    except RuntimeError:
+        aio = None
+    if finished:
+        if aio is not None:
+            afut = aio.create_future()
+            afut.set_result(value)
+            return afut
+        fut: Future = SyncAsyncFuture()
+        fut.set_result(value)
+        return fut
+    ctx = TaskContext(task, loop, parent.runtime)
+    if aio is not None:
+        return _start_async(aio, loop, task, ctx, policies)
+    return _start_threaded(loop, task, ctx, policies)
+
+
+def _start_threaded(loop: Loop, task: Task, ctx: TaskContext, policies: Any) -> Future:
+    from lgnb.pregel._driver import _pool, flush_io
+    from lgnb.pregel._runner import run_task
+
+    fut: Future = SyncAsyncFuture()
+    is_async_driver = bool(loop.__dict__.get("async_driver"))
+
+    def work() -> None:
+        try:
+            exc = run_task(ctx, policies)
+            _commit(loop, task, exc)
+            if not is_async_driver:
+                with _lock(loop):
+                    flush_io(loop)
+            value, err = _outcome(task, exc)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
+            value, err = None, e
+        if err is not None:
+            fut.set_exception(err)
+        else:
+            fut.set_result(value)
+
+    _calls(loop).append(fut)
+    _pool().submit(contextvars.copy_context().run, work)
+    return fut
+
+
+def _start_async(
+    aio: asyncio.AbstractEventLoop, loop: Loop, task: Task, ctx: TaskContext, policies: Any
+) -> asyncio.Future:
+    from lgnb.pregel._driver import aflush_io
+    from lgnb.pregel._runner import arun_task
+
+    afut: asyncio.Future = aio.create_future()
+
+    async def work() -> None:
+        try:
+            exc = await arun_task(ctx, policies)
+            _commit(loop, task, exc)
+            await aflush_io(loop)
+            value, err = _outcome(task, exc)
+        except BaseException as e:  # noqa: BLE001
+            value, err = None, e
+        if afut.done():
+            return
+        if err is not None:
+            afut.set_exception(err)
+        else:
+            afut.set_result(value)
+
+    runner = asyncio.ensure_future(work())
+    _calls(loop).append(runner)
+    return afut
+
+
+def wait_calls(loop: Loop) -> None:
+    """Block until every task call started in the step has finished (sync driver)."""
+    calls = loop.__dict__.get("calls")
+    while calls:
+        fut = calls.pop()
+        if isinstance(fut, Future):
+            try:
+                fut.exception()
+            except BaseException:  # noqa: BLE001 - the caller saw it through the future
+                pass
+
+
+async def await_calls(loop: Loop) -> None:
+    """Await every task call started in the step (async driver)."""
+    calls = loop.__dict__.get("calls")
+    while calls:
+        fut = calls.pop()
+        if isinstance(fut, Future):
+            await asyncio.wrap_future(fut)
+        else:
+            try:
+                await fut
+            except BaseException:  # noqa: BLE001
+                pass
+
+
+def call(
+    func: Callable[..., Any],
+    *args: Any,
+    retry_policy: Sequence[RetryPolicy] | None = None,
+    cache_policy: CachePolicy | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Run `func(*args, **kwargs)` as a task of the running node; return its future."""
+    name = getattr(func, "__name__", None) or type(func).__name__
+    return schedule_call(
+        Call(
+            func,
+            args,
+            kwargs,
+            name=name,
+            retry_policy=tuple(retry_policy or ()),
+            cache_policy=cache_policy,
+        )
+    )
