@@ -7,8 +7,9 @@ messages name the thing that is wrong and the fix.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from lgnb.types import Command, Interrupt
@@ -16,16 +17,21 @@ if TYPE_CHECKING:
 __all__ = (
     "EmptyChannelError",
     "ErrorCode",
+    "GraphDrained",
     "GraphRecursionError",
     "InvalidUpdateError",
     "GraphBubbleUp",
     "GraphInterrupt",
+    "NodeCancelledError",
+    "NodeError",
     "NodeInterrupt",
+    "NodeTimeoutError",
     "ParentCommand",
     "EmptyInputError",
     "TaskNotFound",
     "UnknownInterruptError",
     "create_error_message",
+    "is_invalid_resume",
 )
 
 
@@ -54,6 +60,17 @@ class EmptyChannelError(Exception):
 
 class GraphBubbleUp(Exception):
     """Base of the exceptions that stop a task without being a failure."""
+
+
+class GraphDrained(GraphBubbleUp):
+    """The run stopped early, at a super-step boundary, because `RunControl.request_drain()`
+    was called (e.g. on shutdown). The last checkpoint is intact: invoke again with the
+    same thread to continue. `reason` is the string given to `request_drain`.
+    """
+
+    def __init__(self, reason: str = "shutdown") -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class GraphRecursionError(RecursionError):
@@ -136,3 +153,98 @@ class UnknownInterruptError(Exception):
         self.reason = reason
         self.interrupt_ids = tuple(interrupt_ids)
         self.pending_ids = tuple(pending_ids)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeError:
+    """What a node-level error handler receives about the failure.
+
+    A handler registered with `add_node(..., error_handler=...)` gets it by declaring a
+    parameter annotated `NodeError`: `node` is the failed node's name, `error` what it raised.
+    """
+
+    node: str
+    error: BaseException
+
+
+class NodeCancelledError(Exception):
+    """A node's own code raised `asyncio.CancelledError`.
+
+    Cancellation started by the engine (stopping siblings of a failed task) is silent;
+    a node that raises `CancelledError` itself fails like any other error, as this type,
+    so the run reports an error instead of finishing quietly.
+    """
+
+    node: str
+
+    def __init__(self, node: str, message: str | None = None) -> None:
+        super().__init__(message or f"Node {node!r} raised asyncio.CancelledError")
+        self.node = node
+
+
+class NodeTimeoutError(Exception):
+    """A node attempt ran longer than its `TimeoutPolicy` allows.
+
+    `kind` says which limit fired ("run": total time, "idle": time without progress) and
+    `timeout` is that limit; `run_timeout` / `idle_timeout` are the configured policy.
+    Not a subclass of the built-in `TimeoutError` (an `OSError`), so the default
+    `RetryPolicy` retries it.
+    """
+
+    node: str
+    timeout: float
+    run_timeout: float | None
+    idle_timeout: float | None
+    elapsed: float
+    kind: Literal["idle", "run"]
+
+    def __init__(
+        self,
+        node: str,
+        elapsed: float,
+        *,
+        kind: Literal["idle", "run"],
+        idle_timeout: float | None = None,
+        run_timeout: float | None = None,
+    ) -> None:
+        if kind == "idle":
+            if idle_timeout is None:
+                raise ValueError("NodeTimeoutError(kind='idle') needs idle_timeout=")
+            self.timeout = idle_timeout
+            message = (
+                f"Node '{node}' exceeded its idle timeout of {idle_timeout:.3f}s "
+                f"without making progress (elapsed: {elapsed:.3f}s)."
+            )
+        elif kind == "run":
+            if run_timeout is None:
+                raise ValueError("NodeTimeoutError(kind='run') needs run_timeout=")
+            self.timeout = run_timeout
+            message = (
+                f"Node '{node}' exceeded its run timeout of {run_timeout:.3f}s "
+                f"(elapsed: {elapsed:.3f}s)."
+            )
+        else:
+            raise ValueError(f"NodeTimeoutError: kind must be 'idle' or 'run', got {kind!r}")
+        super().__init__(message)
+        self.node = node
+        self.elapsed = elapsed
+        self.kind = kind
+        self.idle_timeout = idle_timeout
+        self.run_timeout = run_timeout
+
+
+_INVALID_RESUME = "_langgraph_invalid_resume"
+
+
+def mark_invalid_resume(error: BaseException) -> None:
+    """Flag `error` as raised by a resume value that failed the interrupt's `response_schema`."""
+    setattr(error, _INVALID_RESUME, True)
+
+
+def is_invalid_resume(error: BaseException) -> bool:
+    """Whether `error` came from a resume value that did not match `response_schema`.
+
+    `interrupt()` raises a `pydantic.ValidationError` then; callers such as `ToolNode`
+    use this to tell it from bad tool arguments, so the interrupt can be answered again.
+    """
+    return getattr(error, _INVALID_RESUME, False) is True

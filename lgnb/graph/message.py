@@ -209,3 +209,13 @@ def push_message(message: Any, *, state_key: str | None = "messages") -> Any:
     from lgnb.pregel._messages import push_message as _push
 
     return _push(message, state_key=state_key)
+
+
+def __getattr__(name: str) -> Any:
+    # MessageGraph subclasses StateGraph; built on first access so that importing the
+    # reducer does not import the graph builder.
+    if name == "MessageGraph":
+        from lgnb.graph._message_graph import MessageGraph
+
+        return MessageGraph
+    raise AttributeError(f"module 'lgnb.graph.message' has no attribute {name!r}")

@@ -7,7 +7,7 @@ from typing import Any
 from lgnb._internal.constants import RESUME
 from lgnb._internal.ids import interrupt_id
 from lgnb.channels.base import MISSING
-from lgnb.errors import GraphInterrupt
+from lgnb.errors import GraphInterrupt, mark_invalid_resume
 from lgnb.pregel._context import current_task
 from lgnb.types import Interrupt
 
@@ -52,4 +52,14 @@ def _adapter(schema: Any) -> Any:
 
 
 def _validate(adapter: Any, value: Any) -> Any:
-    return adapter.validate_python(value) if adapter is not None else value
+    """The resume value checked against `response_schema`; a failure is flagged so that
+    `lgnb.errors.is_invalid_resume` tells it from other validation errors."""
+    if adapter is None:
+        return value
+    from pydantic import ValidationError
+
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        mark_invalid_resume(exc)
+        raise
