@@ -42,6 +42,7 @@ from lgnb.pregel._io import (
     task_start_payload,
     updates_payload,
 )
+from lgnb.pregel._replay import ReplayBound
 from lgnb.pregel._resume import SAVED_SPECIAL, ResumeMixin
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task, WriteBatch
@@ -176,6 +177,12 @@ class Loop(ResumeMixin):
         self.values_emitted = False
         self.interrupts_seen: list[Interrupt] = []
         self.addressed = bool(conf.get("checkpoint_id")) and saved is not None
+        # set by whoever loaded `saved` for a subgraph being time-travelled (see _replay)
+        self.time_travel = False
+        # the replay this run belongs to: set by a time-travelling root, seen by subgraphs
+        self.replay: ReplayBound | None = (
+            parent_ctx.loop.replay if parent_ctx is not None else None
+        )
 
     # ------------------------------------------------------------------ input
     def first(self, input: Any, *, resuming: bool | None = None) -> None:
@@ -186,9 +193,13 @@ class Loop(ResumeMixin):
             resuming if resuming is not None else (input is None or is_command)
         )
         # an addressed checkpoint replayed without an answer re-runs its tasks: time travel
-        self.is_replaying = self.addressed and self.is_resuming and not (
-            (is_command and input.resume is not None) or resuming
+        self.is_replaying = self.time_travel or (
+            self.addressed
+            and self.is_resuming
+            and not ((is_command and input.resume is not None) or resuming)
         )
+        if self.is_replaying and not self.is_nested:
+            self.replay = ReplayBound(self._replay_bound())
         if self.is_replaying:
             self.pending = [w for w in self.pending if w[1] != RESUME]
         if is_command:
@@ -222,6 +233,15 @@ class Loop(ResumeMixin):
                 "`invoke(None, config)` / `Command(resume=...)` and a `thread_id`."
             )
         self.status = "pending"
+
+    def _replay_bound(self) -> str:
+        """The checkpoint whose past the subgraphs of this replay start from: the
+        addressed one, or for a fork (`update_state`) the checkpoint it forked."""
+        if self.metadata.get("source") in ("update", "fork") and self.prev_checkpoint_config:
+            parent_id = self.prev_checkpoint_config.get(CONF, {}).get("checkpoint_id")
+            if parent_id:
+                return parent_id
+        return self.checkpoint_id
 
     # ------------------------------------------------------------------ steps
     def _read_input(self, node: Any) -> Any:

@@ -17,8 +17,8 @@ from lgnb.pregel._options import (
     DEFAULT_RECURSION_LIMIT,
     loop_args,
     recast_ns,
-    saver_config,
 )
+from lgnb.pregel._replay import LoadPlan, aload, load, plan_load
 
 if TYPE_CHECKING:
     from lgnb.pregel._context import TaskContext
@@ -61,13 +61,25 @@ def subloop(graph: Pregel, ctx: TaskContext) -> tuple[Loop, bool]:
     return loop, parent.is_resuming
 
 
+def with_saved(loop: Loop, saved: Any, plan: LoadPlan, resuming: bool) -> tuple[Loop, bool]:
+    """`loop` restarted from `saved` (when there is one) as `plan` says, and whether it
+    resumes: a subgraph replayed from before the replay point runs its input afresh."""
+    if saved is not None:
+        loop = Loop(loop.graph, loop.run, saved=saved, **loop_args(loop))
+    if plan.how == "before":
+        loop.time_travel = True
+        return loop, False
+    if plan.how == "exact" and saved is not None:
+        loop.time_travel = True
+    return loop, resuming
+
+
 def run_as_subgraph(graph: Pregel, value: Any, ctx: TaskContext) -> Any:
     """Run this graph as a node of a parent graph; return its output state."""
     loop, resuming = subloop(graph, ctx)
     if loop.checkpointer is not None:
-        saved = loop.checkpointer.get_tuple(saver_config(loop.config))
-        if saved is not None:
-            loop = Loop(graph, loop.run, saved=saved, **loop_args(loop))
+        plan = plan_load(loop.config, loop.ns, loop.replay)
+        loop, resuming = with_saved(loop, load(loop.checkpointer, plan), plan, resuming)
     for _ in drive(loop, value, resuming=resuming and loop.has_saved):
         pass
     graph._check_exit(loop, loop.config)
@@ -78,9 +90,8 @@ async def arun_as_subgraph(graph: Pregel, value: Any, ctx: TaskContext) -> Any:
     """Async twin of `run_as_subgraph`."""
     loop, resuming = subloop(graph, ctx)
     if loop.checkpointer is not None:
-        saved = await loop.checkpointer.aget_tuple(saver_config(loop.config))
-        if saved is not None:
-            loop = Loop(graph, loop.run, saved=saved, **loop_args(loop))
+        plan = plan_load(loop.config, loop.ns, loop.replay)
+        loop, resuming = with_saved(loop, await aload(loop.checkpointer, plan), plan, resuming)
     async for _ in adrive(loop, value, resuming=resuming and loop.has_saved):
         pass
     graph._check_exit(loop, loop.config)

@@ -32,8 +32,10 @@ from lgnb.pregel._options import (
     coerce_context,
     config_inside_node,
     nested_resuming,
+    recast_ns,
     saver_config,
 )
+from lgnb.pregel._replay import LoadPlan, aload, load, plan_load
 from lgnb.pregel._run import RunContext, StreamSink
 from lgnb.pregel._stream import make_formatter
 from lgnb.types import GraphOutput
@@ -174,22 +176,54 @@ class Pregel:
             raise ValueError("recursion_limit must be at least 1")
         return merged
 
-    def _resolve_checkpointer(self, config: dict[str, Any]) -> Any:
+    def _resolve_checkpointer(self, config: dict[str, Any], parent: TaskContext | None = None) -> Any:
+        """The saver of a run: none for `checkpointer=False`; for `checkpointer=True` the
+        one of the graph whose node invokes this one."""
         if self.checkpointer is False:
             return None
         if self.checkpointer is True:
-            raise RuntimeError("checkpointer=True cannot be used for root graphs.")
+            if parent is None:
+                raise RuntimeError(
+                    "checkpointer=True cannot be used for root graphs: it makes a subgraph "
+                    "keep its state in its parent's checkpointer. Compile the graph you "
+                    "invoke directly with a saver, e.g. `compile(checkpointer=InMemorySaver())`."
+                )
+            return parent.loop.checkpointer
         return self.checkpointer
 
-    def _load(self, checkpointer: Any, config: dict[str, Any]) -> Any:
-        if checkpointer is None:
-            return None
-        return checkpointer.get_tuple(saver_config(config))
+    def _load_plan(self, loop_kwargs: dict[str, Any], config: dict[str, Any]) -> LoadPlan:
+        parent = loop_kwargs["parent_ctx"]
+        if parent is None:
+            return LoadPlan("latest", saver_config(config))
+        return plan_load(config, loop_kwargs["ns"], parent.loop.replay)
 
-    async def _aload(self, checkpointer: Any, config: dict[str, Any]) -> Any:
+    def _open_loop(self, run: RunContext, loop_kwargs: dict[str, Any], config: dict[str, Any]) -> Loop:
+        """The run's loop, started from the checkpoint it continues (if any)."""
+        checkpointer = loop_kwargs["checkpointer"]
         if checkpointer is None:
-            return None
-        return await checkpointer.aget_tuple(saver_config(config))
+            return Loop(self, run, saved=None, **loop_kwargs)
+        plan = self._load_plan(loop_kwargs, config)
+        saved = load(checkpointer, plan)
+        return self._replayed(Loop(self, run, saved=saved, **loop_kwargs), plan)
+
+    async def _aopen_loop(self, run: RunContext, loop_kwargs: dict[str, Any], config: dict[str, Any]) -> Loop:
+        """Async twin of `_open_loop`."""
+        checkpointer = loop_kwargs["checkpointer"]
+        if checkpointer is None:
+            return Loop(self, run, saved=None, **loop_kwargs)
+        plan = self._load_plan(loop_kwargs, config)
+        saved = await aload(checkpointer, plan)
+        return self._replayed(Loop(self, run, saved=saved, **loop_kwargs), plan)
+
+    @staticmethod
+    def _replayed(loop: Loop, plan: LoadPlan) -> Loop:
+        """A graph invoked inside a node of a replaying (or addressed) run time-travels."""
+        if plan.how == "before":
+            loop.time_travel = True
+            loop.run.resuming = False  # its input runs afresh from the earlier state
+        elif plan.how == "exact" and loop.has_saved:
+            loop.time_travel = True
+        return loop
 
     def _prepare(
         self,
@@ -222,7 +256,12 @@ class Pregel:
                 f"{sorted(_VALID_MODES)}."
             )
         all_modes = frozenset(modes | prints)
-        checkpointer = self._resolve_checkpointer(config)
+        checkpointer = self._resolve_checkpointer(config, parent)
+        if parent is None:
+            config = _root_config(config)
+        elif self.checkpointer is True:
+            # one state per thread: the namespace without the run's task ids
+            config[CONF]["checkpoint_ns"] = recast_ns(config[CONF]["checkpoint_ns"])
         if checkpointer is not None and not config.get(CONF):
             raise ValueError(
                 "Checkpointer requires one or more of the following 'configurable' keys: "
@@ -279,7 +318,7 @@ class Pregel:
             "parent_ctx": parent,
         }
         if parent is not None:
-            loop_kwargs["ns"] = parent.task.ns
+            loop_kwargs["ns"] = config[CONF]["checkpoint_ns"]
             run.resuming = parent.loop.is_resuming
         return config, run, loop_kwargs, (stream_mode, prints)
 
@@ -328,13 +367,12 @@ class Pregel:
             debug=debug,
             version=version,
         )
-        saved = self._load(loop_kwargs["checkpointer"], config)
         sink = run.sink
         assert sink is not None
         live = bool(run.modes & {"messages", "custom"}) or subgraphs
         if live:
             sink.make_blocking()
-        loop = Loop(self, run, saved=saved, **loop_kwargs)
+        loop = self._open_loop(run, loop_kwargs, config)
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         if not live:
@@ -375,11 +413,10 @@ class Pregel:
             debug=debug,
             version=version,
         )
-        saved = await self._aload(loop_kwargs["checkpointer"], config)
         sink = run.sink
         assert sink is not None
         install_async_wakeup(sink)
-        loop = Loop(self, run, saved=saved, **loop_kwargs)
+        loop = await self._aopen_loop(run, loop_kwargs, config)
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         agen = adrive(loop, input, resuming=resuming)
@@ -438,8 +475,7 @@ class Pregel:
             config, run, loop_kwargs = self._start_invoke(
                 input, config, context, output_keys, interrupt_before, interrupt_after, durability, kwargs
             )
-            saved = self._load(loop_kwargs["checkpointer"], config)
-            loop = Loop(self, run, saved=saved, **loop_kwargs)
+            loop = self._open_loop(run, loop_kwargs, config)
             for _ in drive(loop, input, resuming=nested_resuming(loop)):
                 pass
             self._check_exit(loop, loop.config)
@@ -483,8 +519,7 @@ class Pregel:
             config, run, loop_kwargs = self._start_invoke(
                 input, config, context, output_keys, interrupt_before, interrupt_after, durability, kwargs
             )
-            saved = await self._aload(loop_kwargs["checkpointer"], config)
-            loop = Loop(self, run, saved=saved, **loop_kwargs)
+            loop = await self._aopen_loop(run, loop_kwargs, config)
             async for _ in adrive(loop, input, resuming=nested_resuming(loop)):
                 pass
             self._check_exit(loop, loop.config)
@@ -664,6 +699,17 @@ class Pregel:
         from lgnb.pregel._state import aupdate_state
 
         return await aupdate_state(self, config, values, as_node=as_node, task_id=task_id)
+
+
+def _root_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A root run given a subgraph's config (from `get_state(subgraphs=True)`) starts
+    from the root checkpoint its `checkpoint_map` names; the subgraph's own entry then
+    addresses the subgraph when it runs."""
+    conf = config.get(CONF)
+    if not conf or not conf.get("checkpoint_ns"):
+        return config
+    cmap = conf.get("checkpoint_map") or {}
+    return {**config, CONF: {**conf, "checkpoint_ns": "", "checkpoint_id": cmap.get("")}}
 
 
 _OWN_ATTRIBUTES = frozenset(

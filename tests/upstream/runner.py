@@ -200,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="write {test id: outcome record} here")
     ap.add_argument("pytest_args", nargs="*", help="tests to run (default: all), pytest options after --")
     ns = ap.parse_args(argv)
+    ns.work = ns.work.resolve()
     postgres = None if ns.no_postgres else os.environ.get("LGNB_TEST_POSTGRES_URL")
     sdist = fetch_sdist()
     universe = collect_universe(sdist, ns.work / "reference", postgres)

@@ -1,0 +1,87 @@
+"""Which checkpoint a subgraph starts from: its latest, an addressed one, or (while its
+root replays an earlier checkpoint) the one it had before the replayed point.
+
+When a thread is time-travelled (`invoke(None, {"configurable": {"checkpoint_id": ...}})`)
+the subgraphs that run again must see the state they had *at that point of the timeline*,
+not the state a later run left behind. The root loop records a `ReplayBound` (the replayed
+checkpoint's id, or for a fork made by `update_state` the checkpoint it was forked from);
+the first run of each subgraph namespace in that replay starts from its newest checkpoint
+saved before the bound, and runs its input afresh (answered interrupts ask again). Later
+runs of the same namespace (a subgraph called in a loop) load their latest checkpoint,
+which this replay just wrote.
+
+A config taken from `get_state(subgraphs=True)` addresses a subgraph's own checkpoint
+through `checkpoint_map`: that subgraph starts from exactly that checkpoint, time-travelled.
+
+`plan_load` decides (pure); `load` / `aload` do the saver I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lgnb._internal.constants import CONF
+from lgnb.pregel._options import saver_config
+
+__all__ = ("ReplayBound", "LoadPlan", "plan_load", "load", "aload")
+
+
+@dataclass
+class ReplayBound:
+    """A replay in progress: subgraphs load what they saved before `checkpoint_id`."""
+
+    checkpoint_id: str
+    visited: set[str] = field(default_factory=set)
+
+    def first_visit(self, ns: str) -> bool:
+        """True the first time this replay runs the subgraph at `ns` (task ids ignored,
+        so a subgraph run again in a loop counts as the same one)."""
+        stable = ns.rsplit(":", 1)[0] if ":" in ns else ns
+        if stable in self.visited:
+            return False
+        self.visited.add(stable)
+        return True
+
+
+@dataclass(frozen=True)
+class LoadPlan:
+    """How a nested loop finds its saved checkpoint, and whether it time-travels."""
+
+    how: Literal["latest", "exact", "before"]
+    config: dict[str, Any]
+    before: str | None = None
+
+    @property
+    def time_travel(self) -> bool:
+        return self.how != "latest"
+
+
+def plan_load(config: dict[str, Any], ns: str, replay: ReplayBound | None) -> LoadPlan:
+    """The checkpoint a nested loop at `ns` with run config `config` starts from."""
+    conf = config.get(CONF) or {}
+    cmap = conf.get("checkpoint_map") or {}
+    base = saver_config(config)
+    if ns in cmap and cmap[ns]:
+        return LoadPlan("exact", {CONF: {**base[CONF], "checkpoint_id": cmap[ns]}})
+    if replay is not None and replay.first_visit(ns):
+        return LoadPlan("before", base, replay.checkpoint_id)
+    return LoadPlan("latest", base)
+
+
+def load(saver: Any, plan: LoadPlan) -> Any:
+    """The CheckpointTuple `plan` names (None: start empty)."""
+    if plan.how == "before":
+        for saved in saver.list(plan.config, before={CONF: {"checkpoint_id": plan.before}}, limit=1):
+            return saved
+        return None
+    return saver.get_tuple(plan.config)
+
+
+async def aload(saver: Any, plan: LoadPlan) -> Any:
+    """Async twin of `load`."""
+    if plan.how == "before":
+        async for saved in saver.alist(plan.config, before={CONF: {"checkpoint_id": plan.before}}, limit=1):
+            return saved
+        return None
+    return await saver.aget_tuple(plan.config)
