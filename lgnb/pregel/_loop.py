@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
-from uuid import uuid4
+from uuid import UUID, uuid4, uuid5
 
 from lgnb._internal.constants import (
     CONF,
@@ -30,12 +30,22 @@ from lgnb._internal.constants import (
 )
 from lgnb._internal.ids import new_checkpoint_id
 from lgnb.channels.base import MISSING
+from lgnb.channels.delta import DeltaSnapshot
 from lgnb.channels.last_value import LastValue
 from lgnb.errors import (
     EmptyInputError,
     GraphInterrupt,
 )
 from lgnb.pregel._algo import Versions, apply_writes, plan_tasks
+from lgnb.pregel._delta import (
+    COUNTERS,
+    advance_counters,
+    delta_keys,
+    due_for_snapshot,
+    nonzero,
+    overwritten_delta_keys,
+    stored_counters,
+)
 from lgnb.pregel._io import (
     read_channels,
     task_result_payload,
@@ -177,6 +187,10 @@ class Loop(ResumeMixin):
         self.values_emitted = False
         self.interrupts_seen: list[Interrupt] = []
         self.addressed = bool(conf.get("checkpoint_id")) and saved is not None
+        # DeltaChannel keys, and those that must store a full snapshot at the next save
+        self.delta_keys: list[str] = delta_keys(graph.channels)
+        self.forced_snapshots: set[str] = set()
+        self.delta_updated: set[str] = set()  # delta keys written since the run started
         # set by whoever loaded `saved` for a subgraph being time-travelled (see _replay)
         self.time_travel = False
         # the replay this run belongs to: set by a time-travelling root, seen by subgraphs
@@ -202,6 +216,11 @@ class Loop(ResumeMixin):
             self.replay = ReplayBound(self._replay_bound())
         if self.is_replaying:
             self.pending = [w for w in self.pending if w[1] != RESUME]
+        if self.delta_keys and self.pending and not (self.is_resuming and not self.is_replaying):
+            # a new branch from a checkpoint whose saved writes it does not reapply: the
+            # ancestor walk would replay them, so the branch starts from a snapshot
+            delta = self.delta_keys
+            self.forced_snapshots.update(c for _, c, _ in self.pending if c in delta)
         if is_command:
             self._apply_command(input)
         null_writes = [(c, v) for t, c, v in self.pending if t == NULL_TASK_ID]
@@ -224,6 +243,8 @@ class Loop(ResumeMixin):
                 raise EmptyInputError(f"Received no input for {graph.input_channels}")
             # tasks left unfinished by an earlier run are discarded: mark them seen
             discard = self._plan()
+            if self.delta_keys:
+                self._store_delta_input(writes)
             self.updated_channels = self._apply([*discard, WriteBatch(INPUT, writes)])
             self._put_checkpoint({"source": "input"})
         elif not self.is_nested or resuming is None:
@@ -421,6 +442,10 @@ class Loop(ResumeMixin):
     def after_tick(self) -> None:
         """All tasks of the step are done: apply their writes, stream values, checkpoint."""
         tasks = list(self.tasks.values())
+        if self.delta_keys:
+            self.forced_snapshots |= overwritten_delta_keys(
+                self.graph.channels, (w for t in tasks for w in t.writes)
+            )
         self.updated_channels = self._apply(tasks)
         self._values(self.updated_channels)
         self.pending.clear()
@@ -503,8 +528,9 @@ class Loop(ResumeMixin):
             self.checkpoint_id = new_checkpoint_id(self.step)
             self.checkpoint_ts = datetime.now(timezone.utc).isoformat()
         save = exiting or self.durability != "exit"
+        snapshots = self._delta_bookkeeping(exiting, save) if self.delta_keys else ()
         if save:
-            checkpoint = self._checkpoint_dict()
+            checkpoint = self._checkpoint_dict(snapshots)
             versions = checkpoint["channel_versions"]
             new_versions = {k: versions[k] for k in self.unsaved if k in versions}
             self.unsaved = set()
@@ -518,8 +544,78 @@ class Loop(ResumeMixin):
         if not exiting:
             self.step += 1
 
-    def _checkpoint_dict(self) -> dict[str, Any]:
-        """The checkpoint to save, re-reading only channels changed since the last save."""
+    def _delta_bookkeeping(self, exiting: bool, save: bool) -> set[str]:
+        """Advance the delta keys' counters in `self.metadata`; the keys to snapshot now.
+
+        Every checkpoint counts a superstep (the exit save re-saves the last one, so it
+        does not count again). A key snapshots when its cadence is due, when an Overwrite
+        or a new branch forced it, and — with durability "exit", where the intermediate
+        checkpoints and their writes are never saved — when the run wrote it.
+        """
+        delta = self.delta_keys
+        counters = stored_counters(self.metadata)
+        if not exiting:
+            updated = [k for k in (self.updated_channels or ()) if k in delta]
+            self.delta_updated.update(updated)
+            counters = advance_counters(counters, delta, updated)
+        snapshots: set[str] = set()
+        if save:
+            versions = self.versions.versions
+            snapshots = due_for_snapshot(self.channels, counters, versions) | {
+                k for k in self.forced_snapshots if k in versions and self.channels[k].is_available()
+            }
+            if exiting:
+                snapshots |= {
+                    k for k in self.delta_updated if k in versions and self.channels[k].is_available()
+                }
+            self.forced_snapshots -= snapshots
+            for k in snapshots:
+                counters[k] = (0, 0)
+                if k not in self.unsaved and self.has_saved_version(k):
+                    self._bump_for_snapshot(k)
+        kept = nonzero(counters)
+        if kept:
+            self.metadata[COUNTERS] = kept
+        else:
+            self.metadata.pop(COUNTERS, None)
+        return snapshots
+
+    def has_saved_version(self, key: str) -> bool:
+        """Whether the saver already holds a blob for the key's current version."""
+        return self.saved_values is not None or self.has_saved
+
+    def _bump_for_snapshot(self, key: str) -> None:
+        """A new version for `key`, so the saver stores its snapshot blob (savers store one
+        blob per version). It is not a write: whoever had seen the old version has seen
+        the new one too, so nothing is triggered by it."""
+        versions = self.versions
+        old = versions.versions[key]
+        new = versions.bump()
+        versions.versions[key] = new
+        for node, seen in versions.seen.items():
+            if seen.get(key) == old:
+                versions.seen[node] = {**seen, key: new}
+                self.unsaved_seen.add(node)
+        self.unsaved.add(key)
+
+    def _store_delta_input(self, writes: Sequence[tuple[str, Any]]) -> None:
+        """Where a delta key's input is read from: the writes saved on the checkpoint the
+        run starts from, or — for a new thread, an addressed (older) checkpoint whose other
+        children must not read them, or durability "exit" — a snapshot at the input
+        checkpoint."""
+        delta = self.delta_keys
+        mine = [(c, v) for c, v in writes if c in delta]
+        if not mine:
+            return
+        self.forced_snapshots |= overwritten_delta_keys(self.graph.channels, mine)
+        if self.has_saved and not self.addressed and self.durability != "exit":
+            self._save_writes(str(uuid5(UUID(self.checkpoint_id), INPUT)), mine, "")
+        else:
+            self.forced_snapshots.update(c for c, _ in mine)
+
+    def _checkpoint_dict(self, snapshots: Iterable[str] = ()) -> dict[str, Any]:
+        """The checkpoint to save, re-reading only channels changed since the last save;
+        the delta keys in `snapshots` store a full `_DeltaSnapshot` of their value."""
         versions = self.versions.versions
         seen_all = self.versions.seen
         values = self.saved_values
@@ -539,6 +635,8 @@ class Loop(ResumeMixin):
         for n in dirty_seen:
             if n in seen_all:
                 seen[n] = dict(seen_all[n])
+        for k in snapshots:
+            values[k] = DeltaSnapshot(self.channels[k].get())
         self.saved_values, self.saved_seen = values, seen
         self.unsaved_seen = set()
         return {

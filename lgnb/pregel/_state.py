@@ -25,6 +25,7 @@ from lgnb._internal.constants import (
     START,
 )
 from lgnb.errors import InvalidUpdateError
+from lgnb.pregel._delta import ahydrate, graph_has_delta, hydrate, overwritten_delta_keys
 from lgnb.pregel._io import read_channels, result_writes
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._options import recast_ns
@@ -256,7 +257,7 @@ def get_state(graph: Pregel, config: dict[str, Any], *, subgraphs: bool = False)
     if (sub := _subgraph_for_ns(graph, config)) is not None:
         return sub[0].get_state(sub[1], subgraphs=subgraphs)
     own = _own_config(graph, config)
-    saved = saver.get_tuple(own)
+    saved = hydrate(saver, saver.get_tuple(own), graph.channels)
     if saved is None:
         return _empty(config)
     return _snapshot(graph, own, saved, saver, recurse=subgraphs, live="checkpoint_id" not in own[CONF])
@@ -267,7 +268,7 @@ async def aget_state(graph: Pregel, config: dict[str, Any], *, subgraphs: bool =
     if (sub := _subgraph_for_ns(graph, config)) is not None:
         return await sub[0].aget_state(sub[1], subgraphs=subgraphs)
     own = _own_config(graph, config)
-    saved = await saver.aget_tuple(own)
+    saved = await ahydrate(saver, await saver.aget_tuple(own), graph.channels)
     if saved is None:
         return _empty(config)
     return await _asnapshot(graph, own, saved, saver, recurse=subgraphs, live="checkpoint_id" not in own[CONF])
@@ -287,6 +288,7 @@ def get_state_history(
         return
     config = _own_config(graph, config)
     for saved in saver.list(config, before=before, limit=limit, filter=filter):
+        saved = hydrate(saver, saved, graph.channels)
         yield _snapshot(graph, config, saved, saver, recurse=False, live=False)
 
 
@@ -305,6 +307,7 @@ async def aget_state_history(
         return
     config = _own_config(graph, config)
     async for saved in saver.alist(config, before=before, limit=limit, filter=filter):
+        saved = await ahydrate(saver, saved, graph.channels)
         yield await _asnapshot(graph, config, saved, saver, recurse=False, live=False)
 
 
@@ -324,9 +327,25 @@ def _infer_as_node(graph: Pregel, loop: Loop) -> str | None:
     return None
 
 
-def _plan_update(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, updates: Sequence[Any]) -> Loop:
-    """Apply one superstep of updates to a Loop built from `saved`; queue the save."""
+def _plan_update(
+    graph: Pregel,
+    config: dict[str, Any],
+    saved: Any,
+    saver: Any,
+    updates: Sequence[Any],
+    *,
+    is_first: bool = True,
+    superseded: bool = False,
+) -> Loop:
+    """Apply one superstep of updates to a Loop built from `saved`; queue the save.
+
+    `superseded`: the thread has moved past `saved` (an update on an older checkpoint)."""
     loop = _loop_for(graph, config, saved, saver)
+    if loop.delta_keys and is_first and saved is not None:
+        # a new branch from `saved`: its saved writes belong to the child that used them
+        loop.forced_snapshots.update(
+            c for _, c, _ in (saved.pending_writes or ()) if c in loop.delta_keys
+        )
     step = saved.metadata.get("step", -1) if saved else -1
     loop.step = step + 1
     values, as_node = updates[0][0], updates[0][1]
@@ -355,6 +374,9 @@ def _plan_update(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, 
         writes = graph.map_input(values) if values is not None else []
         if not writes:
             raise InvalidUpdateError(f"Received no input writes for {graph.input_channels}")
+        if loop.delta_keys:
+            tid = str(uuid5(UUID(loop.checkpoint_id), INPUT))
+            _store_delta_update(loop, saved, [(tid, list(writes), "")], superseded)
         loop.updated_channels = loop._apply([WriteBatch(INPUT, writes)])
         loop.pending = []
         loop.step = step + 1 if saved is not None and saved.metadata.get("step") is not None else -1
@@ -404,12 +426,37 @@ def _plan_update(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, 
         finally:
             TASK_CTX.reset(token)
         batches.append(task)
+    if loop.delta_keys:
+        _store_delta_update(
+            loop, saved, [(t.id, list(t.writes), "") for t in batches], superseded
+        )
     loop.updated_channels = loop._apply(batches)
     loop.pending = []
     loop.step = step + 1
     _with_parents(loop, saved)
     loop._put_checkpoint({"source": "update"})
     return loop
+
+
+def _store_delta_update(
+    loop: Loop,
+    saved: Any,
+    writes: Sequence[tuple[str, list[tuple[str, Any]], str]],
+    superseded: bool,
+) -> None:
+    """Save an update's writes where its delta keys will read them: on the checkpoint the
+    update builds on. A new thread has none, and an older checkpoint's other children would
+    read them too: then the update's checkpoint snapshots the keys instead."""
+    delta = loop.delta_keys
+    all_writes = [w for _, ws, _ in writes for w in ws]
+    loop.forced_snapshots |= overwritten_delta_keys(loop.graph.channels, all_writes)
+    if saved is None or superseded:
+        loop.forced_snapshots.update(c for c, _ in all_writes if c in delta)
+        return
+    for tid, ws, path in writes:
+        kept = [(c, v) for c, v in ws if c != PUSH]
+        if kept:
+            loop._save_writes(tid, kept, path)
 
 
 def _copy_checkpoint(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, updates: Sequence[Any]) -> Loop:
@@ -449,12 +496,18 @@ def bulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: Sequenc
     if (sub := _subgraph_for_ns(graph, config)) is not None:
         return bulk_update_state(sub[0], sub[1], supersteps)
     current = _own_config(graph, config)
-    for updates in supersteps:
-        saved = saver.get_tuple(current)
-        loop = _plan_update(graph, current, saved, saver, updates)
+    for i, updates in enumerate(supersteps):
+        saved = hydrate(saver, saver.get_tuple(current), graph.channels)
+        superseded = False
+        if i == 0 and saved is not None and graph_has_delta(graph) and current[CONF].get("checkpoint_id"):
+            latest = saver.get_tuple({**current, CONF: {**current[CONF], "checkpoint_id": None}})
+            superseded = latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
+        loop = _plan_update(graph, current, saved, saver, updates, is_first=i == 0, superseded=superseded)
         for op in loop.io:
             if op[0] == "put":
                 current = saver.put(op[1], op[2], op[3], op[4])
+            elif op[0] == "put_writes":
+                saver.put_writes(op[1], op[2], op[3], op[4])
         current = _patch_map(current, loop.metadata) or current
     return current
 
@@ -468,12 +521,18 @@ async def abulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: 
     if (sub := _subgraph_for_ns(graph, config)) is not None:
         return await abulk_update_state(sub[0], sub[1], supersteps)
     current = _own_config(graph, config)
-    for updates in supersteps:
-        saved = await saver.aget_tuple(current)
-        loop = _plan_update(graph, current, saved, saver, updates)
+    for i, updates in enumerate(supersteps):
+        saved = await ahydrate(saver, await saver.aget_tuple(current), graph.channels)
+        superseded = False
+        if i == 0 and saved is not None and graph_has_delta(graph) and current[CONF].get("checkpoint_id"):
+            latest = await saver.aget_tuple({**current, CONF: {**current[CONF], "checkpoint_id": None}})
+            superseded = latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
+        loop = _plan_update(graph, current, saved, saver, updates, is_first=i == 0, superseded=superseded)
         for op in loop.io:
             if op[0] == "put":
                 current = await saver.aput(op[1], op[2], op[3], op[4])
+            elif op[0] == "put_writes":
+                await saver.aput_writes(op[1], op[2], op[3], op[4])
         current = _patch_map(current, loop.metadata) or current
     return current
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import CONF
+from lgnb.pregel._delta import ahydrate, hydrate
 from lgnb.pregel._driver import adrive, drive
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._options import (
@@ -79,7 +80,8 @@ def run_as_subgraph(graph: Pregel, value: Any, ctx: TaskContext) -> Any:
     loop, resuming = subloop(graph, ctx)
     if loop.checkpointer is not None:
         plan = plan_load(loop.config, loop.ns, loop.replay)
-        loop, resuming = with_saved(loop, load(loop.checkpointer, plan), plan, resuming)
+        saved = hydrate(loop.checkpointer, load(loop.checkpointer, plan), graph.channels)
+        loop, resuming = with_saved(loop, saved, plan, resuming)
     for _ in drive(loop, value, resuming=resuming and loop.has_saved):
         pass
     graph._check_exit(loop, loop.config)
@@ -91,7 +93,8 @@ async def arun_as_subgraph(graph: Pregel, value: Any, ctx: TaskContext) -> Any:
     loop, resuming = subloop(graph, ctx)
     if loop.checkpointer is not None:
         plan = plan_load(loop.config, loop.ns, loop.replay)
-        loop, resuming = with_saved(loop, await aload(loop.checkpointer, plan), plan, resuming)
+        saved = await ahydrate(loop.checkpointer, await aload(loop.checkpointer, plan), graph.channels)
+        loop, resuming = with_saved(loop, saved, plan, resuming)
     async for _ in adrive(loop, value, resuming=resuming and loop.has_saved):
         pass
     graph._check_exit(loop, loop.config)

@@ -15,6 +15,7 @@ from lgnb._internal.runnable_compat import register_when_loaded, runnable_attrib
 from lgnb.channels.base import BaseChannel
 from lgnb.errors import ErrorCode, GraphRecursionError, create_error_message
 from lgnb.pregel._context import TASK_CTX, TaskContext
+from lgnb.pregel._delta import ahydrate, hydrate
 from lgnb.pregel._driver import adrive, drive
 from lgnb.pregel._invoke import Collector
 from lgnb.pregel._live import (
@@ -203,7 +204,7 @@ class Pregel:
         if checkpointer is None:
             return Loop(self, run, saved=None, **loop_kwargs)
         plan = self._load_plan(loop_kwargs, config)
-        saved = load(checkpointer, plan)
+        saved = hydrate(checkpointer, load(checkpointer, plan), self.channels)
         return self._replayed(Loop(self, run, saved=saved, **loop_kwargs), plan)
 
     async def _aopen_loop(self, run: RunContext, loop_kwargs: dict[str, Any], config: dict[str, Any]) -> Loop:
@@ -212,7 +213,7 @@ class Pregel:
         if checkpointer is None:
             return Loop(self, run, saved=None, **loop_kwargs)
         plan = self._load_plan(loop_kwargs, config)
-        saved = await aload(checkpointer, plan)
+        saved = await ahydrate(checkpointer, await aload(checkpointer, plan), self.channels)
         return self._replayed(Loop(self, run, saved=saved, **loop_kwargs), plan)
 
     @staticmethod

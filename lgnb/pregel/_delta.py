@@ -1,0 +1,195 @@
+"""DeltaChannel persistence: when to snapshot, and how a loaded checkpoint is rebuilt.
+
+A `DeltaChannel` key saves nothing at most checkpoints (it is absent from
+`channel_values`); its value at a checkpoint is the newest stored seed on the parent
+chain — a `_DeltaSnapshot`, or a plain value written while the key was a plain reducer —
+plus every write saved on the checkpoints in between, replayed through the reducer. The
+saver walks the chain (`BaseCheckpointSaver.get_delta_channel_history`), so savers with
+direct storage access can do it in one query.
+
+Snapshot cadence, per delta key, kept in checkpoint metadata as
+`counters_since_delta_snapshot = {key: (updates, supersteps)}` (zero pairs omitted):
+each checkpoint adds a superstep, and an update when the step wrote the key. A key
+snapshots when updates reach its `snapshot_frequency` or supersteps reach
+`MAX_SUPERSTEPS_SINCE_SNAPSHOT`, which bounds the replay even for a key nobody writes.
+
+Pure functions here; `hydrate` / `ahydrate` are the thin sync/async I/O shims.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+from lgnb.channels.base import MISSING, BaseChannel
+from lgnb.channels.binop import BinaryOperatorAggregate, as_overwrite
+from lgnb.channels.delta import DeltaChannel
+
+__all__ = (
+    "COUNTERS",
+    "MAX_SUPERSTEPS_SINCE_SNAPSHOT",
+    "advance_counters",
+    "due_for_snapshot",
+    "overwritten_delta_keys",
+    "replay_targets",
+    "replayed",
+    "hydrate",
+    "ahydrate",
+)
+
+#: metadata key of the per-key `(updates, supersteps)` counters
+COUNTERS = "counters_since_delta_snapshot"
+
+#: a delta key snapshots at the latest after this many supersteps (same variable as LangGraph)
+MAX_SUPERSTEPS_SINCE_SNAPSHOT = int(
+    os.getenv("LANGGRAPH_DELTA_MAX_SUPERSTEPS_SINCE_SNAPSHOT", "5000")
+)
+
+
+def delta_keys(channels: Mapping[str, Any]) -> list[str]:
+    """The DeltaChannel keys of a graph, in declaration order."""
+    return [k for k, ch in channels.items() if isinstance(ch, DeltaChannel)]
+
+
+def advance_counters(
+    previous: Mapping[str, Any] | None, keys: Iterable[str], updated: Iterable[str] | None
+) -> dict[str, tuple[int, int]]:
+    """The counters after one more checkpoint: +1 superstep each, +1 update if written."""
+    prev = previous or {}
+    written = set(updated or ())
+    out: dict[str, tuple[int, int]] = {}
+    for k in keys:
+        u, s = prev.get(k, (0, 0))
+        out[k] = (u + 1 if k in written else u, s + 1)
+    return out
+
+
+def due_for_snapshot(
+    channels: Mapping[str, BaseChannel],
+    counters: Mapping[str, tuple[int, int]],
+    versions: Mapping[str, Any],
+) -> set[str]:
+    """Delta keys whose counters reached their cadence (only keys with a value and a version)."""
+    due: set[str] = set()
+    for k, (updates, supersteps) in counters.items():
+        ch = channels.get(k)
+        if not isinstance(ch, DeltaChannel) or k not in versions or not ch.is_available():
+            continue
+        if updates >= ch.snapshot_frequency or supersteps >= MAX_SUPERSTEPS_SINCE_SNAPSHOT:
+            due.add(k)
+    return due
+
+
+def overwritten_delta_keys(
+    channels: Mapping[str, Any], writes: Iterable[tuple[str, Any]]
+) -> set[str]:
+    """Delta keys that `writes` set with an Overwrite: they snapshot at the next checkpoint,
+    or a later read would start from an older seed and replay what the Overwrite dropped."""
+    return {
+        c
+        for c, v in writes
+        if isinstance(channels.get(c), DeltaChannel) and as_overwrite(v)[0]
+    }
+
+
+def stored_counters(metadata: Mapping[str, Any] | None) -> dict[str, tuple[int, int]]:
+    """The counters saved in checkpoint metadata (lists after a JSON round trip)."""
+    raw = (metadata or {}).get(COUNTERS) or {}
+    return {k: (int(v[0]), int(v[1])) for k, v in raw.items()}
+
+
+def nonzero(counters: Mapping[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    return {k: v for k, v in counters.items() if v != (0, 0)}
+
+
+def replay_targets(channels: Mapping[str, Any], checkpoint: Mapping[str, Any]) -> list[str]:
+    """Keys whose value at `checkpoint` must be rebuilt from the ancestors' writes.
+
+    A delta key with a stored blob (snapshot or plain value) reads it directly, and one
+    without a version was never written (empty, nothing to walk). A plain reducer key with
+    a version but no blob was written while it was a DeltaChannel: it is rebuilt too.
+    """
+    values = checkpoint.get("channel_values") or {}
+    versions = checkpoint.get("channel_versions") or {}
+    return [
+        k
+        for k, ch in channels.items()
+        if isinstance(ch, (DeltaChannel, BinaryOperatorAggregate))
+        and k in versions
+        and values.get(k, MISSING) is MISSING
+    ]
+
+
+def replayed(spec: BaseChannel, history: Mapping[str, Any]) -> Any:
+    """The value of `spec`'s key from its seed and the writes after it (MISSING: empty)."""
+    seed = history.get("seed", MISSING)
+    writes: Sequence[Any] = history.get("writes") or ()
+    if isinstance(spec, DeltaChannel):
+        ch = spec.from_checkpoint(seed)
+        ch.replay_writes(writes)
+    else:
+        if isinstance(seed, _DeltaSnapshot):
+            seed = seed.value
+        ch = spec.from_checkpoint(seed)
+        # one update per write: a single call would reject a second Overwrite
+        for w in writes:
+            ch.update([w[-1]])
+    return ch.get() if ch.is_available() else MISSING
+
+
+def _with_values(saved: Any, values: Mapping[str, Any]) -> Any:
+    if not values:
+        return saved
+    checkpoint = dict(saved.checkpoint)
+    checkpoint["channel_values"] = {**checkpoint.get("channel_values", {}), **values}
+    return saved._replace(checkpoint=checkpoint)
+
+
+def _rebuilt(channels: Mapping[str, Any], histories: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, history in histories.items():
+        value = replayed(channels[k], history)
+        if value is not MISSING:
+            # a snapshot blob, so the loaded channel knows it is a whole value
+            out[k] = _DeltaSnapshot(value) if isinstance(channels[k], DeltaChannel) else value
+    return out
+
+
+def _require_saver(targets: list[str], saver: Any) -> None:
+    if targets and saver is None:
+        raise ValueError(
+            f"DeltaChannel {targets} has history to replay but no checkpointer or config "
+            "was passed to read it: load the checkpoint through the graph's checkpointer"
+        )
+
+
+def hydrate(saver: Any, saved: Any, channels: Mapping[str, Any]) -> Any:
+    """`saved` (a CheckpointTuple) with the values of its delta keys rebuilt in place."""
+    if saved is None:
+        return None
+    targets = replay_targets(channels, saved.checkpoint)
+    if not targets:
+        return saved
+    _require_saver(targets, saver)
+    histories = saver.get_delta_channel_history(config=saved.config, channels=targets)
+    return _with_values(saved, _rebuilt(channels, histories))
+
+
+async def ahydrate(saver: Any, saved: Any, channels: Mapping[str, Any]) -> Any:
+    """Async twin of `hydrate`."""
+    if saved is None:
+        return None
+    targets = replay_targets(channels, saved.checkpoint)
+    if not targets:
+        return saved
+    _require_saver(targets, saver)
+    histories = await saver.aget_delta_channel_history(config=saved.config, channels=targets)
+    return _with_values(saved, _rebuilt(channels, histories))
+
+
+def graph_has_delta(graph: Any) -> bool:
+    """Whether a graph has a DeltaChannel key (the delta bookkeeping is skipped otherwise)."""
+    return any(isinstance(ch, DeltaChannel) for ch in graph.channels.values())
