@@ -1,5 +1,6 @@
 """The Pregel runtime: super-steps over channels (plan, execute, update, checkpoint)."""
 
+from lgnb.pregel._builder import NodeBuilder
 from lgnb.pregel.main import Pregel
 
-__all__ = ("Pregel",)
+__all__ = ("NodeBuilder", "Pregel")
