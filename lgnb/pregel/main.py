@@ -26,6 +26,7 @@ from lgnb.pregel._live import (
     wait_either,
 )
 from lgnb.pregel._loop import Loop
+from lgnb.pregel._builder import NodeBuilder
 from lgnb.pregel._node import PregelNode
 from lgnb.pregel._options import (
     DEFAULT_RECURSION_LIMIT,
@@ -73,41 +74,86 @@ class Pregel:
     def __init__(
         self,
         *,
-        nodes: dict[str, PregelNode],
-        channels: dict[str, BaseChannel],
-        input_channels: str | list[str],
-        output_channels: str | list[str],
-        stream_channels: str | list[str],
-        state_keys: Sequence[str],
+        nodes: dict[str, PregelNode | NodeBuilder],
+        channels: dict[str, BaseChannel] | None,
+        input_channels: str | Sequence[str],
+        output_channels: str | Sequence[str],
+        stream_channels: str | Sequence[str] | None = None,
+        state_keys: Sequence[str] | None = None,
         checkpointer: Any = None,
         interrupt_before_nodes: Sequence[str] | str = (),
         interrupt_after_nodes: Sequence[str] | str = (),
-        stream_mode: str = "updates",
+        stream_mode: str = "values",
         name: str = "LangGraph",
-        debug: bool = False,
-        retry_policy: Sequence[Any] = (),
+        debug: bool | None = None,
+        retry_policy: Any = (),
+        cache_policy: Any = None,
+        cache: Any = None,
         context_schema: Any = None,
         store: Any = None,
         config: RunnableConfig | None = None,
+        auto_validate: bool = True,
+        stream_eager: bool = False,
+        step_timeout: float | None = None,
+        trigger_to_nodes: Any = None,
+        **deprecated_kwargs: Any,
     ) -> None:
-        self.nodes = nodes
-        self.channels = channels
+        """A graph of hand-built nodes over `channels` (StateGraph.compile builds one too).
+
+        `nodes` maps names to `PregelNode`s or `NodeBuilder`s; `input_channels` receive
+        the input, `output_channels` are read for the output, `stream_channels` (default:
+        every channel) for `values`/`updates` streaming. `state_keys`: the channels whose
+        values the loop mirrors for list-reading nodes (default: every channel).
+        """
+        from lgnb.pregel._assemble import assemble
+
+        parts = assemble(
+            nodes=nodes,
+            channels=channels,
+            input_channels=input_channels,
+            output_channels=output_channels,
+            stream_channels=stream_channels,
+            state_keys=state_keys,
+            interrupt_before_nodes=interrupt_before_nodes,
+            interrupt_after_nodes=interrupt_after_nodes,
+            context_schema=context_schema,
+            retry_policy=retry_policy,
+            checkpointer=checkpointer,
+            validate=auto_validate,
+            deprecated_kwargs=deprecated_kwargs,
+        )
+        self.nodes = parts.nodes
+        self.channels = parts.channels
         self.input_channels = input_channels
         self.output_channels = output_channels
-        self.stream_channels = stream_channels
+        self.stream_channels = parts.stream_channels
         self.checkpointer = checkpointer
         self.interrupt_before_nodes = interrupt_before_nodes
         self.interrupt_after_nodes = interrupt_after_nodes
         self.stream_mode = stream_mode
+        self.stream_eager = stream_eager
+        self.step_timeout = step_timeout
         self.name = name
-        self.debug = debug
-        self.retry_policy = retry_policy
-        self.context_schema = context_schema
+        self.debug = bool(debug)
+        self.retry_policy = parts.retry_policy
+        self.cache_policy = cache_policy
+        self.cache = cache
+        self.context_schema = parts.context_schema
         self.store = store
         self.config = config
-        self.state_keys = list(state_keys)
+        self.state_keys = parts.state_keys
         self.output_mapper: Any = None
+        # transformer factories every v3 run stream gets (`compile(transformers=...)`)
+        self.stream_transformers: Sequence[Any] = ()
         self._index()
+
+    def validate(self) -> Pregel:
+        """Check that nodes, channels and interrupt names fit together (ValueError if not)."""
+        from lgnb.pregel._assemble import validate_graph
+
+        validate_graph(self)
+        self._index()
+        return self
 
     def _index(self) -> None:
         """Precompute what the loop looks up on every step."""
@@ -718,8 +764,9 @@ _OWN_ATTRIBUTES = frozenset(
         "nodes", "channels", "input_channels", "output_channels", "stream_channels",
         "checkpointer", "interrupt_before_nodes", "interrupt_after_nodes", "stream_mode",
         "name", "debug", "retry_policy", "context_schema", "store", "config", "state_keys",
-        "output_mapper", "builder", "state_key_set", "trigger_to_nodes", "step_channels",
-        "finish_channels", "untracked_keys",
+        "output_mapper", "builder", "state_key_set", "stream_eager", "step_timeout",
+        "cache_policy", "cache", "trigger_to_nodes", "step_channels",
+        "finish_channels", "untracked_keys", "stream_transformers",
     }
 )
 
