@@ -41,6 +41,7 @@ class PregelNode:
         "ends",
         "defer",
         "cache_policy",
+        "_subgraphs",
     )
 
     def __init__(
@@ -73,3 +74,25 @@ class PregelNode:
         self.ends: Any = ()
         self.defer = False
         self.cache_policy: Any = None
+        self._subgraphs: list[Any] | None = None
+
+    @property
+    def subgraphs(self) -> list[Any]:
+        """The compiled graph this node is, or that its code invokes (`[]` if none):
+        what `get_subgraphs` and namespaced state reads resolve (see `_detect`)."""
+        if self._subgraphs is None:
+            from lgnb.pregel._detect import find_subgraph
+
+            bound = self.bound
+            found = None
+            if bound is not None:
+                found = bound.subgraph
+                for fn in (bound.func, bound.afunc, bound.runnable):
+                    if found is None and fn is not None:
+                        found = find_subgraph(fn)
+            self._subgraphs = [found] if found is not None else []
+        return self._subgraphs
+
+    @subgraphs.setter
+    def subgraphs(self, value: list[Any]) -> None:
+        self._subgraphs = list(value)

@@ -75,18 +75,25 @@ def _own_config(graph: Pregel, config: dict[str, Any]) -> dict[str, Any]:
     return {**config, CONF: conf}
 
 
-def _subgraph_for_ns(graph: Pregel, config: dict[str, Any]) -> tuple[Pregel, dict[str, Any]] | None:
-    """A config naming a subgraph namespace is answered by that subgraph."""
+def _subgraph_for_ns(
+    graph: Pregel, config: dict[str, Any], *, for_update: bool = False
+) -> tuple[Pregel, dict[str, Any]] | None:
+    """A config naming a subgraph namespace is answered by that subgraph. A namespace
+    no declared or detected subgraph owns (a graph a tool invokes) is read with this
+    graph's channels; an update to it raises, as it would write the wrong state."""
     ns = config.get(CONF, {}).get("checkpoint_ns", "")
     if not ns or "__lgnb_checkpointer" in config.get(CONF, {}):
         return None  # the root namespace, or already resolved to this graph
-    names = recast_ns(ns).split(NS_SEP)
-    current: Any = graph
-    for name in names:
-        node = current.nodes.get(name)
-        if node is None or node.bound is None or node.bound.subgraph is None:
-            raise ValueError(f"Subgraph {name} not found (checkpoint_ns {ns!r})")
-        current = node.bound.subgraph
+    recast = recast_ns(ns)
+    current = next((sub for _, sub in graph.get_subgraphs(namespace=recast, recurse=True)), None)
+    if current is None:
+        if for_update:
+            raise ValueError(
+                f"Subgraph {recast} not found (checkpoint_ns {ns!r}): no node of this graph "
+                "is, or invokes, a compiled graph at that namespace, so its state cannot be "
+                "updated through this graph."
+            )
+        return None
     conf = dict(config[CONF])
     conf["__lgnb_checkpointer"] = _checkpointer(graph, config)
     return current, {**config, CONF: conf}
@@ -171,11 +178,11 @@ def _subgraph_states(
     states: dict[str, Any] = {}
     requests: list[tuple[Any, dict[str, Any]]] = []
     for task in tasks:
-        bound = task.node.bound
-        if bound is None or bound.subgraph is None:
+        subs = task.node.subgraphs
+        if not subs:
             continue
         ns = task.ns
-        if bound.subgraph.checkpointer is True:
+        if subs[0].checkpointer is True:
             ns = recast_ns(ns)
         cfg = {CONF: {"thread_id": thread_id, "checkpoint_ns": ns}}
         if recurse:
@@ -236,7 +243,7 @@ def _snapshot(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, *, 
     loop, tasks = parts
     states, requests = _subgraph_states(loop, tasks, saver, saved.config[CONF]["thread_id"], recurse)
     for task, cfg in requests:
-        states[task.id] = task.node.bound.subgraph.get_state(cfg, subgraphs=True)
+        states[task.id] = task.node.subgraphs[0].get_state(cfg, subgraphs=True)
     return _finish_snapshot(loop, tasks, saved, states, live=live)
 
 
@@ -247,7 +254,7 @@ async def _asnapshot(graph: Pregel, config: dict[str, Any], saved: Any, saver: A
     loop, tasks = parts
     states, requests = _subgraph_states(loop, tasks, saver, saved.config[CONF]["thread_id"], recurse)
     for task, cfg in requests:
-        states[task.id] = await task.node.bound.subgraph.aget_state(cfg, subgraphs=True)
+        states[task.id] = await task.node.subgraphs[0].aget_state(cfg, subgraphs=True)
     return _finish_snapshot(loop, tasks, saved, states, live=live)
 
 
@@ -493,7 +500,7 @@ def bulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: Sequenc
         raise ValueError("No supersteps provided")
     if any(len(u) == 0 for u in supersteps):
         raise ValueError("No updates provided")
-    if (sub := _subgraph_for_ns(graph, config)) is not None:
+    if (sub := _subgraph_for_ns(graph, config, for_update=True)) is not None:
         return bulk_update_state(sub[0], sub[1], supersteps)
     current = _own_config(graph, config)
     for i, updates in enumerate(supersteps):
@@ -518,7 +525,7 @@ async def abulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: 
         raise ValueError("No supersteps provided")
     if any(len(u) == 0 for u in supersteps):
         raise ValueError("No updates provided")
-    if (sub := _subgraph_for_ns(graph, config)) is not None:
+    if (sub := _subgraph_for_ns(graph, config, for_update=True)) is not None:
         return await abulk_update_state(sub[0], sub[1], supersteps)
     current = _own_config(graph, config)
     for i, updates in enumerate(supersteps):
