@@ -85,12 +85,13 @@ def apply_writes(
     bump_step = False
     consumed: list[str] = []
     for task in tasks:
+        # every task gets an entry, even one without triggers (input, updates): as LangGraph
+        seen = seen_all.get(task.name)
+        if seen is None:
+            seen = seen_all[task.name] = {}
         triggers = task.triggers
         if triggers:
             bump_step = True
-            seen = seen_all.get(task.name)
-            if seen is None:
-                seen = seen_all[task.name] = {}
             for chan in triggers:
                 if chan in cv:
                     seen[chan] = cv[chan]

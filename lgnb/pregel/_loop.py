@@ -46,6 +46,7 @@ from lgnb.pregel._delta import (
     overwritten_delta_keys,
     stored_counters,
 )
+from lgnb.pregel._migrate import CHECKPOINT_VERSION, migrate_checkpoint
 from lgnb.pregel._io import (
     read_channels,
     task_result_payload,
@@ -119,7 +120,7 @@ class Loop(ResumeMixin):
         self.thread_id = conf.get("thread_id")
         if saved is None:
             checkpoint: dict[str, Any] = {
-                "v": 2,
+                "v": CHECKPOINT_VERSION,
                 "id": new_checkpoint_id(-2),
                 "ts": datetime.now(timezone.utc).isoformat(),
                 "channel_values": {},
@@ -133,7 +134,7 @@ class Loop(ResumeMixin):
             self.prev_checkpoint_config = None
             self.has_saved = False
         else:
-            checkpoint = saved.checkpoint
+            checkpoint = migrate_checkpoint(saved.checkpoint, graph)
             metadata = dict(saved.metadata)
             pending = [(str(t), c, v) for t, c, v in (saved.pending_writes or [])]
             self.saved_config = saved.config
@@ -313,7 +314,7 @@ class Loop(ResumeMixin):
         )
         if self.checkpointer is not None:
             self.unsaved |= changed
-            self.unsaved_seen.update(t.name for t in tasks if t.triggers)
+            self.unsaved_seen.update(t.name for t in tasks)
         state = self.state
         state_keys = graph.state_key_set
         channels = self.channels
@@ -640,7 +641,7 @@ class Loop(ResumeMixin):
         self.saved_values, self.saved_seen = values, seen
         self.unsaved_seen = set()
         return {
-            "v": 2,
+            "v": CHECKPOINT_VERSION,
             "id": self.checkpoint_id,
             "ts": self.checkpoint_ts,
             "channel_values": dict(values),

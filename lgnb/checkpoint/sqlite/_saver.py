@@ -97,13 +97,19 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
         self.conn = conn
         self.store = SqliteStore(conn, self.serde)
 
-    def with_allowlist(self, extra_allowlist: Any) -> SqliteSaverBase:
-        """A clone sharing the connection whose serializer also allows these types."""
-        clone = super().with_allowlist(extra_allowlist)
-        if clone is not self:
-            assert isinstance(clone, SqliteSaverBase)
-            clone.store = self.store.with_serde(clone.serde)
-        return clone
+    @property  # type: ignore[override]
+    def serde(self) -> SerializerProtocol:
+        """The serializer. Assigning one takes effect at once (LangGraph's savers allow
+        it); `with_allowlist` clones get their own, sharing the connection."""
+        return self._serde
+
+    @serde.setter
+    def serde(self, value: SerializerProtocol) -> None:
+        self._serde = value
+        store = self.__dict__.get("store")
+        if store is not None and store.serde is not value:
+            # a new store object: a shallow clone of this saver keeps the old one
+            self.store = store.with_serde(value)
 
     def close(self) -> None:
         """Close the connection if this saver opened it."""

@@ -1,0 +1,105 @@
+"""The checkpoint format: the version lgnb writes, and reading older ones.
+
+lgnb writes LangGraph's current checkpoint format (`v: 4`), so a thread saved by
+either engine resumes on the other. Threads saved by older LangGraph releases are
+migrated when read, in memory (the stored rows are never rewritten):
+
+* `v < 4`: Sends waiting for the next step were kept beside the channels
+  (`pending_sends`); they now live in the tasks channel, as any write does.
+* `v < 3`: nodes were triggered by channels named `start:<node>`,
+  `branch:<source>:<condition>:<node>` or `<node>` (edges out of a node); all are
+  `branch:to:<node>` now. Versions merge (the newest wins), and so do the versions
+  each node and the interrupt checkpoint had seen of them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lgnb._internal.constants import END, INTERRUPT, START, TASKS
+
+if TYPE_CHECKING:
+    from lgnb.pregel.main import Pregel
+
+__all__ = ("CHECKPOINT_VERSION", "migrate_checkpoint")
+
+CHECKPOINT_VERSION = 4
+"""The `v` of the checkpoints lgnb writes: LangGraph 1.x's current format."""
+
+_MISSING = object()
+
+
+def migrate_checkpoint(checkpoint: dict[str, Any], graph: Pregel) -> dict[str, Any]:
+    """`checkpoint` in the current layout: the same object when it already is one,
+    else a migrated copy (the saver's object is left as it was)."""
+    version = checkpoint.get("v", 1)
+    if version >= CHECKPOINT_VERSION:
+        return checkpoint
+    checkpoint = {
+        **checkpoint,
+        "channel_values": dict(checkpoint["channel_values"]),
+        "channel_versions": dict(checkpoint["channel_versions"]),
+        "versions_seen": {k: dict(v) for k, v in checkpoint["versions_seen"].items()},
+    }
+    sends = checkpoint.pop("pending_sends", None)
+    versions = checkpoint["channel_versions"]
+    if sends:
+        checkpoint["channel_values"][TASKS] = list(sends)
+        checkpoint["channel_versions"][TASKS] = max(versions.values())
+    if version < 3 and versions:
+        _rename_trigger_channels(checkpoint, graph)
+    return checkpoint
+
+
+def _rename_trigger_channels(checkpoint: dict[str, Any], graph: Pregel) -> None:
+    versions = checkpoint["channel_versions"]
+    nodes = graph.nodes
+    for old in list(versions):
+        parts = old.split(":")
+        if parts[0] == "start" and len(parts) >= 2 and parts[1] in nodes:
+            _merge_into(checkpoint, old, parts[1], parts[1])
+    for old in list(versions):
+        parts = old.split(":")
+        if parts[0] == "branch" and len(parts) == 4 and parts[3] in nodes:
+            _merge_into(checkpoint, old, parts[3], parts[3])
+    if not any(k in nodes for k in versions):
+        return
+    # a node's own channel carried its plain edges: one trigger per edge target
+    builder = getattr(graph, "builder", None)
+    targets: dict[str, list[str]] = {}
+    for start, end in getattr(builder, "edges", ()):
+        if start != START and end != END:
+            targets.setdefault(start, []).append(end)
+    values = checkpoint["channel_values"]
+    interrupt_seen = checkpoint["versions_seen"].get(INTERRUPT)
+    for old in list(versions):
+        if old == START or old not in nodes:
+            continue
+        version = versions.pop(old)
+        value = values.pop(old, _MISSING)
+        for end in targets.get(old, ()):
+            _merge_channel(checkpoint, old, f"branch:to:{end}", end, version, value)
+        if interrupt_seen is not None:
+            interrupt_seen.pop(old, None)
+
+
+def _merge_into(checkpoint: dict[str, Any], old: str, node: str, seen_by: str) -> None:
+    version = checkpoint["channel_versions"].pop(old)
+    value = checkpoint["channel_values"].pop(old, _MISSING)
+    _merge_channel(checkpoint, old, f"branch:to:{node}", seen_by, version, value)
+
+
+def _merge_channel(
+    checkpoint: dict[str, Any], old: str, new: str, seen_by: str, version: Any, value: Any
+) -> None:
+    """Fold channel `old` (already removed, with `version` and `value`) into `new`."""
+    versions = checkpoint["channel_versions"]
+    seen = checkpoint["versions_seen"]
+    for node_seen in (seen.get(seen_by), seen.get(INTERRUPT)):
+        if node_seen and old in node_seen:
+            was = node_seen.pop(old)
+            node_seen[new] = max(was, node_seen[new]) if new in node_seen else was
+    values = checkpoint["channel_values"]
+    if new not in values and value is not _MISSING:
+        values[new] = value
+    versions[new] = max(versions[new], version) if new in versions else version
