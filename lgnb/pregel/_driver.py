@@ -1,11 +1,21 @@
 """Drivers: run a Loop's super-steps, execute its tasks and carry out its I/O.
 
-`drive` (blocking, a generator that yields after every committed task so a `stream()`
-caller can drain the queue) and `adrive` (async generator) are the only places where
-sync and async differ; the Loop and the task runner are shared.
+The whole run is written once, as `_run`: a generator that makes every decision (when to
+plan, which tasks start, how many at once, the order in which finished tasks commit, when
+a failure or a cancellation stops the step) and *asks* its driver for what needs a clock
+or a thread. It yields requests:
 
-Parallel tasks of a step run concurrently: sync nodes in a shared thread pool (or in
-order, inside a worker thread, to never exhaust the pool), async nodes as asyncio tasks.
+    (sync_fn, async_fn, args)   call one of them (await the async one) and send back the
+                                result; an exception is thrown back into `_run`
+    _EMIT                       a task committed: hand control to the caller, which drains
+                                the stream queue
+
+`drive` (blocking generator) and `adrive` (async generator) only answer requests, so
+concurrency limits, cancellation and error handling cannot drift apart. Starting,
+cancelling and waiting for parallel tasks is the executor strategy's job: `_THREADS`
+(sync nodes in a shared pool; in order when already inside a worker thread, to never
+exhaust the pool) or `_AIO` (asyncio tasks; sync nodes go to threads inside `arun_task`).
+
 A failing task does not discard its finished siblings: their writes are recorded first,
 then the error propagates.
 """
@@ -15,7 +25,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections import deque
+from collections.abc import AsyncIterator, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -68,6 +79,91 @@ async def aflush_io(loop: Loop) -> None:
             await saver.aput_writes(op[1], op[2], op[3], op[4])
 
 
+# ---------------------------------------------------------------------- executors
+_DROPPED = object()
+"""The outcome of a task the step cancelled: nothing to commit."""
+
+
+class _Threads:
+    """Parallel tasks as pool threads (sync driver). A running thread cannot be stopped:
+    after a failure it finishes and its writes are kept; tasks not started yet are not."""
+
+    settles = False  # an aborted step does not wait for its running threads
+
+    @staticmethod
+    def sequential() -> bool:
+        return bool(getattr(_IN_WORKER, "active", False))
+
+    @staticmethod
+    def start(ctx: TaskContext, policies: Any) -> Future:
+        run = contextvars.copy_context().run
+        return _pool().submit(run, _run_in_worker, ctx, policies)
+
+    @staticmethod
+    def cancel(fut: Future) -> None:
+        fut.cancel()
+
+    @staticmethod
+    def outcome(fut: Future) -> Any:
+        return _DROPPED if fut.cancelled() else fut.result()
+
+    @staticmethod
+    def wait(running: Any) -> set[Future]:
+        return wait(running, return_when=FIRST_COMPLETED)[0]
+
+    @staticmethod
+    def wait_all(running: Any) -> None:
+        return None
+
+
+class _Aio:
+    """Parallel tasks as asyncio tasks (async driver). Cancelled tasks are awaited, so a
+    node sees its `CancelledError` before the step ends."""
+
+    settles = True
+
+    @staticmethod
+    def sequential() -> bool:
+        return False
+
+    @staticmethod
+    def start(ctx: TaskContext, policies: Any) -> asyncio.Future:
+        return asyncio.ensure_future(arun_task(ctx, policies))
+
+    @staticmethod
+    def cancel(fut: asyncio.Future) -> None:
+        fut.cancel()
+
+    @staticmethod
+    def outcome(fut: asyncio.Future) -> Any:
+        return _DROPPED if fut.cancelled() else fut.result()
+
+    @staticmethod
+    async def wait(running: Any) -> set[asyncio.Future]:
+        return (await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED))[0]
+
+    @staticmethod
+    async def wait_all(running: Any) -> None:
+        await asyncio.wait(running)
+
+
+_THREADS = _Threads()
+_AIO = _Aio()
+
+
+def _run_in_worker(ctx: TaskContext, policies: Any) -> BaseException | None:
+    _IN_WORKER.active = True
+    try:
+        return run_task(ctx, policies)
+    finally:
+        _IN_WORKER.active = False
+
+
+# ---------------------------------------------------------------------- the run, once
+_EMIT = object()
+Request = Any
+
+
 def _commit(loop: Loop, task: Task, exc: BaseException | None, errors: list[BaseException]) -> None:
     if exc is not None and not isinstance(exc, GraphBubbleUp) and hasattr(exc, "add_note"):
         exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
@@ -76,6 +172,10 @@ def _commit(loop: Loop, task: Task, exc: BaseException | None, errors: list[Base
         loop.put_writes(task, writes)
     if exc is not None:
         errors.append(exc)
+
+
+def _failed(errors: list[BaseException]) -> bool:
+    return any(not isinstance(e, GraphBubbleUp) for e in errors)
 
 
 def _raise_step_errors(errors: list[BaseException]) -> None:
@@ -92,155 +192,180 @@ def _raise_step_errors(errors: list[BaseException]) -> None:
     raise GraphInterrupt(tuple(interrupts))
 
 
-def _run_in_worker(ctx: TaskContext, policies: Any) -> BaseException | None:
-    _IN_WORKER.active = True
-    try:
-        return run_task(ctx, policies)
-    finally:
-        _IN_WORKER.active = False
-
-
-def _execute_step(loop: Loop, runtime: Any) -> Iterator[None]:
-    tasks = loop.runnable_tasks()
-    policies = loop.graph.retry_policy
-    errors: list[BaseException] = []
-    if len(tasks) == 1 or getattr(_IN_WORKER, "active", False):
-        for task in tasks:
-            if loop.run.cancelled:
-                raise _cancelled()
-            exc = run_task(TaskContext(task, loop, runtime), task.node.retry_policy or policies)
-            _commit(loop, task, exc, errors)
-            flush_io(loop)  # a finished task's writes are saved before anything else runs
-            yield
-            if errors and not isinstance(errors[-1], GraphBubbleUp):
-                break
-    elif tasks:
-        pool = _pool()
-        order = {id(t): i for i, t in enumerate(tasks)}
-        limit = loop.run.user_config.get("max_concurrency") or len(tasks)
-        queue = list(reversed(tasks))
-        futures: dict[Future, Task] = {}
-
-        pending: set[Future] = set()
-
-        def submit() -> None:
-            task = queue.pop()
-            ctx = TaskContext(task, loop, runtime)
-            run = contextvars.copy_context().run
-            fut = pool.submit(run, _run_in_worker, ctx, task.node.retry_policy or policies)
-            futures[fut] = task
-            pending.add(fut)
-
-        while queue and len(pending) < limit:
-            submit()
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            pending -= done
-            for fut in sorted(done, key=lambda f: order[id(futures[f])]):
-                _commit(loop, futures[fut], fut.result(), errors)
-                flush_io(loop)
-                yield
-                if queue and not loop.run.cancelled:
-                    submit()  # `max_concurrency`: the next task starts when one ends
-    _raise_step_errors(errors)
-
-
 def _cancelled() -> BaseException:
     return asyncio.CancelledError("the run was cancelled")
 
 
-def drive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Iterator[None]:
-    """Run `loop` to completion, yielding after each task so events can be drained."""
-    runtime = loop.run.runtime_for(loop)
+def _flushed(loop: Loop) -> Generator[Request, Any, None]:
+    if loop.io:
+        yield (flush_io, aflush_io, (loop,))
+
+
+def _committed(loop: Loop) -> Generator[Request, Any, None]:
+    """A task's writes are saved before anything else runs; then the caller may drain."""
+    if loop.io:
+        yield (flush_io, aflush_io, (loop,))
+    yield _EMIT
+
+
+def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
+    """Run the step's tasks: inline when alone (or inside a worker), else concurrently."""
+    tasks = loop.runnable_tasks()
+    if not tasks:
+        return
+    run = loop.run
+    default = loop.graph.retry_policy
+    errors: list[BaseException] = []
+    if len(tasks) == 1 or ex.sequential():
+        for task in tasks:
+            if run.cancelled:
+                raise _cancelled()
+            ctx = TaskContext(task, loop, runtime)
+            exc = yield (run_task, arun_task, (ctx, task.node.retry_policy or default))
+            _commit(loop, task, exc, errors)
+            yield from _committed(loop)
+            if _failed(errors):
+                break
+    else:
+        yield from _concurrently(loop, runtime, tasks, ex, errors)
+    _raise_step_errors(errors)
+
+
+def _concurrently(
+    loop: Loop, runtime: Any, tasks: list[Task], ex: Any, errors: list[BaseException]
+) -> Generator[Request, Any, None]:
+    """At most `max_concurrency` tasks at once (the next starts when one ends); finished
+    tasks commit in plan order; a failure or a cancelled run starts nothing more and
+    cancels what can be cancelled."""
+    run = loop.run
+    default = loop.graph.retry_policy
+    order = {id(t): i for i, t in enumerate(tasks)}
+    limit = run.user_config.get("max_concurrency") or len(tasks)
+    queue = deque(tasks)
+    running: dict[Any, Task] = {}
+    stopping = False
+    try:
+        while True:
+            while queue and not stopping and len(running) < limit:
+                task = queue.popleft()
+                ctx = TaskContext(task, loop, runtime)
+                running[ex.start(ctx, task.node.retry_policy or default)] = task
+            if not running:
+                break
+            done = yield (ex.wait, ex.wait, (running,))
+            for fut in sorted(done, key=lambda f: order[id(running[f])]):
+                task = running.pop(fut)
+                exc = ex.outcome(fut)
+                if exc is not _DROPPED:
+                    _commit(loop, task, exc, errors)
+                    yield from _committed(loop)
+            if not stopping and (run.cancelled or _failed(errors)):
+                stopping = True
+                for fut in running:
+                    ex.cancel(fut)
+    except BaseException:
+        for fut in running:
+            ex.cancel(fut)
+        if running and ex.settles:
+            yield (ex.wait_all, ex.wait_all, (list(running),))
+        raise
+
+
+def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Request, Any, None]:
+    """One (sub)graph run: input, super-steps until done, exit bookkeeping."""
+    run = loop.run
+    runtime = run.runtime_for(loop)
     loop.runtime = runtime
     exc: BaseException | None = None
-    tracing = loop.run.tracing
-    if loop.run.messages_handler is not None and loop.state:
-        loop.run.messages_handler.observe(loop.state)
+    tracing = run.tracing
+    if run.messages_handler is not None and loop.state:
+        run.messages_handler.observe(loop.state)
     try:
         if tracing:
-            start_graph(loop, input)
+            yield (start_graph, astart_graph, (loop, input))
         loop.first(input, resuming=resuming)
-        flush_io(loop)
+        yield from _flushed(loop)
         while loop.tick():
-            flush_io(loop)
-            yield from _execute_step(loop, runtime)
-            flush_io(loop)
+            yield from _flushed(loop)
+            yield from _step(loop, runtime, ex)
+            yield from _flushed(loop)
             loop.after_tick()
-            flush_io(loop)
-            if loop.run.cancelled:
+            yield from _flushed(loop)
+            if run.cancelled:
                 raise _cancelled()
     except BaseException as e:  # noqa: BLE001 - re-raised below unless it is a swallowed interrupt
         exc = e
     swallow = loop.finish(exc)
-    flush_io(loop)
+    yield from _flushed(loop)
     if tracing:
-        end_graph(loop, None if swallow else exc)
+        yield (end_graph, aend_graph, (loop, None if swallow else exc))
     if exc is not None and not swallow:
         raise exc
 
 
-async def _aexecute_step(loop: Loop, runtime: Any) -> AsyncIterator[None]:
-    tasks = loop.runnable_tasks()
-    policies = loop.graph.retry_policy
-    errors: list[BaseException] = []
-    if len(tasks) == 1:
-        task = tasks[0]
-        exc = await arun_task(TaskContext(task, loop, runtime), task.node.retry_policy or policies)
-        _commit(loop, task, exc, errors)
-        await aflush_io(loop)
-        yield
-    elif tasks:
-        order = {id(t): i for i, t in enumerate(tasks)}
-        running = {
-            asyncio.ensure_future(
-                arun_task(TaskContext(t, loop, runtime), t.node.retry_policy or policies)
-            ): t
-            for t in tasks
-        }
-        pending = set(running)
+class _Closed(BaseException):
+    """Thrown into `_run` when the caller closes the driver: the run ends (and saves what
+    it must) without handing control back."""
+
+
+# ---------------------------------------------------------------------- the two drivers
+def drive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Iterator[None]:
+    """Run `loop` to completion, yielding after each task so events can be drained."""
+    program = _run(loop, input, resuming, _THREADS)
+    reply: Any = None
+    error: BaseException | None = None
+    closed = False
+    while True:
         try:
-            while pending:
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for fut in sorted(done, key=lambda f: order[id(running[f])]):
-                    _commit(loop, running[fut], fut.result(), errors)
-                    await aflush_io(loop)
-                    yield
-                if any(not isinstance(e, GraphBubbleUp) for e in errors):
-                    for fut in pending:
-                        fut.cancel()
-                    break
-        finally:
-            for fut in pending:
-                fut.cancel()
-    _raise_step_errors(errors)
+            request = program.send(reply) if error is None else program.throw(error)
+        except StopIteration:
+            break
+        except _Closed:
+            break
+        reply = error = None
+        if request is _EMIT:
+            if closed:
+                continue
+            try:
+                yield
+            except GeneratorExit:
+                closed = True
+                error = _Closed()
+            continue
+        try:
+            reply = request[0](*request[2])
+        except BaseException as e:  # noqa: BLE001 - the run decides what to do with it
+            error = e
+    if closed:
+        raise GeneratorExit
 
 
 async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> AsyncIterator[None]:
-    """Async twin of `drive`."""
-    runtime = loop.run.runtime_for(loop)
-    loop.runtime = runtime
-    exc: BaseException | None = None
-    tracing = loop.run.tracing
-    if loop.run.messages_handler is not None and loop.state:
-        loop.run.messages_handler.observe(loop.state)
-    try:
-        if tracing:
-            await astart_graph(loop, input)
-        loop.first(input, resuming=resuming)
-        await aflush_io(loop)
-        while loop.tick():
-            await aflush_io(loop)
-            async for _ in _aexecute_step(loop, runtime):
+    """`drive` for the event loop: the same run, requests awaited."""
+    program = _run(loop, input, resuming, _AIO)
+    reply: Any = None
+    error: BaseException | None = None
+    closed = False
+    while True:
+        try:
+            request = program.send(reply) if error is None else program.throw(error)
+        except StopIteration:
+            break
+        except _Closed:
+            break
+        reply = error = None
+        if request is _EMIT:
+            if closed:
+                continue
+            try:
                 yield
-            await aflush_io(loop)
-            loop.after_tick()
-            await aflush_io(loop)
-    except BaseException as e:  # noqa: BLE001
-        exc = e
-    swallow = loop.finish(exc)
-    await aflush_io(loop)
-    if tracing:
-        await aend_graph(loop, None if swallow else exc)
-    if exc is not None and not swallow:
-        raise exc
+            except GeneratorExit:
+                closed = True
+                error = _Closed()
+            continue
+        try:
+            reply = await request[1](*request[2])
+        except BaseException as e:  # noqa: BLE001
+            error = e
+    if closed:
+        raise GeneratorExit

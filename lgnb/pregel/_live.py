@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from lgnb.pregel._run import StreamSink
 
 __all__ = (
+    "aclose_driver",
     "drain",
     "ensure_future",
     "install_async_wakeup",
@@ -117,6 +118,23 @@ def install_async_wakeup(sink: StreamSink) -> None:
 
     sink.put = put
     sink.event = event  # type: ignore[attr-defined]
+
+
+async def aclose_driver(agen: Any, step: Any) -> None:
+    """Close `adrive` when `astream` ends: a step still in flight (the consumer stopped
+    or was cancelled mid-step) is cancelled and awaited first, so the run stops its
+    tasks and saves what it must; closing a generator that is running would fail."""
+    import asyncio
+
+    if step is not None and not step.done():
+        step.cancel()
+        try:
+            await step
+        except (asyncio.CancelledError, StopAsyncIteration):
+            pass
+        except Exception:  # noqa: BLE001 - the run failed while stopping: nothing to report to
+            pass
+    await agen.aclose()
 
 
 async def wait_either(step: Any, sink: StreamSink) -> None:

@@ -16,7 +16,7 @@ from contextvars import Token
 from typing import Any
 
 from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, NS_SEP, RESUME
-from lgnb.errors import GraphBubbleUp, GraphInterrupt, ParentCommand
+from lgnb.errors import GraphBubbleUp, GraphInterrupt, NodeCancelledError, ParentCommand
 from lgnb.pregel._context import TASK_CTX, LazyConfig, TaskContext
 from lgnb.pregel._task import Task
 from lgnb.pregel._trace import astart_node, atap_output, start_node, tap_output
@@ -172,6 +172,12 @@ def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException
                     return exc
                 _finish(task, command)
                 return None
+            except asyncio.CancelledError as exc:
+                # no event loop cancels a sync node: its own code raised it, a failure
+                error = _node_cancelled(task, exc)
+                if node_run is not None:
+                    node_run.on_chain_error(error)
+                return error
             except Exception as exc:
                 delay = _retry_delay(policies, attempt, exc) if policies else None
                 if delay is None:
@@ -180,7 +186,7 @@ def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException
                     return exc
                 _reset_for_retry(ctx)
                 time.sleep(delay)
-            except BaseException as exc:  # KeyboardInterrupt, CancelledError: stop now
+            except BaseException as exc:  # KeyboardInterrupt: stop now
                 if node_run is not None:
                     node_run.on_chain_error(exc)
                 return exc
@@ -218,6 +224,13 @@ async def arun_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseEx
                     return exc
                 await _afinish(task, command)
                 return None
+            except asyncio.CancelledError as exc:
+                if _cancel_requested():
+                    raise  # the step or the caller stops this task: not a failure
+                error = _node_cancelled(task, exc)
+                if node_run is not None:
+                    await node_run.on_chain_error(error)
+                return error
             except Exception as exc:
                 delay = _retry_delay(policies, attempt, exc) if policies else None
                 if delay is None:
@@ -232,6 +245,20 @@ async def arun_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseEx
                 return exc
     finally:
         _exit(tokens)
+
+
+def _node_cancelled(task: Task, exc: BaseException) -> NodeCancelledError:
+    """A node that raised `CancelledError` itself failed: the run must not end quietly."""
+    error = NodeCancelledError(task.name)
+    error.__cause__ = exc
+    return error
+
+
+def _cancel_requested() -> bool:
+    """Whether someone cancelled the running asyncio task (vs. a node raising
+    `CancelledError` on its own, which leaves the task's cancel count at 0)."""
+    current = asyncio.current_task()
+    return current is None or current.cancelling() > 0
 
 
 async def _in_thread(fn: Any, value: Any, ctx: TaskContext) -> Any:

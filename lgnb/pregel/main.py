@@ -19,6 +19,7 @@ from lgnb.pregel._delta import ahydrate, hydrate
 from lgnb.pregel._driver import adrive, drive
 from lgnb.pregel._invoke import Collector
 from lgnb.pregel._live import (
+    aclose_driver,
     drain,
     ensure_future,
     install_async_wakeup,
@@ -467,6 +468,7 @@ class Pregel:
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         agen = adrive(loop, input, resuming=resuming)
+        step = None
         try:
             while True:
                 step = ensure_future(agen.__anext__())
@@ -481,7 +483,7 @@ class Pregel:
                 for chunk in drain(items, fmt):
                     yield chunk
         finally:
-            await agen.aclose()
+            await aclose_driver(agen, step)
         for chunk in drain(items, fmt):
             yield chunk
         self._check_exit(loop, config)
@@ -715,22 +717,18 @@ class Pregel:
         return await abulk_update_state(self, config, supersteps)
 
     def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False) -> Iterator[tuple[str, Pregel]]:
-        """The compiled graphs used as (or invoked by) nodes: `(name, graph)`, nested names
-        joined by `|`. With `namespace` (e.g. `parent|child`, no task ids), only the
-        graph at exactly that namespace; a nested one needs `recurse=True`."""
+        """The compiled graphs used as nodes: `(name, graph)`, nested names joined by `|`."""
         for name, node in self.nodes.items():
-            if namespace is not None and namespace != name and not namespace.startswith(name + "|"):
-                continue  # namespaces match by whole segments
-            sub = node.subgraphs[0] if node.subgraphs else None
+            sub = node.bound.subgraph if node.bound is not None else None
             if sub is None:
                 continue
-            if namespace == name:
-                yield name, sub
-                return
-            if namespace is None:
-                yield name, sub
-            if recurse and isinstance(sub, Pregel):
-                rest = None if namespace is None else namespace[len(name) + 1 :]
+            if namespace is not None and not namespace.startswith(name):
+                continue
+            yield name, sub
+            if recurse:
+                rest = None
+                if namespace is not None:
+                    rest = namespace[len(name) :].lstrip("|") or None
                 for sub_name, subsub in sub.get_subgraphs(namespace=rest, recurse=True):
                     yield f"{name}|{sub_name}", subsub
 
