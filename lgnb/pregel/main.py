@@ -717,18 +717,22 @@ class Pregel:
         return await abulk_update_state(self, config, supersteps)
 
     def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False) -> Iterator[tuple[str, Pregel]]:
-        """The compiled graphs used as nodes: `(name, graph)`, nested names joined by `|`."""
+        """The compiled graphs used as (or invoked by) nodes: `(name, graph)`, nested names
+        joined by `|`. With `namespace` (e.g. `parent|child`, no task ids), only the
+        graph at exactly that namespace; a nested one needs `recurse=True`."""
         for name, node in self.nodes.items():
-            sub = node.bound.subgraph if node.bound is not None else None
+            if namespace is not None and namespace != name and not namespace.startswith(name + "|"):
+                continue  # namespaces match by whole segments
+            sub = node.subgraphs[0] if node.subgraphs else None
             if sub is None:
                 continue
-            if namespace is not None and not namespace.startswith(name):
-                continue
-            yield name, sub
-            if recurse:
-                rest = None
-                if namespace is not None:
-                    rest = namespace[len(name) :].lstrip("|") or None
+            if namespace == name:
+                yield name, sub
+                return
+            if namespace is None:
+                yield name, sub
+            if recurse and isinstance(sub, Pregel):
+                rest = None if namespace is None else namespace[len(name) + 1 :]
                 for sub_name, subsub in sub.get_subgraphs(namespace=rest, recurse=True):
                     yield f"{name}|{sub_name}", subsub
 
