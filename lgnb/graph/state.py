@@ -340,8 +340,12 @@ class StateGraph(Generic[StateT]):
         interrupt_after: Literal["*"] | list[str] | None = None,
         debug: bool = False,
         name: str | None = None,
+        transformers: Sequence[Any] | None = None,
     ) -> CompiledStateGraph:
-        """Validate the graph and lower it to a runnable `CompiledStateGraph`."""
+        """Validate the graph and lower it to a runnable `CompiledStateGraph`.
+
+        `transformers`: stream transformer classes (or `scope -> transformer` factories)
+        every `stream_events(version="v3")` run of the graph gets (`lgnb.stream`)."""
         interrupt_before = interrupt_before or []
         interrupt_after = interrupt_after or []
         self.validate(
@@ -356,7 +360,7 @@ class StateGraph(Generic[StateT]):
         schemas = [self.state_schema, self.input_schema, self.output_schema, self.context_schema]
         schemas += [spec.input_schema for spec in self.nodes.values()]
         checkpointer = with_allowlist(checkpointer, schemas)
-        return lower(
+        compiled = lower(
             self,
             checkpointer=checkpointer,
             store=store,
@@ -365,6 +369,9 @@ class StateGraph(Generic[StateT]):
             debug=debug,
             name=name or "LangGraph",
         )
+        if transformers:
+            compiled.stream_transformers = tuple(transformers)  # checked per run
+        return compiled
 
 
 class CompiledStateGraph(Pregel):

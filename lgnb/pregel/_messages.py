@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid4
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, LLMResult
 from pydantic import BaseModel
 
@@ -29,11 +29,15 @@ try:
     from langchain_core.tracers._streaming import _StreamingCallbackHandler
 except ImportError:  # pragma: no cover - older langchain-core
     _StreamingCallbackHandler = object  # type: ignore[assignment,misc]
+try:
+    from langchain_core.tracers._streaming import _V2StreamingCallbackHandler
+except ImportError:  # pragma: no cover - langchain-core without content-block streaming
+    _V2StreamingCallbackHandler = object  # type: ignore[assignment,misc]
 
 if TYPE_CHECKING:
     from lgnb.pregel._run import StreamSink
 
-__all__ = ("StreamMessagesHandler", "graph_namespace", "push_message")
+__all__ = ("StreamMessagesHandler", "StreamMessagesHandlerV2", "graph_namespace", "push_message")
 
 Meta = tuple[tuple[str, ...], dict[str, Any]]
 
@@ -105,6 +109,7 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # 
     """Turns chat-model callbacks and node outputs into `messages` stream events."""
 
     run_inline = True
+    emits_tool_messages = True
 
     def __init__(self, sink: StreamSink, *, subgraphs: bool, parent_ns: tuple[str, ...] = ()) -> None:
         self.sink = sink
@@ -171,6 +176,8 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # 
                 _collect(value.update if isinstance(value, Command) else value, found)
         else:
             _collect(output, found)
+        if not self.emits_tool_messages:
+            found = [m for m in found if not isinstance(m, ToolMessage)]
         if not found:
             return
         meta = dict(ctx.config["metadata"])
@@ -230,6 +237,55 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # 
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Any:
         self.metadata.pop(run_id, None)
+
+
+class StreamMessagesHandlerV2(StreamMessagesHandler, _V2StreamingCallbackHandler):  # type: ignore[misc]
+    """The `messages` handler of v3 run streams: content-block events, not chunks.
+
+    Being a `_V2StreamingCallbackHandler` makes a chat model's `invoke` report its
+    output as protocol events (`message-start`, `content-block-*`, `message-finish`)
+    through `on_stream_event`; each becomes a `messages` event `(event, metadata)` with
+    the call's `run_id` in the metadata, which `MessagesTransformer` uses to route it.
+    A message a node returns is still emitted whole, unless a model already streamed it;
+    tool results are not (they are state and `tools` events, not chat tokens).
+    """
+
+    emits_tool_messages = False
+
+    def __init__(self, sink: StreamSink, *, subgraphs: bool, parent_ns: tuple[str, ...] = ()) -> None:
+        super().__init__(sink, subgraphs=subgraphs, parent_ns=parent_ns)
+        self.streamed: set[UUID] = set()
+
+    def on_llm_new_token(self, token: str, *, chunk: Any = None, run_id: UUID, **kwargs: Any) -> Any:
+        """Ignored: a model streamed with `.stream()` still reports v1 chunks, which
+        have no place on a content-block stream."""
+
+    def on_stream_event(self, event: dict[str, Any], *, run_id: UUID, **kwargs: Any) -> Any:
+        meta = self.metadata.get(run_id)
+        if meta is None:
+            return
+        if event.get("event") == "message-start":
+            self.streamed.add(run_id)
+            if message_id := event.get("message_id"):
+                self.seen.add(message_id)  # the node returning it is not news
+        self.sink.put((meta[0], "messages", (event, {**meta[1], "run_id": str(run_id)})))
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> Any:
+        if run_id in self.streamed:
+            self.streamed.discard(run_id)
+            self.metadata.pop(run_id, None)
+            if response.generations and response.generations[0]:
+                gen = response.generations[0][0]
+                if isinstance(gen, ChatGeneration):
+                    if gen.message.id is None:
+                        gen.message.id = str(uuid4())
+                    self.seen.add(gen.message.id)
+            return
+        super().on_llm_end(response, run_id=run_id, **kwargs)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Any:
+        self.streamed.discard(run_id)
+        super().on_llm_error(error, run_id=run_id, **kwargs)
 
 
 def push_message(message: Any, *, state_key: str | None = "messages") -> BaseMessage:

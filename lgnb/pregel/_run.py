@@ -120,6 +120,7 @@ class RunContext:
         self.resuming = False
         self.cancelled = False
         self.messages_handler: Any = None
+        self.control: Any = None  # the caller's RunControl (cooperative draining)
 
     def emits_for(self, loop: Loop) -> Emits:
         """Where `loop`'s events go: this call's queue (its own graph, or any graph with

@@ -50,7 +50,9 @@ __all__ = ("Pregel",)
 
 
 
-_VALID_MODES = frozenset({"values", "updates", "checkpoints", "tasks", "debug", "messages", "custom"})
+_VALID_MODES = frozenset(
+    {"values", "updates", "checkpoints", "tasks", "debug", "messages", "custom", "tools"}
+)
 
 
 class Pregel:
@@ -286,6 +288,8 @@ class Pregel:
         durability: Any,
         subgraphs: bool,
         debug: bool | None,
+        control: Any = None,
+        messages_v2: bool = False,
     ) -> tuple[dict[str, Any], RunContext, dict[str, Any], Any]:
         parent = TASK_CTX.get()
         if parent is not None:
@@ -333,13 +337,20 @@ class Pregel:
             callbacks=callbacks,
             checkpointer=checkpointer,
         )
+        run.control = control
+        parent_ns = tuple(parent.task.ns.split("|")) if parent is not None else ()
         if "messages" in all_modes:
-            from lgnb.pregel._messages import StreamMessagesHandler
+            from lgnb.pregel._messages import StreamMessagesHandler, StreamMessagesHandlerV2
 
-            parent_ns = tuple(parent.task.ns.split("|")) if parent is not None else ()
-            handler = StreamMessagesHandler(sink, subgraphs=subgraphs, parent_ns=parent_ns)
+            handler_cls = StreamMessagesHandlerV2 if messages_v2 else StreamMessagesHandler
+            handler = handler_cls(sink, subgraphs=subgraphs, parent_ns=parent_ns)
             run.messages_handler = handler
             run.callbacks = add_handlers(callbacks, [handler])
+        if "tools" in all_modes:
+            from lgnb.pregel._tools import StreamToolCallHandler
+
+            tools_handler = StreamToolCallHandler(sink, subgraphs=subgraphs, parent_ns=parent_ns)
+            run.callbacks = add_handlers(run.callbacks, [tools_handler])
         if parent is not None:
             run.parent = parent.loop.run
             run.tracing = parent.loop.run.tracing or run.tracing
@@ -374,7 +385,12 @@ class Pregel:
         self, config: RunnableConfig | None, *, version: str, **options: Any
     ) -> tuple[dict[str, Any], RunContext, dict[str, Any], Any]:
         """What `stream` and `astream` share: options resolved, run context, formatter."""
-        config, run, loop_kwargs, (stream_mode, prints) = self._prepare(config, **options)
+        from lgnb.pregel._run_stream import STREAM_MESSAGES_V2
+
+        messages_v2 = version == "v2" and bool(((config or {}).get(CONF) or {}).get(STREAM_MESSAGES_V2))
+        config, run, loop_kwargs, (stream_mode, prints) = self._prepare(
+            config, messages_v2=messages_v2, **options
+        )
         fmt = make_formatter(
             stream_mode,
             subgraphs=options["subgraphs"],
@@ -400,6 +416,7 @@ class Pregel:
         subgraphs: bool = False,
         debug: bool | None = None,
         version: str = "v1",
+        control: Any = None,
     ) -> Iterator[Any]:
         """Run the graph, yielding stream events as they happen (see `stream_mode`)."""
         config, run, loop_kwargs, fmt = self._open_stream(
@@ -414,6 +431,7 @@ class Pregel:
             subgraphs=subgraphs,
             debug=debug,
             version=version,
+            control=control,
         )
         sink = run.sink
         assert sink is not None
@@ -446,6 +464,7 @@ class Pregel:
         subgraphs: bool = False,
         debug: bool | None = None,
         version: str = "v1",
+        control: Any = None,
     ) -> AsyncIterator[Any]:
         """Async twin of `stream`: async nodes run as tasks, sync nodes in threads."""
         config, run, loop_kwargs, fmt = self._open_stream(
@@ -460,6 +479,7 @@ class Pregel:
             subgraphs=subgraphs,
             debug=debug,
             version=version,
+            control=control,
         )
         sink = run.sink
         assert sink is not None
@@ -500,6 +520,44 @@ class Pregel:
                     error_code=ErrorCode.GRAPH_RECURSION_LIMIT,
                 )
             )
+
+    # ------------------------------------------------------------------ event streams
+    def stream_events(
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        *,
+        version: str = "v2",
+        transformers: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """`version="v3"`: a `GraphRunStream` (`lgnb.stream`) the caller drives by
+        iterating its projections (`run.values`, `run.messages`, ...). Other versions are
+        LangChain's `Runnable.stream_events`. Extra keyword arguments go to `stream`."""
+        if version == "v3":
+            from lgnb.pregel._run_stream import reject_owned_kwargs, run_stream
+
+            reject_owned_kwargs(kwargs)
+            return run_stream(self, input, config, transformers=transformers, **kwargs)
+        return runnable_attribute(self, "stream_events")(input, config, version=version, **kwargs)
+
+    def astream_events(
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        *,
+        version: str = "v2",
+        transformers: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """`version="v3"`: an awaitable of an `AsyncGraphRunStream`; other versions are
+        LangChain's `Runnable.astream_events` (an async iterator of event dicts)."""
+        if version == "v3":
+            from lgnb.pregel._run_stream import arun_stream, reject_owned_kwargs
+
+            reject_owned_kwargs(kwargs)
+            return arun_stream(self, input, config, transformers=transformers, **kwargs)
+        return runnable_attribute(self, "astream_events")(input, config, version=version, **kwargs)
 
     # ------------------------------------------------------------------ invoke
     def invoke(
@@ -602,7 +660,7 @@ class Pregel:
         kwargs: dict[str, Any],
     ) -> tuple[dict[str, Any], RunContext, dict[str, Any]]:
         """What an `invoke` needs: no stream events are built, only the final state."""
-        unknown = set(kwargs) - {"debug", "subgraphs"}
+        unknown = set(kwargs) - {"debug", "subgraphs", "control"}
         if unknown:
             raise TypeError(f"invoke() got unexpected keyword arguments: {sorted(unknown)}")
         config, run, loop_kwargs, _ = self._prepare(
@@ -616,6 +674,7 @@ class Pregel:
             durability=durability,
             subgraphs=False,
             debug=False,
+            control=kwargs.get("control"),
         )
         return config, run, loop_kwargs
 
@@ -772,7 +831,7 @@ _OWN_ATTRIBUTES = frozenset(
         "name", "debug", "retry_policy", "context_schema", "store", "config", "state_keys",
         "output_mapper", "builder", "state_key_set", "stream_eager", "step_timeout",
         "cache_policy", "cache", "trigger_to_nodes", "step_channels",
-        "finish_channels", "untracked_keys", "stream_transformers",
+        "finish_channels", "untracked_keys", "stream_transformers", "stream_transformers",
     }
 )
 
