@@ -344,6 +344,12 @@ class Loop(ResumeMixin):
         if self.interrupt_before and self._should_interrupt(self.interrupt_before):
             self.status = "interrupt_before"
             raise GraphInterrupt()
+        # a drain stops before the step runs; after the breakpoint check, since a resume
+        # passes the step's breakpoints and draining in front of one would skip it
+        control = self.run.control
+        if control is not None and control.drain_requested:
+            self.status = "draining"
+            return False
         if self.emits.tasks:
             for task in self.tasks.values():
                 if not task.node.hidden:
@@ -522,6 +528,7 @@ class Loop(ResumeMixin):
             return
         if exiting and self.checkpoint_id == self.checkpoint_id_saved:
             return
+        previous_counters = stored_counters(self.metadata) if self.delta_keys else {}
         if not exiting:
             metadata["step"] = self.step
             metadata["parents"] = dict(self.config.get(CONF, {}).get("checkpoint_map", {}))
@@ -529,7 +536,9 @@ class Loop(ResumeMixin):
             self.checkpoint_id = new_checkpoint_id(self.step)
             self.checkpoint_ts = datetime.now(timezone.utc).isoformat()
         save = exiting or self.durability != "exit"
-        snapshots = self._delta_bookkeeping(exiting, save) if self.delta_keys else ()
+        snapshots = (
+            self._delta_bookkeeping(previous_counters, exiting, save) if self.delta_keys else ()
+        )
         if save:
             checkpoint = self._checkpoint_dict(snapshots)
             versions = checkpoint["channel_versions"]
@@ -545,7 +554,9 @@ class Loop(ResumeMixin):
         if not exiting:
             self.step += 1
 
-    def _delta_bookkeeping(self, exiting: bool, save: bool) -> set[str]:
+    def _delta_bookkeeping(
+        self, counters: dict[str, tuple[int, int]], exiting: bool, save: bool
+    ) -> set[str]:
         """Advance the delta keys' counters in `self.metadata`; the keys to snapshot now.
 
         Every checkpoint counts a superstep (the exit save re-saves the last one, so it
@@ -554,7 +565,6 @@ class Loop(ResumeMixin):
         checkpoints and their writes are never saved — when the run wrote it.
         """
         delta = self.delta_keys
-        counters = stored_counters(self.metadata)
         if not exiting:
             updated = [k for k in (self.updated_channels or ()) if k in delta]
             self.delta_updated.update(updated)

@@ -121,6 +121,7 @@ class RunContext:
         self.cancelled = False
         self.messages_handler: Any = None
         self.control: Any = None  # the caller's RunControl (cooperative draining)
+        self.control: Any = None  # the caller's RunControl (cooperative draining)
 
     def emits_for(self, loop: Loop) -> Emits:
         """Where `loop`'s events go: this call's queue (its own graph, or any graph with
@@ -161,7 +162,7 @@ class RunContext:
         """The Runtime nodes of `loop` receive: context, store, custom-event writer."""
         puts = [put for put, modes in loop.emits.targets if "custom" in modes]
         if not puts:
-            return Runtime(context=self.context, store=self.store)
+            return Runtime(context=self.context, store=self.store, control=self.control)
         ns = loop.ns_tuple
         if len(puts) == 1:
             put = puts[0]
@@ -175,7 +176,9 @@ class RunContext:
                 for put in puts:
                     put((ns, "custom", value))
 
-        return Runtime(context=self.context, store=self.store, stream_writer=writer)
+        return Runtime(
+            context=self.context, store=self.store, stream_writer=writer, control=self.control
+        )
 
     def task_config(self, loop: Loop, task: Task) -> dict[str, Any]:
         """The RunnableConfig a node sees (what LangGraph passes as `config`).

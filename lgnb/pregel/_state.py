@@ -25,7 +25,13 @@ from lgnb._internal.constants import (
     START,
 )
 from lgnb.errors import InvalidUpdateError
-from lgnb.pregel._delta import ahydrate, graph_has_delta, hydrate, overwritten_delta_keys
+from lgnb.pregel._delta import (
+    COUNTERS,
+    ahydrate,
+    graph_has_delta,
+    hydrate,
+    overwritten_delta_keys,
+)
 from lgnb.pregel._io import read_channels, result_writes
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._options import recast_ns
@@ -480,7 +486,10 @@ def _copy_checkpoint(graph: Pregel, config: dict[str, Any], saved: Any, saver: A
     loop.unsaved = set()
     loop.step = step + 1
     _with_parents(loop, saved)
-    loop._put_checkpoint({"source": "fork"})
+    # the copy has the same values and parent: its delta counters are the original's
+    counters = {k: v for k, v in saved.metadata.items() if k == COUNTERS}
+    loop.delta_keys = []
+    loop._put_checkpoint({"source": "fork", **counters})
     return loop
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lgnb._internal.constants import CONF, INTERRUPT
 from lgnb._internal.runnable_compat import register_when_loaded, runnable_attribute
 from lgnb.channels.base import BaseChannel
-from lgnb.errors import ErrorCode, GraphRecursionError, create_error_message
+from lgnb.errors import ErrorCode, GraphDrained, GraphRecursionError, create_error_message
 from lgnb.pregel._context import TASK_CTX, TaskContext
 from lgnb.pregel._delta import ahydrate, hydrate
 from lgnb.pregel._driver import adrive, drive
@@ -509,6 +509,8 @@ class Pregel:
         self._check_exit(loop, config)
 
     def _check_exit(self, loop: Loop, config: dict[str, Any]) -> None:
+        if loop.status == "draining":
+            raise GraphDrained(loop.run.control.drain_reason or "shutdown")
         if loop.status == "out_of_steps":
             raise GraphRecursionError(
                 create_error_message(
