@@ -43,6 +43,7 @@ class TaskContext:
         "node_run",
         "attempt",
         "first_attempt_time",
+        "subgraph_calls",
         "_runtime",
     )
 
@@ -58,6 +59,7 @@ class TaskContext:
         self.attempt = 1
         self.first_attempt_time: float | None = time.time()
         self._runtime: Runtime | None = None
+        self.subgraph_calls = 0  # graphs this execution ran nested: each gets its own ns
 
     @property
     def config(self) -> RunnableConfig:
@@ -69,6 +71,14 @@ class TaskContext:
     @property
     def stream_writer(self) -> Any:
         return self.runtime.stream_writer
+
+    def next_subgraph_ns(self) -> str:
+        """The namespace of the next graph this execution runs nested: the task's own
+        for the first, then `<task ns>|1`, `|2`, ... (two graphs invoked by one node
+        keep apart states)."""
+        n = self.subgraph_calls
+        self.subgraph_calls = n + 1
+        return self.task.ns if n == 0 else f"{self.task.ns}|{n}"
 
     def task_runtime(self) -> Runtime:
         """The Runtime with this execution's `execution_info` (built on first use)."""

@@ -36,7 +36,9 @@ def subloop(graph: Pregel, ctx: TaskContext) -> tuple[Loop, bool]:
     config = dict(parent.config)
     conf = dict(config.get(CONF) or {})
     # checkpointer=True: the subgraph keeps one state per thread, across parent runs
-    ns = recast_ns(task.ns) if graph.checkpointer is True else task.ns
+    ns = ctx.next_subgraph_ns()
+    if graph.checkpointer is True:
+        ns = recast_ns(ns)
     conf["checkpoint_ns"] = ns
     cmap = dict(conf.get("checkpoint_map") or {})
     cmap[parent.ns] = parent.checkpoint_id
