@@ -11,10 +11,11 @@ import random
 import threading
 import time
 from binascii import unhexlify
+from hashlib import sha1
 
 from xxhash import xxh3_128_hexdigest
 
-__all__ = ("task_id", "interrupt_id", "new_checkpoint_id", "is_interrupt_id")
+__all__ = ("task_id", "legacy_task_id", "interrupt_id", "new_checkpoint_id", "is_interrupt_id")
 
 
 def task_id(checkpoint_id: str, *parts: str) -> str:
@@ -25,6 +26,15 @@ def task_id(checkpoint_id: str, *parts: str) -> str:
     """
     h = xxh3_128_hexdigest(unhexlify(checkpoint_id.replace("-", "")) + "".join(parts).encode())
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def legacy_task_id(checkpoint_id: str, *parts: str) -> str:
+    """`task_id` as LangGraph made it for format-1 checkpoints (SHA-1 based), so a
+    thread saved then still finds its pending writes."""
+    h = sha1(unhexlify(checkpoint_id.replace("-", "")), usedforsecurity=False)
+    h.update("".join(parts).encode())
+    d = h.hexdigest()
+    return f"{d[:8]}-{d[8:12]}-{d[12:16]}-{d[16:20]}-{d[20:32]}"
 
 
 def interrupt_id(task_ns: str, answered: int) -> str:

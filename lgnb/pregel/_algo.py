@@ -171,8 +171,11 @@ def plan_tasks(
     updated_channels: set[str] | None,
     read_input: Callable[[PregelNode], Any],
     missing: Any,
+    make_id: Callable[..., str] = make_task_id,
 ) -> list[Task]:
-    """The tasks of the next step: PUSH tasks for pending Sends, then triggered nodes."""
+    """The tasks of the next step: PUSH tasks for pending Sends, then triggered nodes.
+
+    `make_id` makes task ids (`legacy_task_id` for a format-1 checkpoint)."""
     tasks: list[Task] = []
     topic = channels.get(TASKS)
     if topic is not None and topic.is_available():
@@ -185,7 +188,7 @@ def plan_tasks(
                 logger.warning("Ignoring unknown node name %s in pending sends", packet.node)
                 continue
             base_ns = f"{parent_ns}{NS_SEP}{packet.node}" if parent_ns else packet.node
-            tid = make_task_id(checkpoint_id, base_ns, str(step), packet.node, PUSH, str(idx))
+            tid = make_id(checkpoint_id, base_ns, str(step), packet.node, PUSH, str(idx))
             tasks.append(
                 Task(
                     id=tid,
@@ -222,7 +225,7 @@ def plan_tasks(
             continue
         triggers = tuple(sorted(node.triggers))
         base_ns = f"{parent_ns}{NS_SEP}{name}" if parent_ns else name
-        tid = make_task_id(checkpoint_id, base_ns, str(step), name, PULL, *triggers)
+        tid = make_id(checkpoint_id, base_ns, str(step), name, PULL, *triggers)
         value = read_input(node)
         if value is missing:
             continue

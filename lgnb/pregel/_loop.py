@@ -28,7 +28,7 @@ from lgnb._internal.constants import (
     NULL_TASK_ID,
     RESUME,
 )
-from lgnb._internal.ids import new_checkpoint_id
+from lgnb._internal.ids import legacy_task_id, new_checkpoint_id, task_id
 from lgnb.channels.base import MISSING
 from lgnb.channels.delta import DeltaSnapshot
 from lgnb.channels.last_value import LastValue
@@ -141,6 +141,8 @@ class Loop(ResumeMixin):
             self.prev_checkpoint_config = saved.parent_config
             self.has_saved = True
         self.checkpoint_id = checkpoint["id"]
+        # a format-1 checkpoint's tasks have SHA-1 ids (its pending writes name them)
+        self.legacy_ids_for = checkpoint["id"] if checkpoint.get("v", 1) < 2 else None
         self.run_key = uuid4().hex[:24]
         self.checkpoint_id_saved = checkpoint["id"] if saved is not None else None
         self.checkpoint_ts = checkpoint.get("ts")
@@ -297,6 +299,7 @@ class Loop(ResumeMixin):
             updated_channels=self.updated_channels,
             read_input=self._read_input,
             missing=MISSING,
+            make_id=legacy_task_id if self.checkpoint_id == self.legacy_ids_for else task_id,
         )
 
     def _apply(self, tasks: Sequence[Any]) -> set[str]:
