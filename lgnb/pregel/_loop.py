@@ -28,7 +28,7 @@ from lgnb._internal.constants import (
     NULL_TASK_ID,
     RESUME,
 )
-from lgnb._internal.ids import new_checkpoint_id
+from lgnb._internal.ids import legacy_task_id, new_checkpoint_id, task_id
 from lgnb.channels.base import MISSING
 from lgnb.channels.delta import DeltaSnapshot
 from lgnb.channels.last_value import LastValue
@@ -141,6 +141,8 @@ class Loop(ResumeMixin):
             self.prev_checkpoint_config = saved.parent_config
             self.has_saved = True
         self.checkpoint_id = checkpoint["id"]
+        # a format-1 checkpoint's tasks have SHA-1 ids (its pending writes name them)
+        self.legacy_ids_for = checkpoint["id"] if checkpoint.get("v", 1) < 2 else None
         self.run_key = uuid4().hex[:24]
         self.checkpoint_id_saved = checkpoint["id"] if saved is not None else None
         self.checkpoint_ts = checkpoint.get("ts")
@@ -297,6 +299,7 @@ class Loop(ResumeMixin):
             updated_channels=self.updated_channels,
             read_input=self._read_input,
             missing=MISSING,
+            make_id=legacy_task_id if self.checkpoint_id == self.legacy_ids_for else task_id,
         )
 
     def _apply(self, tasks: Sequence[Any]) -> set[str]:
@@ -528,6 +531,7 @@ class Loop(ResumeMixin):
             return
         if exiting and self.checkpoint_id == self.checkpoint_id_saved:
             return
+        previous_counters = stored_counters(self.metadata) if self.delta_keys else {}
         if not exiting:
             metadata["step"] = self.step
             metadata["parents"] = dict(self.config.get(CONF, {}).get("checkpoint_map", {}))
@@ -535,7 +539,9 @@ class Loop(ResumeMixin):
             self.checkpoint_id = new_checkpoint_id(self.step)
             self.checkpoint_ts = datetime.now(timezone.utc).isoformat()
         save = exiting or self.durability != "exit"
-        snapshots = self._delta_bookkeeping(exiting, save) if self.delta_keys else ()
+        snapshots = (
+            self._delta_bookkeeping(previous_counters, exiting, save) if self.delta_keys else ()
+        )
         if save:
             checkpoint = self._checkpoint_dict(snapshots)
             versions = checkpoint["channel_versions"]
@@ -551,7 +557,9 @@ class Loop(ResumeMixin):
         if not exiting:
             self.step += 1
 
-    def _delta_bookkeeping(self, exiting: bool, save: bool) -> set[str]:
+    def _delta_bookkeeping(
+        self, counters: dict[str, tuple[int, int]], exiting: bool, save: bool
+    ) -> set[str]:
         """Advance the delta keys' counters in `self.metadata`; the keys to snapshot now.
 
         Every checkpoint counts a superstep (the exit save re-saves the last one, so it
@@ -560,7 +568,6 @@ class Loop(ResumeMixin):
         checkpoints and their writes are never saved — when the run wrote it.
         """
         delta = self.delta_keys
-        counters = stored_counters(self.metadata)
         if not exiting:
             updated = [k for k in (self.updated_channels or ()) if k in delta]
             self.delta_updated.update(updated)

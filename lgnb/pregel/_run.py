@@ -121,7 +121,6 @@ class RunContext:
         self.cancelled = False
         self.messages_handler: Any = None
         self.control: Any = None  # the caller's RunControl (cooperative draining)
-        self.control: Any = None  # the caller's RunControl (cooperative draining)
 
     def emits_for(self, loop: Loop) -> Emits:
         """Where `loop`'s events go: this call's queue (its own graph, or any graph with

@@ -292,8 +292,11 @@ class Pregel:
         messages_v2: bool = False,
     ) -> tuple[dict[str, Any], RunContext, dict[str, Any], Any]:
         parent = TASK_CTX.get()
+        if parent is not None and _own_lineage(parent, config):
+            parent = None  # a child given its own thread or checkpoint runs as a root graph
         if parent is not None:
             config = config_inside_node(parent, config)
+            config[CONF]["checkpoint_ns"] = parent.next_subgraph_ns()
         config = self._merged_config(config)
         if stream_mode is None:
             stream_mode = self.stream_mode
@@ -813,6 +816,15 @@ class Pregel:
         from lgnb.pregel._state import aupdate_state
 
         return await aupdate_state(self, config, values, as_node=as_node, task_id=task_id)
+
+
+def _own_lineage(parent: TaskContext, config: RunnableConfig | None) -> bool:
+    """A config naming its own checkpoint coordinates (thread, namespace, checkpoint)
+    addresses its own lineage; the node's own config passed through does not."""
+    conf = (config or {}).get(CONF) or {}
+    if not any(conf.get(k) for k in ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")):
+        return False
+    return conf.get("checkpoint_ns") != parent.task.ns
 
 
 def _root_config(config: dict[str, Any]) -> dict[str, Any]:
