@@ -41,6 +41,7 @@ from lgnb.pregel._options import (
 from lgnb.pregel._replay import LoadPlan, aload, load, plan_load
 from lgnb.pregel._run import RunContext, StreamSink
 from lgnb.pregel._stream import make_formatter
+from lgnb.runtime import RunControl
 from lgnb.types import GraphOutput
 
 if TYPE_CHECKING:
@@ -340,7 +341,10 @@ class Pregel:
             callbacks=callbacks,
             checkpointer=checkpointer,
         )
-        run.control = control
+        # one control per call, shared with the graphs it runs (subgraphs, nested invokes)
+        if control is None:
+            control = parent.loop.run.control if parent is not None else None
+        run.control = control if control is not None else RunControl()
         parent_ns = tuple(parent.task.ns.split("|")) if parent is not None else ()
         if "messages" in all_modes:
             from lgnb.pregel._messages import StreamMessagesHandler, StreamMessagesHandlerV2
