@@ -37,7 +37,13 @@ except ImportError:  # pragma: no cover - langchain-core without content-block s
 if TYPE_CHECKING:
     from lgnb.pregel._run import StreamSink
 
-__all__ = ("StreamMessagesHandler", "StreamMessagesHandlerV2", "graph_namespace", "push_message")
+__all__ = (
+    "StreamMessagesHandler",
+    "StreamMessagesHandlerV2",
+    "graph_namespace",
+    "push_message",
+    "without_v2_handlers",
+)
 
 Meta = tuple[tuple[str, ...], dict[str, Any]]
 
@@ -286,6 +292,28 @@ class StreamMessagesHandlerV2(StreamMessagesHandler, _V2StreamingCallbackHandler
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Any:
         self.streamed.discard(run_id)
         super().on_llm_error(error, run_id=run_id, **kwargs)
+
+
+def without_v2_handlers(callbacks: Any) -> Any:
+    """`callbacks` (a list or a CallbackManager) minus content-block messages handlers.
+
+    A v1 `stream(stream_mode="messages")` inside a node of a v3 run must see chunks: an
+    inherited `StreamMessagesHandlerV2` would make the model report content-block
+    events instead. Other handlers (an outer v1 handler with `subgraphs`) stay.
+    """
+    if callbacks is None:
+        return None
+    if isinstance(callbacks, list):
+        kept = [h for h in callbacks if not isinstance(h, StreamMessagesHandlerV2)]
+        return kept if len(kept) != len(callbacks) else callbacks
+    if not any(isinstance(h, StreamMessagesHandlerV2) for h in callbacks.handlers):
+        return callbacks
+    manager = callbacks.copy()
+    manager.handlers = [h for h in manager.handlers if not isinstance(h, StreamMessagesHandlerV2)]
+    manager.inheritable_handlers = [
+        h for h in manager.inheritable_handlers if not isinstance(h, StreamMessagesHandlerV2)
+    ]
+    return manager
 
 
 def push_message(message: Any, *, state_key: str | None = "messages") -> BaseMessage:

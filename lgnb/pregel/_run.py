@@ -124,13 +124,15 @@ class RunContext:
 
     def emits_for(self, loop: Loop) -> Emits:
         """Where `loop`'s events go: this call's queue (its own graph, or any graph with
-        `subgraphs=True`), and the queue of each enclosing run that asked for subgraphs."""
+        `subgraphs=True`), and the queue of each enclosing run that asked for subgraphs —
+        at any depth, also through calls in between that did not (a node's `invoke`)."""
         targets: list[tuple[Callable[[Any], None], frozenset[str]]] = []
         if self.sink is not None and (loop.is_run_root or self.subgraphs):
             targets.append((self.sink.put, self.modes))
         parent = self.parent
-        while parent is not None and parent.subgraphs and parent.sink is not None:
-            targets.append((parent.sink.put, parent.modes))
+        while parent is not None:
+            if parent.subgraphs and parent.sink is not None:
+                targets.append((parent.sink.put, parent.modes))
             parent = parent.parent
         return Emits(targets)
 

@@ -347,9 +347,15 @@ class Pregel:
         run.control = control if control is not None else RunControl()
         parent_ns = tuple(parent.task.ns.split("|")) if parent is not None else ()
         if "messages" in all_modes:
-            from lgnb.pregel._messages import StreamMessagesHandler, StreamMessagesHandlerV2
+            from lgnb.pregel._messages import (
+                StreamMessagesHandler,
+                StreamMessagesHandlerV2,
+                without_v2_handlers,
+            )
 
             handler_cls = StreamMessagesHandlerV2 if messages_v2 else StreamMessagesHandler
+            if not messages_v2:
+                callbacks = without_v2_handlers(callbacks)
             handler = handler_cls(sink, subgraphs=subgraphs, parent_ns=parent_ns)
             run.messages_handler = handler
             run.callbacks = add_handlers(callbacks, [handler])
