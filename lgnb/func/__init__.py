@@ -280,12 +280,11 @@ class entrypoint(Generic[T]):
             state_keys=(),
             checkpointer=self.checkpointer,
             stream_mode="updates",
-            name=name,
             retry_policy=self.retry_policy,
             context_schema=self.context_schema,
             store=self.store,
+            cache=self.cache,
+            cache_policy=self.cache_policy,
+            stream_eager=True,
         )
-        graph.cache = self.cache  # type: ignore[attr-defined]
-        graph.cache_policy = self.cache_policy  # type: ignore[attr-defined]
-        node.cache_policy = self.cache_policy  # type: ignore[attr-defined]
         return graph

@@ -58,6 +58,7 @@ def lower(
     interrupt_after: Any,
     debug: bool,
     name: str,
+    cache: Any = None,
 ) -> CompiledStateGraph:
     channels: dict[str, Any] = dict(builder.channels)
     channels[START] = EphemeralValue(builder.input_schema, key=START)
@@ -118,6 +119,7 @@ def lower(
         node.reads_all_state = reads != ROOT and set(reads) >= set(state_keys) and not managed
         node.ends = spec.ends
         node.defer = spec.defer
+        node.cache_policy = spec.cache_policy
         nodes[key] = node
 
     for source, end in sorted(builder.edges):
@@ -154,6 +156,7 @@ def lower(
         context_schema=builder.context_schema,
         store=store,
     )
+    graph.cache = cache
     graph.attach_builder(builder)
     if output_channels != ROOT:
         graph.output_mapper = schema_mapper(builder.output_schema, list(output_channels))

@@ -43,7 +43,9 @@ StateT = TypeVar("StateT")
 class NodeSpec:
     """What `add_node` recorded about a node."""
 
-    __slots__ = ("action", "metadata", "input_schema", "retry_policy", "ends", "defer")
+    __slots__ = (
+        "action", "metadata", "input_schema", "retry_policy", "ends", "defer", "cache_policy"
+    )
 
     def __init__(
         self,
@@ -61,6 +63,15 @@ class NodeSpec:
         self.retry_policy = retry_policy
         self.ends = ends
         self.defer = defer
+        self.cache_policy: Any = None  # a CachePolicy: writes cached by input
+
+    @property
+    def runnable(self) -> Any:
+        """The node's code as a Runnable, as LangGraph's node spec exposes it (a plain
+        function comes wrapped; its `.func` is the function)."""
+        from lgnb._internal.node_runnable import as_runnable
+
+        return as_runnable(self.action, getattr(self.action, "__name__", "node"))
 
 
 class StateGraph(Generic[StateT]):
@@ -201,6 +212,7 @@ class StateGraph(Generic[StateT]):
             ends=ends,
             defer=defer,
         )
+        self.nodes[node].cache_policy = kwargs.get("cache_policy")
         if schema is not None:
             self._add_schema(schema)
         return self
@@ -368,7 +380,9 @@ class StateGraph(Generic[StateT]):
             interrupt_after=interrupt_after,
             debug=debug,
             name=name or "LangGraph",
+            cache=cache,
         )
+        remember_allowlist(compiled, schemas)
         if transformers:
             compiled.stream_transformers = tuple(transformers)  # checked per run
         return compiled

@@ -50,6 +50,13 @@ class SyncAsyncFuture(Future):  # type: ignore[type-arg]
         return asyncio.wrap_future(self).__await__()
 
 
+class CallContext(TaskContext):
+    """The context of a task call: a TaskContext that knows the calling task (whose
+    traced run becomes the parent of the call's run)."""
+
+    __slots__ = ("caller",)
+
+
 class Call:
     """One call of a task function: the function, its arguments, its policies."""
 
@@ -118,6 +125,23 @@ class CallCallable:
             elif name == "previous":
                 extra[name] = ctx.runtime.previous
         return extra
+
+    def trace_input(self, value: tuple[tuple[Any, ...], dict[str, Any]]) -> dict[str, Any]:
+        """The call's arguments by parameter name (what a traced run records as inputs)."""
+        args, kwargs = value
+        try:
+            sig = inspect.signature(self.func)
+            bound = sig.bind_partial(*args, **kwargs)
+        except (TypeError, ValueError):
+            return {"args": args, **kwargs}
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        arguments.pop("self", None)
+        arguments.pop("cls", None)
+        for name, param in sig.parameters.items():
+            if param.kind == inspect.Parameter.VAR_KEYWORD and name in arguments:
+                arguments.update(arguments.pop(name))
+        return arguments
 
     def call(self, value: Any, ctx: TaskContext) -> Any:
         if self.is_async:
@@ -204,6 +228,25 @@ def _saved_outcome(loop: Loop, task: Task) -> tuple[bool, Any, BaseException | N
     return True, value, None
 
 
+def _from_cache(loop: Loop, task: Task, call: Call) -> tuple[bool, Any]:
+    """Serve the call from the graph's cache when its policy allows (True, value)."""
+    from lgnb.pregel._cache import CACHE_NS_WRITES, cache_key, identifier
+
+    policy = call.cache_policy or getattr(loop.graph, "cache_policy", None)
+    if policy is None:
+        return False, None
+    ns = (CACHE_NS_WRITES, identifier(call.func) or "__dynamic__")
+    key = task.cache_key = cache_key(policy, ns, *call.args, **call.kwargs)
+    hits = loop.graph.cache.get(((key.ns, key.key),))
+    writes = hits.get((key.ns, key.key))
+    if writes is None:
+        return False, None
+    task.writes = [tuple(w) for w in writes]  # type: ignore[misc]
+    with _lock(loop):
+        loop.put_writes(task, list(task.writes), cached=True)
+    return True, next((v for c, v in task.writes if c == RETURN), None)
+
+
 def _accept(loop: Loop, task: Task) -> None:
     with _lock(loop):
         loop.tasks[task.id] = task
@@ -256,6 +299,8 @@ def schedule_call(call: Call) -> Any:
     task = _make_task(parent, call)
     finished, value, _ = _saved_outcome(loop, task)
     _accept(loop, task)
+    if not finished and loop.graph.cache is not None:
+        finished, value = _from_cache(loop, task, call)
     policies = call.retry_policy or loop.graph.retry_policy
     try:
         aio = asyncio.get_running_loop()
@@ -269,7 +314,8 @@ def schedule_call(call: Call) -> Any:
         fut: Future = SyncAsyncFuture()
         fut.set_result(value)
         return fut
-    ctx = TaskContext(task, loop, parent.runtime)
+    ctx = CallContext(task, loop, parent.runtime)
+    ctx.caller = parent
     if aio is not None:
         return _start_async(aio, loop, task, ctx, policies)
     return _start_threaded(loop, task, ctx, policies)
@@ -327,6 +373,12 @@ def _start_async(
 
     runner = asyncio.ensure_future(work())
     _calls(loop).append(runner)
+
+    def on_done(f: asyncio.Future) -> None:
+        if f.cancelled() and not runner.done():
+            runner.cancel()  # the caller cancelled the call: stop the task
+
+    afut.add_done_callback(on_done)
     return afut
 
 

@@ -31,6 +31,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from lgnb.errors import GraphBubbleUp, GraphInterrupt
+from lgnb.pregel._cache import aread_cache, read_cache
+from lgnb.pregel._call import await_calls, wait_calls
 from lgnb.pregel._context import TaskContext
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._runner import arun_task, commit_writes, run_task
@@ -62,6 +64,8 @@ def flush_io(loop: Loop) -> None:
     for op in ops:
         if op[0] == "put":
             saver.put(op[1], op[2], op[3], op[4])
+        elif op[0] == "cache_set":
+            loop.graph.cache.set(op[1])
         else:
             saver.put_writes(op[1], op[2], op[3], op[4])
 
@@ -75,6 +79,8 @@ async def aflush_io(loop: Loop) -> None:
     for op in ops:
         if op[0] == "put":
             await saver.aput(op[1], op[2], op[3], op[4])
+        elif op[0] == "cache_set":
+            await loop.graph.cache.aset(op[1])
         else:
             await saver.aput_writes(op[1], op[2], op[3], op[4])
 
@@ -287,7 +293,14 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
         yield from _flushed(loop)
         while loop.tick():
             yield from _flushed(loop)
-            yield from _step(loop, runtime, ex)
+            if loop.graph.cache is not None:  # served from the node cache: not run
+                yield (read_cache, aread_cache, (loop,))
+                yield from _committed(loop)
+            try:
+                yield from _step(loop, runtime, ex)
+            finally:
+                if loop.__dict__.get("calls"):  # `@task` calls still running
+                    yield (wait_calls, await_calls, (loop,))
             yield from _flushed(loop)
             loop.after_tick()
             yield from _flushed(loop)

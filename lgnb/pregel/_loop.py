@@ -391,8 +391,12 @@ class Loop(ResumeMixin):
         return [t for t in self.tasks.values() if not t.writes]
 
     # ------------------------------------------------------------------ writes
-    def put_writes(self, task: Task, writes: list[tuple[str, Any]]) -> None:
-        """A task finished (or failed / interrupted): keep, save and stream its writes."""
+    def put_writes(self, task: Task, writes: list[tuple[str, Any]], *, cached: bool = False) -> None:
+        """A task finished (or failed / interrupted): keep, save and stream its writes.
+
+        `cached`: the writes come from the node cache (streamed with `cached` metadata,
+        not stored in the cache again); otherwise a cacheable task's writes are queued
+        for the cache."""
         if not writes:
             return
         if all(c in SAVED_SPECIAL for c, _ in writes):
@@ -404,7 +408,13 @@ class Loop(ResumeMixin):
                 self.pending = pending = [w for w in pending if w[0] != tid]
             pending.extend([(tid, c, v) for c, v in writes])
         self._save_writes(task.id, writes, _path_str(task.path))
-        self._output_writes(task, writes)
+        self._output_writes(task, writes, cached=cached)
+        if not cached and task.cache_key is not None:
+            from lgnb.pregel._cache import cache_set_op
+
+            op = cache_set_op(task, writes)
+            if op is not None:
+                self.io.append(op)
 
     def _save_writes(self, task_id: str, writes: list[tuple[str, Any]], path: str) -> None:
         if self.checkpointer is None or self.durability == "exit":
@@ -426,6 +436,8 @@ class Loop(ResumeMixin):
         emits = self.emits
         first = writes[0][0]
         if first == INTERRUPT:
+            if task.path[-1] is True:
+                return  # a task call's interrupt is streamed by its caller
             interrupts = tuple(
                 i for c, v in writes if c == INTERRUPT for i in (v if isinstance(v, (tuple, list)) else (v,))
             )

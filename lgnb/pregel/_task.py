@@ -26,6 +26,7 @@ class Task:
         "error",
         "interrupts",
         "resumed",
+        "cache_key",
     )
 
     def __init__(
@@ -51,6 +52,7 @@ class Task:
         self.error: BaseException | None = None
         self.interrupts: tuple = ()
         self.resumed = False
+        self.cache_key: Any = None  # set when the node or task has a CachePolicy
 
     def __repr__(self) -> str:
         return f"Task({self.name!r}, id={self.id!r}, path={self.path!r})"

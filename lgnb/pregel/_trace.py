@@ -82,6 +82,10 @@ async def aend_graph(loop: Loop, exc: BaseException | None) -> None:
 
 def _node_manager(ctx: TaskContext) -> Any:
     loop = ctx.loop
+    caller = getattr(ctx, "caller", None)
+    if caller is not None and caller.node_run is not None:
+        # a `@task` call: its run is a child of the calling node's run
+        return caller.config["callbacks"]
     child = loop.run_manager.get_child(f"graph:step:{loop.step}")
     config = ctx.config
     child.add_tags(config.get("tags") or [], inherit=True)
@@ -89,16 +93,22 @@ def _node_manager(ctx: TaskContext) -> Any:
     return child
 
 
+def _input(ctx: TaskContext) -> Any:
+    """The input a node's run records (a task call's arguments by parameter name)."""
+    trace_input = getattr(ctx.task.node.bound, "trace_input", None)
+    return ctx.task.input if trace_input is None else trace_input(ctx.task.input)
+
+
 def start_node(ctx: TaskContext) -> Any:
     """Start the node's run; its child manager becomes the node config's callbacks."""
-    rm = _node_manager(ctx).on_chain_start(None, ctx.task.input, name=ctx.task.name)
+    rm = _node_manager(ctx).on_chain_start(None, _input(ctx), name=ctx.task.name)
     ctx.node_run = rm
     ctx.config["callbacks"] = rm.get_child("seq:step:1")  # a node runs as step 1 of its sequence
     return rm
 
 
 async def astart_node(ctx: TaskContext) -> Any:
-    rm = await _node_manager(ctx).on_chain_start(None, ctx.task.input, name=ctx.task.name)
+    rm = await _node_manager(ctx).on_chain_start(None, _input(ctx), name=ctx.task.name)
     ctx.node_run = rm
     ctx.config["callbacks"] = rm.get_child("seq:step:1")  # a node runs as step 1 of its sequence
     return rm

@@ -191,6 +191,31 @@ class Pregel:
 
         return graph_json_schema(self, "output")
 
+    def _cache_namespaces(self, nodes: Sequence[str] | None) -> list[tuple[str, ...]]:
+        from lgnb.pregel._cache import node_namespace
+
+        if self.cache is None:
+            raise ValueError(
+                "No cache is set for this graph. Cannot clear cache: compile it with "
+                "`cache=InMemoryCache()` (from langgraph.cache.memory) or another cache."
+            )
+        names = nodes or list(self.nodes)
+        return [node_namespace(n, self.nodes[n]) for n in names if n in self.nodes]
+
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Drop the cached writes of `nodes` (default: every node) from the graph's cache."""
+        self.cache.clear(self._cache_namespaces(nodes))
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Async twin of `clear_cache`."""
+        await self.cache.aclear(self._cache_namespaces(nodes))
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        """JSON schema of the graph's `context_schema` (None when it has none)."""
+        from lgnb.graph._jsonschema import context_json_schema
+
+        return context_json_schema(self)
+
     def branch_channel(self, node: str) -> str:
         return f"branch:to:{node}"
 

@@ -58,6 +58,25 @@ def fetch_sdist() -> Path:
     return path
 
 
+def _postgres_fixtures(text: str, url: str) -> str:
+    """The suite's fixtures, pointed at our PostgreSQL server instead of its Docker one.
+
+    The suite gates its PostgreSQL savers and stores, its Redis cache and its LangGraph
+    server tests on one `NO_DOCKER` flag. Only the first are wanted here: the savers and
+    stores take the server at `url` (the database name is dropped: each test creates its
+    own), the rest stays off (`NO_DOCKER=true`).
+    """
+    base = url.rsplit("/", 1)[0] + "/"
+    text = text.replace('"postgres://postgres:postgres@localhost:5442/"', repr(base))
+    if "NO_DOCKER = os.getenv" in text:
+        text = text.replace("    if NO_DOCKER\n    else", "    if NO_POSTGRES\n    else")
+        text = text.replace(
+            'NO_DOCKER = os.getenv("NO_DOCKER", "false") == "true"',
+            'NO_DOCKER = os.getenv("NO_DOCKER", "false") == "true"; NO_POSTGRES = False',
+        )
+    return text
+
+
 def unpack(sdist: Path, work: Path, *, rewrite: bool, postgres: str | None) -> dict[str, int]:
     """Extract `tests/` into `work` (rewritten for lgnb when `rewrite`). Returns rule stats."""
     if work.exists():
@@ -75,8 +94,7 @@ def unpack(sdist: Path, work: Path, *, rewrite: bool, postgres: str | None) -> d
     for py in sorted((work / "tests").rglob("*.py")):
         text = py.read_text(encoding="utf-8")
         if postgres and py.name.startswith("conftest"):
-            base = postgres.rsplit("/", 1)[0] + "/"
-            text = text.replace('"postgres://postgres:postgres@localhost:5442/"', repr(base))
+            text = _postgres_fixtures(text, postgres)
         if rewrite:
             result = rule.apply(text)
             text = result.source
@@ -96,7 +114,7 @@ def run_pytest(work: Path, results: Path, args: list[str], *, postgres: str | No
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(work), str(HERE), env.get("PYTHONPATH", "")])
     env["LGNB_UPSTREAM_RESULTS"] = str(results)
-    env["NO_DOCKER"] = "false" if postgres else "true"
+    env["NO_DOCKER"] = "true"
     results.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "pytest", "-p", "no:asyncio", "-p", "lgnb_upstream_plugin",
            "-q", "--no-header", "-o", "console_output_style=classic", "--tb=no",
@@ -113,7 +131,7 @@ def collect_universe(sdist: Path, work: Path, postgres: str | None) -> dict[str,
     if cache.exists():
         return dict(json.loads(cache.read_text()))
     unpack(sdist, work, rewrite=False, postgres=postgres)
-    env = dict(os.environ, PYTHONPATH=str(work), NO_DOCKER="false" if postgres else "true")
+    env = dict(os.environ, PYTHONPATH=str(work), NO_DOCKER="true")
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:asyncio", "--collect-only", "-q", "tests"],
         cwd=work, env=env, capture_output=True, text=True,
@@ -161,7 +179,7 @@ def read_known() -> set[str]:
     return {ln.split("#")[0].strip() for ln in KNOWN.read_text().splitlines() if ln.split("#")[0].strip()}
 
 
-def report(outcomes: dict[str, dict[str, object]], universe: dict[str, str], *, show_failures: bool) -> tuple[int, int]:
+def report(outcomes: dict[str, dict[str, object]], universe: dict[str, str], *, show_failures: bool, engine: str = "lgnb") -> tuple[int, int]:
     per: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for tid, rec in outcomes.items():
         o = str(rec["outcome"])
@@ -176,7 +194,7 @@ def report(outcomes: dict[str, dict[str, object]], universe: dict[str, str], *, 
     print(f"{'TOTAL':52} {sum(tot.values()):6} " + " ".join(f"{tot[k]:7}" for k in cols))
     counted = tot["passed"] + tot["failed"]
     share = 100.0 * tot["passed"] / counted if counted else 0.0
-    print(f"\nlgnb passes {tot['passed']} of {counted} non-private LangGraph {VERSION} tests: {share:.1f}%")
+    print(f"\n{engine} passes {tot['passed']} of {counted} non-private LangGraph {VERSION} tests: {share:.1f}%")
     if show_failures:
         print("\nfailures:")
         for tid, rec in sorted(outcomes.items()):
@@ -217,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     if ns.pytest_args:  # a subset: report only what ran
         universe = {t: f for t, f in universe.items() if t in results or f in results}
     outcomes = classify(universe, results)
-    report(outcomes, universe, show_failures=ns.failures)
+    report(outcomes, universe, show_failures=ns.failures, engine="LangGraph" if ns.reference else "lgnb")
     if ns.json:
         ns.json.write_text(json.dumps(outcomes, indent=1, sort_keys=True))
     if ns.check and not ns.reference:
