@@ -9,12 +9,14 @@ LangChain's own `draw_*` methods consume, for lgnb and LangGraph graphs alike.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable
 from langchain_core.runnables.graph import Graph
 
 from lgnb._internal.constants import END, START
+from lgnb._internal.node_runnable import FunctionNode, GraphNode
 
 __all__ = ("draw_graph",)
 
@@ -24,16 +26,13 @@ def _data(node: Any) -> Any:
     if bound is None:
         return None
     if bound.subgraph is not None:
-        return None
+        return GraphNode(func=bound.subgraph, name=node.name)
     if bound.runnable is not None:
         return bound.runnable
     func = bound.func or bound.afunc
     if isinstance(func, Runnable):
         return func
-    try:
-        return RunnableLambda(func, name=node.name)
-    except Exception:  # pragma: no cover - odd callables
-        return None
+    return FunctionNode(func=func, name=node.name)
 
 
 def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
@@ -60,9 +59,9 @@ def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
                 edges.add((name, dest, True, None))
 
     out = Graph()
-    out.add_node(None, START)
     for name, node in graph.nodes.items():
         if name == START:
+            out.add_node(_data(node), START)
             continue
         metadata = dict(node.metadata or {})
         if node.defer:
@@ -75,6 +74,10 @@ def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
             metadata["__interrupt"] = "before"
         elif name in after:
             metadata["__interrupt"] = "after"
+        # a ToolNode lists its tools (duck-typed: lgnb does not import langgraph.prebuilt)
+        tools = getattr(node.bound.runnable, "tools_by_name", None) if node.bound else None
+        if isinstance(tools, Mapping) and tools:
+            metadata["__tools"] = list(tools)
         out.add_node(_data(node), name, metadata=metadata or None)
 
     for src, dest, cond, label in sorted(edges, key=lambda e: (e[0], e[1], e[2], e[3] or "")):

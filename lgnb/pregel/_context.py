@@ -23,6 +23,9 @@ __all__ = ("TaskContext", "current_task", "TASK_CTX")
 
 TASK_CTX: ContextVar[TaskContext | None] = ContextVar("lgnb_task", default=None)
 
+CONFIG_KEY_RUNTIME = "__pregel_runtime"
+"""The `configurable` key holding the task's `Runtime` (LangGraph's name for it)."""
+
 
 class TaskContext:
     """Everything a node's code can reach while it runs.
@@ -65,7 +68,11 @@ class TaskContext:
     def config(self) -> RunnableConfig:
         """The RunnableConfig a LangGraph node would receive for this task."""
         if self._config is None:
-            self._config = self.loop.run.task_config(self.loop, self.task)
+            config = self.loop.run.task_config(self.loop, self.task)
+            # LangGraph's prebuilt helpers (ToolNode, ...) read the node's Runtime from
+            # here, as `configurable["__pregel_runtime"]`
+            config["configurable"][CONFIG_KEY_RUNTIME] = self.task_runtime()
+            self._config = config
         return self._config
 
     @property
