@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -40,8 +41,11 @@ OUTPUT_DATA: dict[str, str] = {
         "OVERWRITE",
     )
 }
+# The empty-channel sentinel that public `BaseChannel.checkpoint()` returns.
+OUTPUT_DATA["MISSING"] = "lgnb.channels.base"
 
 PLACEHOLDER_MODULE = "tests._lgnb_private"
+_DOTTED = re.compile(r"langgraph(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
 @dataclass
@@ -100,12 +104,42 @@ class Rule:
                 continue
             if new is not None:
                 edits.append((node.lineno, node.end_lineno or node.lineno, new))
+        self._strings(tree, lines, out)
         for start, end, new in sorted(edits, reverse=True):
             first = lines[start - 1]
             indent = first[: len(first) - len(first.lstrip())]
             lines[start - 1 : end] = [indent + new + "\n"] + ["\n"] * (end - start)
         out.source = "".join(lines)
         return out
+
+    def _strings(self, tree: ast.AST, lines: list[str], out: Rewrite) -> None:
+        """Dotted paths in strings (`mocker.patch("langgraph.pregel._x.Y")`) follow the rule
+        too: an engine path moves to lgnb, a private one becomes a placeholder, whose use
+        (patching it) marks the test private."""
+        spots = []
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and _DOTTED.fullmatch(node.value)
+                and node.lineno == node.end_lineno
+            ):
+                parts = node.value.split(".")
+                module = next(
+                    (".".join(parts[:i]) for i in range(len(parts), 1, -1) if self.is_engine(".".join(parts[:i]))),
+                    None,
+                )
+                if module is None:
+                    continue
+                if _is_private(node.value):
+                    out.private.add(node.value)
+                    new = f"__import__({PLACEHOLDER_MODULE!r}, fromlist=['_']).PrivateName({node.value!r})"
+                else:
+                    new = repr("lgnb" + node.value[len("langgraph"):])
+                spots.append((node.lineno, node.col_offset, node.end_col_offset or 0, new))
+        for lineno, start, end, new in sorted(spots, reverse=True):
+            raw = lines[lineno - 1].encode("utf-8")  # ast offsets count UTF-8 bytes
+            lines[lineno - 1] = (raw[:start] + new.encode("utf-8") + raw[end:]).decode("utf-8")
 
     def _from_import(self, node: ast.ImportFrom, out: Rewrite) -> str | None:
         module = node.module or ""

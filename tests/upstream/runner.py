@@ -118,7 +118,7 @@ def run_pytest(work: Path, results: Path, args: list[str], *, postgres: str | No
     results.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "pytest", "-p", "no:asyncio", "-p", "lgnb_upstream_plugin",
            "-q", "--no-header", "-o", "console_output_style=classic", "--tb=no",
-           "--timeout=120", "-rN"]
+           "--timeout=120", "-rN", "--continue-on-collection-errors"]
     if jobs > 1:
         cmd += ["-n", str(jobs)]
     cmd += args or ["tests"]
