@@ -166,6 +166,13 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # 
         `node_end` (metadata is built only if the node returns messages)."""
         if not self._wanted(ctx.loop.ns_tuple):
             return None
+        loop = ctx.loop
+        if not loop.__dict__.get("_messages_observed"):
+            # the state the first visible node starts from is not news, including the
+            # input messages a reducer gave ids to (a subgraph returning them streams
+            # nothing): scanned once per (sub)graph run
+            loop._messages_observed = True
+            self.observe(loop.state)
         if ctx.task.path[0] == "__pregel_push":
             self.observe(ctx.task.input)  # a Send's input: those messages are not new
         return ctx
@@ -329,12 +336,19 @@ def push_message(message: Any, *, state_key: str | None = "messages") -> BaseMes
     msg = next(iter(convert_to_messages([message])))
     if msg.id is None:
         raise ValueError("Message ID is required: push_message(AIMessage(..., id='...'))")
-    handler = ctx.loop.run.messages_handler
-    if handler is not None:
-        metadata = ctx.config["metadata"]
-        ns = graph_namespace(metadata)
-        if handler._wanted(ns):
-            handler._emit((ns, metadata), msg, dedupe=False)
+    # every stream that takes it: this run's, and those of the runs whose nodes
+    # stream this graph (an outer `stream(..., subgraphs=True)`)
+    run: Any = ctx.loop.run
+    seen: set[int] = set()
+    while run is not None:
+        handler = run.messages_handler
+        if handler is not None and id(handler) not in seen:
+            seen.add(id(handler))
+            metadata = ctx.config["metadata"]
+            ns = graph_namespace(metadata)
+            if handler._wanted(ns):
+                handler._emit((ns, metadata), msg, dedupe=False)
+        run = getattr(run, "parent", None)
     if state_key:
         ctx.task.writes.append((state_key, msg))
     return msg
