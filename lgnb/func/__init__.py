@@ -287,4 +287,8 @@ class entrypoint(Generic[T]):
             cache_policy=self.cache_policy,
             stream_eager=True,
         )
+        from lgnb.graph._allowlist import remember_allowlist
+
+        # its saver also loads the classes of its input, return and saved values
+        remember_allowlist(graph, [input_type, output_type, save_type])
         return graph

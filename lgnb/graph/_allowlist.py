@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_typ
 from pydantic import BaseModel
 from typing_extensions import NotRequired, Required, is_typeddict
 
-__all__ = ("graph_allowlist", "with_allowlist")
+__all__ = ("graph_allowlist", "remember_allowlist", "saver_for", "with_allowlist")
 
 _LGNB_TYPES = {
     ("lgnb.types", "Send"),
@@ -99,3 +99,27 @@ def with_allowlist(checkpointer: Any, schemas: list[Any]) -> Any:
     if not hasattr(checkpointer, "with_allowlist"):
         return checkpointer
     return checkpointer.with_allowlist(graph_allowlist(schemas))
+
+
+def remember_allowlist(graph: Any, schemas: list[Any]) -> None:
+    """Record on a compiled graph the classes its schemas name, for `saver_for`."""
+    graph.serde_allowlist = frozenset(graph_allowlist(schemas))
+
+
+def saver_for(checkpointer: Any, graph: Any) -> Any:
+    """`checkpointer` as `graph` uses it: also accepting the classes of `graph`'s schemas.
+
+    A graph compiled with its own saver got them at compile time; a subgraph (a node,
+    or a graph invoked inside a node) runs on its parent's saver, which was told only
+    the parent's classes. The clone is kept on the graph while the saver is the same.
+    """
+    allow = vars(graph).get("serde_allowlist")
+    if not allow or checkpointer in (None, True, False) or not hasattr(checkpointer, "with_allowlist"):
+        return checkpointer
+    cached = vars(graph).get("_saver_for")
+    if cached is not None and cached[0] is checkpointer:
+        return cached[1]
+    register_safe_types()
+    clone = checkpointer.with_allowlist(allow)
+    graph._saver_for = (checkpointer, clone)
+    return clone

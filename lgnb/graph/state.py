@@ -366,7 +366,7 @@ class StateGraph(Generic[StateT]):
                 + (interrupt_after if interrupt_after != "*" else [])
             )
         )
-        from lgnb.graph._allowlist import with_allowlist
+        from lgnb.graph._allowlist import remember_allowlist, with_allowlist
         from lgnb.graph._compile import lower
 
         schemas = [self.state_schema, self.input_schema, self.output_schema, self.context_schema]

@@ -65,7 +65,9 @@ def _checkpointer(graph: Pregel, config: dict[str, Any]) -> Any:
             "`builder.compile(checkpointer=InMemorySaver())`, and pass "
             "`{'configurable': {'thread_id': ...}}`, to keep and read thread state."
         )
-    return saver
+    from lgnb.graph._allowlist import saver_for
+
+    return saver_for(saver, graph)
 
 
 def _own_config(graph: Pregel, config: dict[str, Any]) -> dict[str, Any]:

@@ -45,7 +45,9 @@ def subloop(graph: Pregel, ctx: TaskContext) -> tuple[Loop, bool]:
     conf["checkpoint_map"] = cmap
     conf.pop("checkpoint_id", None)
     config[CONF] = conf
-    checkpointer = None if graph.checkpointer is False else parent.checkpointer
+    from lgnb.graph._allowlist import saver_for
+
+    checkpointer = None if graph.checkpointer is False else saver_for(parent.checkpointer, graph)
     loop = Loop(
         graph,
         run,

@@ -337,6 +337,8 @@ class Pregel:
                 f"{sorted(_VALID_MODES)}."
             )
         all_modes = frozenset(modes | prints)
+        from lgnb.graph._allowlist import saver_for
+
         checkpointer = self._resolve_checkpointer(config, parent)
         if parent is None:
             config = _root_config(config)
@@ -403,7 +405,7 @@ class Pregel:
             durability = parent.loop.durability if parent is not None else "async"
         loop_kwargs = {
             "config": config,
-            "checkpointer": checkpointer,
+            "checkpointer": saver_for(checkpointer, self),
             "durability": durability,
             "ns": "",
             "interrupt_before": interrupt_before or self.interrupt_before_nodes,
