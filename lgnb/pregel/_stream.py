@@ -2,7 +2,9 @@
 
 v1: the payload alone (one mode), `(mode, payload)` (a list of modes), `(ns, payload)` /
 `(ns, mode, payload)` with `subgraphs=True`. v2: `{"type", "ns", "data"}` dicts, with
-`values` parts carrying `interrupts` separately and the data coerced to the output type.
+`values` parts carrying `interrupts` separately and the data coerced to the output type,
+the state `values` of `checkpoints` / `debug` checkpoint payloads to the state type
+(except the input checkpoint, whose channels are not all set yet).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ def make_formatter(
     version: str,
     print_mode: Sequence[str] = (),
     output_mapper: Callable[[Any], Any] | None = None,
+    state_mapper: Callable[[Any], Any] | None = None,
 ) -> Callable[[tuple[tuple[str, ...], str, Any]], tuple[bool, Any]]:
     """A function from an event to `(wanted, chunk)` for this call's options."""
     is_list = not isinstance(stream_mode, str)
@@ -60,6 +63,8 @@ def make_formatter(
                 if output_mapper is not None and isinstance(payload, dict):
                     payload = output_mapper(payload)
                 return True, {"type": mode, "ns": ns, "data": payload, "interrupts": interrupts}
+            if state_mapper is not None and mode in ("checkpoints", "debug"):
+                _coerce_checkpoint_values(payload, state_mapper)
             return True, {"type": mode, "ns": ns, "data": payload}
         if subgraphs and is_list:
             return True, (ns, mode, payload)
@@ -70,6 +75,18 @@ def make_formatter(
         return True, payload
 
     return fmt
+
+
+def _coerce_checkpoint_values(payload: Any, mapper: Callable[[Any], Any]) -> None:
+    """The state `values` of a checkpoint payload (`checkpoints` mode, or a `debug`
+    event of type "checkpoint"), as the state type, in place; not the input checkpoint."""
+    if not isinstance(payload, dict):
+        return
+    if payload.get("type") == "checkpoint" and isinstance(payload.get("payload"), dict):
+        payload = payload["payload"]
+    values = payload.get("values")
+    if isinstance(values, dict) and "__start__" not in payload.get("next", ()):
+        payload["values"] = mapper(values)
 
 
 def _print(ns: tuple[str, ...], mode: str, payload: Any, subgraphs: bool) -> None:

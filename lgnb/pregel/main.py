@@ -437,8 +437,18 @@ class Pregel:
             version=version,
             print_mode=sorted(prints),
             output_mapper=self.output_mapper if version == "v2" else None,
+            state_mapper=self._state_mapper() if version == "v2" else None,
         )
         return config, run, loop_kwargs, fmt
+
+    def _state_mapper(self) -> Any:
+        """dict -> the builder's state type (pydantic / dataclass), or None for dicts."""
+        builder = getattr(self, "builder", None)
+        if builder is None:
+            return None
+        from lgnb.graph._schema import schema_mapper
+
+        return schema_mapper(builder.state_schema, list(self.state_keys))
 
     # ------------------------------------------------------------------ stream
     def stream(
