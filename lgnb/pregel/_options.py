@@ -33,9 +33,13 @@ DEFAULT_RECURSION_LIMIT = int(
 """Super-steps a run may take before GraphRecursionError (LangGraph 1.2's default)."""
 
 
-def recast_ns(ns: str) -> str:
-    """`a:<task id>|b:<task id>` -> `a|b`: the namespace without the run's task ids."""
-    return "|".join(part.split(":")[0] for part in ns.split("|"))
+def recast_ns(ns: str, *, keep_numbers: bool = True) -> str:
+    """`a:<task id>|b:<task id>` -> `a|b`: the namespace without the run's task ids.
+    A numeric segment (`a:<id>|1`: a node's second nested graph) is kept unless
+    `keep_numbers` is false (naming a subgraph of the graph, as `get_subgraphs` does)."""
+    return "|".join(
+        part.split(":")[0] for part in ns.split("|") if keep_numbers or not part.isdigit()
+    )
 
 
 def nested_resuming(loop: Loop) -> bool | None:

@@ -107,8 +107,14 @@ def _addressed(exc: ParentCommand, task: Task) -> ParentCommand:
     """`graph=PARENT` becomes the namespace of the graph the command is for."""
     cmd = exc.args[0]
     if cmd.graph == Command.PARENT:
-        parent_ns = NS_SEP.join(task.ns.split(NS_SEP)[:-1])
-        return ParentCommand(dataclasses.replace(cmd, graph=parent_ns))
+        # numeric segments (`<task ns>|1`: a node's second nested graph) are no level
+        parts = task.ns.split(NS_SEP)
+        while parts and parts[-1].isdigit():
+            parts.pop()
+        parts = parts[:-1]
+        while parts and parts[-1].isdigit():
+            parts.pop()
+        return ParentCommand(dataclasses.replace(cmd, graph=NS_SEP.join(parts)))
     return exc
 
 

@@ -92,7 +92,7 @@ def _subgraph_for_ns(
     ns = config.get(CONF, {}).get("checkpoint_ns", "")
     if not ns or "__lgnb_checkpointer" in config.get(CONF, {}):
         return None  # the root namespace, or already resolved to this graph
-    recast = recast_ns(ns)
+    recast = recast_ns(ns, keep_numbers=False)
     current = next((sub for _, sub in graph.get_subgraphs(namespace=recast, recurse=True)), None)
     if current is None:
         if for_update:

@@ -372,7 +372,7 @@ class Pregel:
         if control is None:
             control = parent.loop.run.control if parent is not None else None
         run.control = control if control is not None else RunControl()
-        parent_ns = tuple(parent.task.ns.split("|")) if parent is not None else ()
+        parent_ns = tuple(config[CONF]["checkpoint_ns"].split("|")) if parent is not None else ()
         if "messages" in all_modes:
             from lgnb.pregel._messages import (
                 StreamMessagesHandler,
