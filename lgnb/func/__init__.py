@@ -45,6 +45,20 @@ def _identifier(func: Any) -> str | None:
     return f"{module}.{name}"
 
 
+def _timeout(timeout: Any, func: Any, name: str, kind: str) -> Any:
+    """The TimeoutPolicy of a task or entrypoint; only async functions can be timed out."""
+    if timeout is None:
+        return None
+    from lgnb._internal.callable import is_async_callable
+    from lgnb.pregel._node import _SYNC_TIMEOUT
+    from lgnb.types import TimeoutPolicy
+
+    policy = TimeoutPolicy.coerce(timeout)
+    if policy is not None and not is_async_callable(func):
+        raise ValueError(f"{_SYNC_TIMEOUT} {kind} {name!r} is sync: make it `async def`.")
+    return policy
+
+
 def _policies(retry_policy: RetryPolicy | Sequence[RetryPolicy] | None) -> tuple[RetryPolicy, ...]:
     if retry_policy is None:
         return ()
@@ -63,6 +77,7 @@ class TaskFunction(Generic[T]):
         retry_policy: Sequence[RetryPolicy] = (),
         cache_policy: CachePolicy | None = None,
         name: str | None = None,
+        timeout: Any = None,
     ) -> None:
         if name is not None:
             if hasattr(func, "__func__"):  # a bound method
@@ -79,7 +94,9 @@ class TaskFunction(Generic[T]):
             or getattr(getattr(func, "func", None), "__name__", None)
             or type(func).__name__
         )
+        self.timeout = _timeout(timeout, func, self.name, "Task")
         self._node = call_node(func, self.name, self.retry_policy)
+        self._node.timeout = self.timeout
         functools.update_wrapper(self, func)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -115,6 +132,7 @@ def task(
     name: str | None = None,
     retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
     cache_policy: CachePolicy | None = None,
+    timeout: Any = None,
     **kwargs: Any,
 ) -> Any:
     """Make a function a task: `@task`, `@task()`, `@task(retry_policy=..., cache_policy=...)`.
@@ -137,7 +155,9 @@ def task(
     policies = _policies(retry_policy)
 
     def decorator(func: Callable[..., Any]) -> TaskFunction[Any]:
-        return TaskFunction(func, retry_policy=policies, cache_policy=cache_policy, name=name)
+        return TaskFunction(
+            func, retry_policy=policies, cache_policy=cache_policy, name=name, timeout=timeout
+        )
 
     if __func_or_none__ is not None:
         return decorator(__func_or_none__)
@@ -189,6 +209,7 @@ class entrypoint(Generic[T]):
         context_schema: Any = None,
         cache_policy: CachePolicy | None = None,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        timeout: Any = None,
         **kwargs: Any,
     ) -> None:
         import warnings
@@ -218,6 +239,7 @@ class entrypoint(Generic[T]):
         self.context_schema = context_schema
         self.cache_policy = cache_policy
         self.retry_policy = _policies(retry_policy)
+        self.timeout = timeout
 
     @dataclass(frozen=True, kw_only=True, slots=True)
     class final(Generic[R, S]):
@@ -267,6 +289,7 @@ class entrypoint(Generic[T]):
             writers=[write_output],
             retry_policy=self.retry_policy,
         )
+        node.timeout = _timeout(self.timeout, func, name, "Entrypoint")
         graph = Pregel(
             nodes={name: node},
             channels={

@@ -485,7 +485,7 @@ class Pregel:
         )
         sink = run.sink
         assert sink is not None
-        live = bool(run.modes & {"messages", "custom"}) or subgraphs
+        live = bool(run.modes & {"messages", "custom"}) or subgraphs or self.stream_eager
         if live:
             sink.make_blocking()
         loop = self._open_loop(run, loop_kwargs, config)
@@ -892,7 +892,7 @@ _OWN_ATTRIBUTES = frozenset(
         "name", "debug", "retry_policy", "context_schema", "store", "config", "state_keys",
         "output_mapper", "builder", "state_key_set", "stream_eager", "step_timeout",
         "cache_policy", "cache", "trigger_to_nodes", "step_channels",
-        "finish_channels", "untracked_keys", "stream_transformers", "stream_transformers",
+        "finish_channels", "untracked_keys", "stream_transformers",
     }
 )
 
