@@ -516,6 +516,40 @@ class GraphOutput(Generic[OutputT]):
     value: OutputT
     interrupts: tuple[Interrupt, ...] = ()
 
+    def __getitem__(self, key: str) -> Any:
+        """Deprecated dict-style access (v1 results were dicts): use `.value` / `.interrupts`."""
+        _warn_dict_access("result[key]")
+        if key == "__interrupt__":
+            return self.interrupts
+        if isinstance(self.value, dict):
+            return self.value[key]
+        try:
+            return getattr(self.value, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def __contains__(self, key: object) -> bool:
+        """Deprecated `key in result`: use `.value` / `.interrupts`."""
+        _warn_dict_access("key in result")
+        if key == "__interrupt__":
+            return bool(self.interrupts)
+        if isinstance(self.value, dict):
+            return key in self.value
+        return isinstance(key, str) and hasattr(self.value, key)
+
+
+def _warn_dict_access(how: str) -> None:
+    import warnings
+
+    from lgnb.warnings import LangGraphDeprecatedSinceV11
+
+    warnings.warn(
+        f"Accessing GraphOutput via `{how}` is deprecated. Use `result.value` to access the "
+        "output value directly, or `result.interrupts` for interrupts.",
+        LangGraphDeprecatedSinceV11,
+        stacklevel=3,
+    )
+
 
 class StateUpdate(NamedTuple):
     """One update of `bulk_update_state`: values as if written by `as_node`."""

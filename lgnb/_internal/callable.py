@@ -32,6 +32,38 @@ def is_async_callable(func: Any) -> bool:
     )
 
 
+def warn_config_annotation(func: Any) -> None:
+    """Warn (UserWarning, as LangGraph does) when a node's `config` parameter is annotated
+    with something other than `RunnableConfig` / `RunnableConfig | None`."""
+    if not callable(func) or isinstance(func, type):
+        return
+    try:
+        param = inspect.signature(func).parameters.get("config")
+    except (TypeError, ValueError):
+        return
+    if param is None or param.kind not in _VALID_KINDS:
+        return
+    annotation = param.annotation
+    if annotation is inspect.Parameter.empty:
+        return
+    from typing import Optional
+
+    from langchain_core.runnables import RunnableConfig
+
+    accepted = (RunnableConfig, "RunnableConfig", Optional[RunnableConfig], "Optional[RunnableConfig]",
+                "RunnableConfig | None")
+    if any(annotation == ok for ok in accepted):
+        return
+    import warnings
+
+    warnings.warn(
+        "The 'config' parameter should be typed as 'RunnableConfig' or "
+        f"'RunnableConfig | None', not '{annotation}'. ",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 def _injected_params(func: Callable[..., Any]) -> tuple[str, ...]:
     try:
         params = inspect.signature(func).parameters

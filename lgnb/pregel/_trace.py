@@ -8,11 +8,14 @@ this runs — the per-node cost of tracing is paid only by those who trace.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lgnb.pregel._context import TaskContext
     from lgnb.pregel._loop import Loop
+
+logger = logging.getLogger(__name__)
 
 __all__ = (
     "start_graph",
@@ -21,6 +24,8 @@ __all__ = (
     "aend_graph",
     "start_node",
     "astart_node",
+    "end_node",
+    "aend_node",
 )
 
 
@@ -99,35 +104,116 @@ def _input(ctx: TaskContext) -> Any:
     return ctx.task.input if trace_input is None else trace_input(ctx.task.input)
 
 
+def _recorded(value: Any, process: Any) -> Any:
+    """What tracers record for `value` under a `TracePolicy` processor: its result, or the
+    value itself when there is no processor or it raised (a processor never fails a node)."""
+    if process is None:
+        return value
+    try:
+        return process(value)
+    except Exception:
+        logger.exception("TracePolicy processor raised; recording the untransformed payload")
+        return value
+
+
+def _split(manager: Any) -> tuple[Any, Any]:
+    """`manager` as two copies: one for tracers (they get a node's recorded payloads under
+    a TracePolicy) and one for every other handler (stream handlers and custom callbacks
+    keep seeing the real payloads)."""
+    import copy
+
+    from langchain_core.tracers.base import BaseTracer
+
+    def is_tracer(h: Any) -> bool:
+        return isinstance(h, BaseTracer) and not _is_stream_handler(h)
+
+    real, tracers = copy.copy(manager), copy.copy(manager)
+    tracers.handlers = [h for h in manager.handlers if is_tracer(h)]
+    real.handlers = [h for h in manager.handlers if not is_tracer(h)]
+    return real, tracers
+
+
+def _policy(ctx: TaskContext, which: str) -> Any:
+    policy = getattr(ctx.task.node, "trace_policy", None)
+    return getattr(policy, which, None) if policy is not None else None
+
+
 def start_node(ctx: TaskContext) -> Any:
     """Start the node's run; its child manager becomes the node config's callbacks."""
-    rm = _node_manager(ctx).on_chain_start(None, _input(ctx), name=ctx.task.name)
+    manager, payload = _node_manager(ctx), _input(ctx)
+    recorded = _recorded(payload, _policy(ctx, "process_inputs"))
+    if recorded is payload:
+        rm = manager.on_chain_start(None, payload, name=ctx.task.name)
+    else:
+        real, tracers = _split(manager)
+        rm = real.on_chain_start(None, payload, name=ctx.task.name)
+        tracers.on_chain_start(None, recorded, name=ctx.task.name, run_id=rm.run_id)
+        rm.handlers = manager.handlers
     ctx.node_run = rm
     ctx.config["callbacks"] = rm.get_child("seq:step:1")  # a node runs as step 1 of its sequence
     return rm
 
 
 async def astart_node(ctx: TaskContext) -> Any:
-    rm = await _node_manager(ctx).on_chain_start(None, _input(ctx), name=ctx.task.name)
+    manager, payload = _node_manager(ctx), _input(ctx)
+    recorded = _recorded(payload, _policy(ctx, "process_inputs"))
+    if recorded is payload:
+        rm = await manager.on_chain_start(None, payload, name=ctx.task.name)
+    else:
+        real, tracers = _split(manager)
+        rm = await real.on_chain_start(None, payload, name=ctx.task.name)
+        # tracers start last: a cancellation before then leaves no tracer run open
+        await tracers.on_chain_start(None, recorded, name=ctx.task.name, run_id=rm.run_id)
+        rm.handlers = manager.handlers
     ctx.node_run = rm
     ctx.config["callbacks"] = rm.get_child("seq:step:1")  # a node runs as step 1 of its sequence
     return rm
 
 
+def end_node(ctx: TaskContext, node_run: Any, output: Any) -> None:
+    """End the node's run with `output` (tracers get it through the node's TracePolicy)."""
+    recorded = _recorded(output, _policy(ctx, "process_outputs"))
+    if recorded is output:
+        node_run.on_chain_end(output)
+    else:
+        real, tracers = _split(node_run)
+        tracers.on_chain_end(recorded)
+        real.on_chain_end(output)
+
+
+async def aend_node(ctx: TaskContext, node_run: Any, output: Any) -> None:
+    recorded = _recorded(output, _policy(ctx, "process_outputs"))
+    if recorded is output:
+        await node_run.on_chain_end(output)
+    else:
+        real, tracers = _split(node_run)
+        await tracers.on_chain_end(recorded)  # tracers first: their run is never left open
+        await real.on_chain_end(output)
+
+
+def _is_stream_handler(handler: Any) -> bool:
+    """Whether `handler` is one of LangChain's streaming handlers (astream_events,
+    astream_log): by inheritance, as LangGraph decides; a handler that merely has tap
+    methods is a plain callback handler."""
+    try:
+        from langchain_core.tracers._streaming import _StreamingCallbackHandler
+    except ImportError:  # pragma: no cover - older langchain-core
+        return False
+    return _StreamingCallbackHandler in type(handler).__mro__
+
+
 def tap_output(node_run: Any, output: Any) -> None:
     """Let streaming handlers (astream_events) see the node's output as a stream chunk."""
     for handler in node_run.handlers:
-        tap = getattr(handler, "tap_output_iter", None)
-        if tap is not None and type(handler).__name__ != "StreamMessagesHandler":
-            for _ in tap(node_run.run_id, iter((output,))):
+        if _is_stream_handler(handler) and type(handler).__name__ != "StreamMessagesHandler":
+            for _ in handler.tap_output_iter(node_run.run_id, iter((output,))):
                 pass
 
 
 async def atap_output(node_run: Any, output: Any) -> None:
     for handler in node_run.handlers:
-        tap = getattr(handler, "tap_output_aiter", None)
-        if tap is not None and type(handler).__name__ != "StreamMessagesHandler":
-            async for _ in tap(node_run.run_id, _one(output)):
+        if _is_stream_handler(handler) and type(handler).__name__ != "StreamMessagesHandler":
+            async for _ in handler.tap_output_aiter(node_run.run_id, _one(output)):
                 pass
 
 
