@@ -90,6 +90,7 @@ MODULES: dict[str, str] = {
     "graph_mod": "graph",
     "message": "graph.message",
     "checkpoint_memory": "checkpoint.memory",
+    "func": "func",
 }
 
 
