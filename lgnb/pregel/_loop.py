@@ -148,6 +148,9 @@ class Loop(ResumeMixin):
         self.checkpoint_ts = checkpoint.get("ts")
         self.metadata = metadata
         self.pending = pending
+        # the writes the saver already holds (kept alive, so their ids stay theirs)
+        self.loaded_writes = list(pending)
+        self.loaded_ids = {id(w) for w in pending}
         next_version = checkpointer.get_next_version if checkpointer else _int_next_version
         self.versions = Versions(
             dict(checkpoint["channel_versions"]),
@@ -525,9 +528,14 @@ class Loop(ResumeMixin):
 
     def _save_all_pending_writes(self) -> None:
         by_task: dict[str, list[tuple[str, Any]]] = {}
-        for tid, c, v in self.pending:
-            by_task.setdefault(tid, []).append((c, v))
+        fresh: set[str] = set()
+        for w in self.pending:
+            by_task.setdefault(w[0], []).append((w[1], w[2]))
+            if id(w) not in self.loaded_ids:
+                fresh.add(w[0])
         for tid, writes in by_task.items():
+            if tid not in fresh:
+                continue  # loaded from the saver, unchanged: saving again would duplicate
             task = self.tasks.get(tid)
             config = {CONF: {**self.checkpoint_config[CONF], "checkpoint_id": self.checkpoint_id}}
             self.io.append(("put_writes", config, writes, tid, _path_str(task.path) if task else ""))
