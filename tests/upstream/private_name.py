@@ -43,3 +43,4 @@ class PrivateName:
     __hash__ = _touch  # type: ignore[assignment]
     __str__ = _touch  # type: ignore[assignment]
     __instancecheck__ = __subclasscheck__ = _touch
+    __mro_entries__ = _touch  # `class X(PrivateBase):` is a use too
