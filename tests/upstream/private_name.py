@@ -44,3 +44,4 @@ class PrivateName:
     __str__ = _touch  # type: ignore[assignment]
     __instancecheck__ = __subclasscheck__ = _touch
     __mro_entries__ = _touch  # `class X(PrivateBase):` is a use too
+    __int__ = __float__ = __index__ = __format__ = _touch

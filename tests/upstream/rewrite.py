@@ -38,7 +38,7 @@ OUTPUT_DATA: dict[str, str] = {
     for name in (
         "PULL", "PUSH", "ERROR", "INTERRUPT", "RESUME", "RETURN", "NO_WRITES",
         "NULL_TASK_ID", "INPUT", "TASKS", "NS_SEP", "NS_END", "START", "END",
-        "OVERWRITE",
+        "OVERWRITE", "CONF",
     )
 }
 # The empty-channel sentinel that public `BaseChannel.checkpoint()` returns.
