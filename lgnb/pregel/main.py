@@ -210,6 +210,34 @@ class Pregel:
         """Async twin of `clear_cache`."""
         await self.cache.aclear(self._cache_namespaces(nodes))
 
+    def config_schema(self, *, include: Sequence[str] | None = None) -> Any:
+        """Deprecated: a pydantic model with `configurable` typed by `context_schema`."""
+        from pydantic import create_model
+
+        from lgnb.warnings import LangGraphDeprecatedSinceV10
+
+        warnings.warn(
+            "`config_schema` is deprecated. Use `get_context_jsonschema` for the relevant "
+            "schema instead.",
+            category=LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        fields = {"configurable": (self.context_schema, None)} if self.context_schema else {}
+        return create_model(self.get_name("Config"), **fields)  # type: ignore[call-overload]
+
+    def get_config_jsonschema(self, *, include: Sequence[str] | None = None) -> dict[str, Any]:
+        """Deprecated: the JSON schema of `config_schema()`."""
+        from lgnb.warnings import LangGraphDeprecatedSinceV10
+
+        warnings.warn(
+            "`get_config_jsonschema` is deprecated. Use `get_context_jsonschema` instead.",
+            category=LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
+            return self.config_schema(include=include).model_json_schema()
+
     def get_context_jsonschema(self) -> dict[str, Any] | None:
         """JSON schema of the graph's `context_schema` (None when it has none)."""
         from lgnb.graph._jsonschema import context_json_schema
