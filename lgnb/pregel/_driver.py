@@ -37,6 +37,7 @@ from lgnb.pregel._context import TaskContext
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._runner import arun_task, commit_writes, run_task
 from lgnb.pregel._task import Task
+from lgnb.pregel._lifecycle import aon_interrupt, aon_resume, on_interrupt, on_resume, wants_lifecycle
 from lgnb.pregel._trace import aend_graph, astart_graph, end_graph, start_graph
 
 __all__ = ("drive", "adrive", "flush_io", "aflush_io")
@@ -291,6 +292,8 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             yield (start_graph, astart_graph, (loop, input))
         loop.first(input, resuming=resuming)
         yield from _flushed(loop)
+        if loop.is_resuming and wants_lifecycle(loop):
+            yield (on_resume, aon_resume, (loop,))
         while loop.tick():
             yield from _flushed(loop)
             if loop.graph.cache is not None:  # served from the node cache: not run
@@ -310,6 +313,8 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
         exc = e
     swallow = loop.finish(exc)
     yield from _flushed(loop)
+    if isinstance(exc, GraphInterrupt) and not loop.is_nested and wants_lifecycle(loop):
+        yield (on_interrupt, aon_interrupt, (loop, exc))
     if tracing:
         yield (end_graph, aend_graph, (loop, None if swallow else exc))
     if exc is not None and not swallow:
