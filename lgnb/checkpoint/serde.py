@@ -322,7 +322,7 @@ class _Decoder:
                 )
         if not self.build:
             return None
-        target = getattr(importlib.import_module(module), name)
+        target = _import(module, name)
         try:
             return _BUILDERS[code](target, parts)
         except Exception as exc:
@@ -346,6 +346,18 @@ class _Decoder:
                 "Refused to load a numpy array of Python objects from a checkpoint."
             )
         return numpy.frombuffer(buf, dtype=dtype).reshape(shape, order=order)
+
+
+def _import(module: str, name: str) -> Any:
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ImportError:
+        if module != "langgraph.types":
+            raise
+    # LangGraph's runtime value types (lgnb stores Sends under that name), without LangGraph
+    import lgnb.types
+
+    return getattr(lgnb.types, name)
 
 
 def _call_pos(target: Any, parts: Any) -> Any:

@@ -181,8 +181,11 @@ def plan_tasks(
     if topic is not None and topic.is_available():
         for idx, packet in enumerate(topic.get()):
             if not isinstance(packet, Send):
-                logger.warning("Ignoring invalid packet type %s in pending sends", type(packet))
-                continue
+                if type(packet).__name__ != "Send" or not hasattr(packet, "node"):
+                    logger.warning("Ignoring invalid packet type %s in pending sends", type(packet))
+                    continue
+                # LangGraph's Send, from a thread it wrote
+                packet = Send(packet.node, packet.arg, timeout=getattr(packet, "timeout", None))
             node = nodes.get(packet.node)
             if node is None or node.bound is None:
                 logger.warning("Ignoring unknown node name %s in pending sends", packet.node)

@@ -35,6 +35,7 @@ from lgnb.pregel._cache import aread_cache, read_cache
 from lgnb.pregel._call import await_calls, wait_calls
 from lgnb.pregel._context import TaskContext
 from lgnb.pregel._loop import Loop
+from lgnb.pregel._migrate import portable_checkpoint, portable_writes
 from lgnb.pregel._runner import arun_task, commit_writes, run_task
 from lgnb.pregel._task import Task
 from lgnb.pregel._lifecycle import aon_interrupt, aon_resume, on_interrupt, on_resume, wants_lifecycle
@@ -64,11 +65,11 @@ def flush_io(loop: Loop) -> None:
     saver = loop.checkpointer
     for op in ops:
         if op[0] == "put":
-            saver.put(op[1], op[2], op[3], op[4])
+            saver.put(op[1], portable_checkpoint(op[2]), op[3], op[4])
         elif op[0] == "cache_set":
             loop.graph.cache.set(op[1])
         else:
-            saver.put_writes(op[1], op[2], op[3], op[4])
+            saver.put_writes(op[1], portable_writes(op[2]), op[3], op[4])
 
 
 async def aflush_io(loop: Loop) -> None:
@@ -79,11 +80,11 @@ async def aflush_io(loop: Loop) -> None:
     saver = loop.checkpointer
     for op in ops:
         if op[0] == "put":
-            await saver.aput(op[1], op[2], op[3], op[4])
+            await saver.aput(op[1], portable_checkpoint(op[2]), op[3], op[4])
         elif op[0] == "cache_set":
             await loop.graph.cache.aset(op[1])
         else:
-            await saver.aput_writes(op[1], op[2], op[3], op[4])
+            await saver.aput_writes(op[1], portable_writes(op[2]), op[3], op[4])
 
 
 # ---------------------------------------------------------------------- executors

@@ -10,18 +10,24 @@ migrated when read, in memory (the stored rows are never rewritten):
   `branch:<source>:<condition>:<node>` or `<node>` (edges out of a node); all are
   `branch:to:<node>` now. Versions merge (the newest wins), and so do the versions
   each node and the interrupt checkpoint had seen of them.
+
+Sends are stored under LangGraph's class name (when LangGraph is installed) and read
+back whichever engine's class they come as.
 """
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import END, INTERRUPT, START, TASKS
+from lgnb.types import Send
 
 if TYPE_CHECKING:
     from lgnb.pregel.main import Pregel
 
-__all__ = ("CHECKPOINT_VERSION", "migrate_checkpoint")
+__all__ = ("CHECKPOINT_VERSION", "migrate_checkpoint", "portable_checkpoint", "portable_writes")
 
 CHECKPOINT_VERSION = 4
 """The `v` of the checkpoints lgnb writes: LangGraph 1.x's current format."""
@@ -103,3 +109,58 @@ def _merge_channel(
     if new not in values and value is not _MISSING:
         values[new] = value
     versions[new] = max(versions[new], version) if new in versions else version
+
+
+# ---------------------------------------------------------------------- writing Sends
+
+_portable_send: Any = None
+
+
+def _portable_send_class() -> Any:
+    """The class lgnb stores pending Sends as: named `langgraph.types.Send` when LangGraph
+    is installed, so LangGraph reading the thread sees its own Send (it ignores any other
+    class in the tasks channel); lgnb's own `Send` otherwise (nothing could read the other
+    name back). LangGraph is not imported for this."""
+    global _portable_send
+    if _portable_send is None:
+        try:
+            found = importlib.util.find_spec("langgraph.types") is not None
+        except (ImportError, ValueError):
+            found = False
+        if found:
+
+            class PortableSend(Send):
+                __slots__ = ()
+
+            PortableSend.__module__ = "langgraph.types"
+            PortableSend.__name__ = PortableSend.__qualname__ = "Send"
+            _portable_send = PortableSend
+        else:
+            _portable_send = False
+    return _portable_send
+
+
+def _port(value: Any, cls: Any) -> Any:
+    if type(value) is Send:
+        return cls(value.node, value.arg, timeout=value.timeout)
+    return value
+
+
+def portable_checkpoint(checkpoint: dict[str, Any]) -> dict[str, Any]:
+    """`checkpoint` as it is handed to a saver: pending Sends in LangGraph's class."""
+    sends = checkpoint["channel_values"].get(TASKS)
+    cls = _portable_send_class() if sends else False
+    if not cls:
+        return checkpoint
+    values = {**checkpoint["channel_values"], TASKS: [_port(s, cls) for s in sends]}
+    return {**checkpoint, "channel_values": values}
+
+
+def portable_writes(writes: Sequence[tuple[str, Any]]) -> Sequence[tuple[str, Any]]:
+    """Writes as they are handed to a saver: Sends in LangGraph's class."""
+    if not any(c == TASKS for c, _ in writes):
+        return writes
+    cls = _portable_send_class()
+    if not cls:
+        return writes
+    return [(c, _port(v, cls)) if c == TASKS else (c, v) for c, v in writes]
