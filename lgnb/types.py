@@ -390,10 +390,11 @@ class Send:
 
     __slots__ = ("node", "arg", "timeout")
 
-    def __init__(self, /, node: str, arg: Any, *, timeout: float | None = None) -> None:
+    def __init__(self, /, node: str, arg: Any, *, timeout: Any = None) -> None:
         self.node = node
         self.arg = arg
-        self.timeout = timeout
+        # a TimeoutPolicy for the task, over the node's (checked now, not at run time)
+        self.timeout = TimeoutPolicy.coerce(timeout)
 
     def __hash__(self) -> int:
         return hash((self.node, self.arg, self.timeout))

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ("NodeCallable", "is_async_callable")
 
-_INJECTABLE = ("config", "writer", "runtime", "store", "previous")
+_INJECTABLE = ("config", "writer", "runtime", "store", "previous", "error")
 _VALID_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
 
@@ -83,8 +83,16 @@ def _injected_params(func: Callable[..., Any]) -> tuple[str, ...]:
 
             if p.annotation != StreamWriter:
                 continue
+        if name == "error" and not _is_node_error(p.annotation):
+            continue  # only an error handler's `error: NodeError` is injected
         wanted.append(name)
     return tuple(wanted)
+
+
+def _is_node_error(annotation: Any) -> bool:
+    from lgnb.errors import NodeError
+
+    return annotation is NodeError or annotation == "NodeError"
 
 
 class NodeCallable:
@@ -145,6 +153,8 @@ class NodeCallable:
                 kwargs[name] = ctx.runtime.store
             elif name == "previous":
                 kwargs[name] = ctx.runtime.previous
+            elif name == "error":
+                kwargs[name] = ctx.node_error
         return kwargs
 
     def call(self, value: Any, ctx: TaskContext) -> Any:

@@ -26,7 +26,7 @@ from lgnb.graph._writers import control_writer, updates_writer
 from lgnb.graph.state import CompiledStateGraph, StateGraph
 from lgnb.managed import is_managed_value
 from lgnb.pregel._context import current_task
-from lgnb.pregel._node import PregelNode
+from lgnb.pregel._node import PregelNode, check_timeout_supported
 from lgnb.pregel._task import Task
 from lgnb.types import RetryPolicy, Send
 
@@ -119,7 +119,13 @@ def lower(
         node.reads_all_state = reads != ROOT and set(reads) >= set(state_keys) and not managed
         node.ends = spec.ends
         node.defer = spec.defer
+        node.trace_policy = getattr(spec, "trace_policy", None)
         node.cache_policy = spec.cache_policy
+        node.error_handler = spec.error_handler
+        node.is_error_handler = spec.is_error_handler
+        if spec.timeout is not None:
+            check_timeout_supported(node)
+            node.timeout = spec.timeout
         nodes[key] = node
 
     for source, end in sorted(builder.edges):

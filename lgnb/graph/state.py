@@ -27,6 +27,7 @@ from typing import (
 from lgnb._internal.constants import END, NS_END, NS_SEP, START
 from lgnb.channels.base import BaseChannel
 from lgnb.channels.last_value import LastValue
+from lgnb._internal.callable import warn_config_annotation
 from lgnb.graph._branch import Branch
 from lgnb.graph._schema import schema_channels
 from lgnb.pregel.main import Pregel
@@ -44,7 +45,8 @@ class NodeSpec:
     """What `add_node` recorded about a node."""
 
     __slots__ = (
-        "action", "metadata", "input_schema", "retry_policy", "ends", "defer", "cache_policy"
+        "action", "metadata", "input_schema", "retry_policy", "ends", "defer", "cache_policy",
+        "trace_policy", "timeout", "error_handler", "is_error_handler",
     )
 
     def __init__(
@@ -64,6 +66,10 @@ class NodeSpec:
         self.ends = ends
         self.defer = defer
         self.cache_policy: Any = None  # a CachePolicy: writes cached by input
+        self.trace_policy: Any = None  # a TracePolicy: what tracers record of its runs
+        self.timeout: Any = None  # a TimeoutPolicy per attempt (async nodes)
+        self.error_handler: str | None = None  # the node run when this one fails
+        self.is_error_handler = False
 
     @property
     def runnable(self) -> Any:
@@ -112,6 +118,7 @@ class StateGraph(Generic[StateT]):
         self.managed: dict[str, Any] = {}
         self.waiting_edges: set[tuple[tuple[str, ...], str]] = set()
         self.compiled = False
+        self.node_defaults: dict[str, Any] = {}  # set_node_defaults(...), applied by compile
         self.state_schema = state_schema
         self.input_schema = input_schema or state_schema
         self.output_schema = output_schema or state_schema
@@ -157,20 +164,30 @@ class StateGraph(Generic[StateT]):
         input_schema: type[Any] | None = None,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         destinations: dict[str, str] | tuple[str, ...] | None = None,
+        timeout: Any = None,
+        error_handler: Any = None,
         **kwargs: Any,
     ) -> StateGraph[StateT]:
         """Add a node: a function of the state (sync or async), a Runnable, or a compiled graph.
 
         `destinations` names where a node returning `Command(goto=...)` may go (for
         drawing); `defer=True` runs the node only when nothing else is left to run.
+        `timeout` (seconds, a timedelta or a `TimeoutPolicy`) limits each attempt of an
+        async node (`NodeTimeoutError`). `error_handler` runs in the same step when the
+        node fails for good (after its retries): it gets the state and, as a parameter
+        `error: NodeError`, the failure, and returns an update or a `Command(goto=...)`;
+        the run goes on.
         """
+        from lgnb.types import TimeoutPolicy
+
+        timeout = TimeoutPolicy.coerce(timeout)
         retry_policy = _prefer(
             retry_policy, _renamed(kwargs, "retry", "retry_policy", LangGraphDeprecatedSinceV05)
         )
         input_schema = _prefer(
             input_schema, _renamed(kwargs, "input", "input_schema", LangGraphDeprecatedSinceV05)
         )
-        unknown = set(kwargs) - {"retry", "input", "cache_policy"}
+        unknown = set(kwargs) - {"retry", "input", "cache_policy", "trace_policy"}
         if unknown:
             raise TypeError(f"add_node() got unexpected keyword arguments: {sorted(unknown)}")
         if not isinstance(node, str):
@@ -195,6 +212,11 @@ class StateGraph(Generic[StateT]):
                 raise ValueError(
                     f"'{character}' is a reserved character and is not allowed in the node names."
                 )
+        if isinstance(action, dict):  # {key: runnable}: run them all, as LangChain does
+            from langchain_core.runnables import RunnableParallel
+
+            action = RunnableParallel(action)
+        warn_config_annotation(action)
         if not callable(action) and not hasattr(action, "invoke"):
             raise TypeError(
                 f"Node `{node}` must be a function, an async function, a Runnable or a "
@@ -213,9 +235,73 @@ class StateGraph(Generic[StateT]):
             defer=defer,
         )
         self.nodes[node].cache_policy = kwargs.get("cache_policy")
+        self.nodes[node].trace_policy = kwargs.get("trace_policy")
+        self.nodes[node].timeout = timeout
+        if error_handler is not None:
+            handler = f"__error_handler__{node}"
+            if handler in self.nodes:
+                raise ValueError(f"Auto-generated error handler node `{handler}` already exists.")
+            self.nodes[node].error_handler = handler
+            self.nodes[handler] = _handler_spec(error_handler, schema or self.state_schema)
         if schema is not None:
             self._add_schema(schema)
         return self
+
+    def set_node_defaults(
+        self,
+        *,
+        retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        cache_policy: Any = None,
+        error_handler: Any = None,
+        timeout: Any = None,
+    ) -> StateGraph[StateT]:
+        """Policies for every node that does not set its own, applied at `compile()`.
+
+        `retry_policy` and `timeout` also apply to error-handler nodes; `cache_policy` and
+        `error_handler` only to regular nodes (a handler never handles itself). Not
+        inherited by subgraphs. Returns the builder, for chaining.
+        """
+        from lgnb.types import TimeoutPolicy
+
+        defaults = self.node_defaults
+        if retry_policy is not None:
+            defaults["retry_policy"] = retry_policy
+        if cache_policy is not None:
+            defaults["cache_policy"] = cache_policy
+        if error_handler is not None:
+            defaults["error_handler"] = error_handler
+        if timeout is not None:
+            defaults["timeout"] = TimeoutPolicy.coerce(timeout)
+        return self
+
+    def _apply_node_defaults(self) -> None:
+        defaults = self.node_defaults
+        if not defaults:
+            return
+        default_handler = None
+        if defaults.get("error_handler") is not None:
+            default_handler = _DEFAULT_ERROR_HANDLER
+            existing = self.nodes.get(default_handler)
+            if existing is not None and not existing.is_error_handler:
+                raise ValueError(
+                    f"Auto-generated default error handler node `{default_handler}` already exists."
+                )
+            self.nodes[default_handler] = _handler_spec(
+                defaults["error_handler"], self.state_schema
+            )
+        for spec in self.nodes.values():
+            if default_handler is not None and not spec.is_error_handler and spec.error_handler is None:
+                spec.error_handler = default_handler
+            if spec.retry_policy is None and defaults.get("retry_policy") is not None:
+                spec.retry_policy = defaults["retry_policy"]
+            if (
+                not spec.is_error_handler
+                and spec.cache_policy is None
+                and defaults.get("cache_policy") is not None
+            ):
+                spec.cache_policy = defaults["cache_policy"]
+            if spec.timeout is None and defaults.get("timeout") is not None:
+                spec.timeout = defaults["timeout"]
 
     def add_edge(self, start_key: str | list[str], end_key: str) -> StateGraph[StateT]:
         """Run `end_key` after `start_key`; with a list of starts, after all of them."""
@@ -360,6 +446,7 @@ class StateGraph(Generic[StateT]):
         every `stream_events(version="v3")` run of the graph gets (`lgnb.stream`)."""
         interrupt_before = interrupt_before or []
         interrupt_after = interrupt_after or []
+        self._apply_node_defaults()
         self.validate(
             interrupt=(
                 (interrupt_before if interrupt_before != "*" else [])
@@ -395,6 +482,18 @@ class CompiledStateGraph(Pregel):
 
     def attach_builder(self, builder: StateGraph) -> None:
         self.builder = builder
+
+
+_DEFAULT_ERROR_HANDLER = "__default_error_handler__"
+
+
+def _handler_spec(action: Any, input_schema: Any) -> NodeSpec:
+    """The node that runs an error handler: reads what the failed node read."""
+    spec = NodeSpec(
+        action, metadata=None, input_schema=input_schema, retry_policy=None, ends=(), defer=False
+    )
+    spec.is_error_handler = True
+    return spec
 
 
 def _prefer(given: Any, deprecated: Any) -> Any:

@@ -192,17 +192,18 @@ def plan_tasks(
                 continue
             base_ns = f"{parent_ns}{NS_SEP}{packet.node}" if parent_ns else packet.node
             tid = make_id(checkpoint_id, base_ns, str(step), packet.node, PUSH, str(idx))
-            tasks.append(
-                Task(
-                    id=tid,
-                    name=packet.node,
-                    path=(PUSH, idx),
-                    input=packet.arg,
-                    node=node,
-                    triggers=PUSH_TRIGGER,
-                    ns=f"{base_ns}{NS_END}{tid}",
-                )
+            task = Task(
+                id=tid,
+                name=packet.node,
+                path=(PUSH, idx),
+                input=packet.arg,
+                node=node,
+                triggers=PUSH_TRIGGER,
+                ns=f"{base_ns}{NS_END}{tid}",
             )
+            if packet.timeout is not None:
+                task.timeout = packet.timeout
+            tasks.append(task)
     if updated_channels is not None:
         triggered: set[str] = set()
         for chan in updated_channels:

@@ -25,7 +25,7 @@ from lgnb.channels.base import BaseChannel
 from lgnb.channels.topic import Topic
 from lgnb.managed import is_managed_value
 from lgnb.pregel._builder import NodeBuilder
-from lgnb.pregel._node import PregelNode
+from lgnb.pregel._node import PregelNode, check_timeout_supported
 from lgnb.types import RetryPolicy, Send
 
 if TYPE_CHECKING:
@@ -191,6 +191,8 @@ def _validate(
     for name, node in nodes.items():
         if name in _RESERVED:
             raise ValueError(f"Node name '{name}' is reserved")
+        if node.timeout is not None:
+            check_timeout_supported(node)
         subscribed.update(node.triggers)
         reads = [node.channels] if isinstance(node.channels, str) else node.channels
         for chan in reads:

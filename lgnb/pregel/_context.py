@@ -48,6 +48,7 @@ class TaskContext:
         "first_attempt_time",
         "subgraph_calls",
         "_runtime",
+        "node_error",
     )
 
     def __init__(self, task: Task, loop: Any, runtime: Runtime) -> None:
@@ -63,6 +64,7 @@ class TaskContext:
         self.first_attempt_time: float | None = time.time()
         self._runtime: Runtime | None = None
         self.subgraph_calls = 0  # graphs this execution ran nested: each gets its own ns
+        self.node_error: Any = None  # for an error handler: the NodeError it handles
 
     @property
     def config(self) -> RunnableConfig:

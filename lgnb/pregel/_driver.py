@@ -34,6 +34,7 @@ from lgnb.errors import GraphBubbleUp, GraphInterrupt
 from lgnb.pregel._cache import aread_cache, read_cache
 from lgnb.pregel._call import await_calls, wait_calls
 from lgnb.pregel._context import TaskContext
+from lgnb.pregel._handlers import ERROR_SOURCE_NODE, handler_task, handles, node_error_for
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._migrate import portable_checkpoint, portable_writes
 from lgnb.pregel._runner import arun_task, commit_writes, run_task
@@ -172,14 +173,29 @@ _EMIT = object()
 Request = Any
 
 
-def _commit(loop: Loop, task: Task, exc: BaseException | None, errors: list[BaseException]) -> None:
+def _commit(
+    loop: Loop, task: Task, exc: BaseException | None, errors: list[BaseException]
+) -> Task | None:
+    """Record a finished task; a failure goes to `errors`, or to the node's error
+    handler, whose task (to run in this step) is returned."""
     if exc is not None and not isinstance(exc, GraphBubbleUp) and hasattr(exc, "add_note"):
         exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
     writes = commit_writes(task, exc)
+    handler = handler_task(loop, task, exc) if handles(task, exc) else None  # type: ignore[arg-type]
+    if handler is not None and writes is not None:
+        writes.append((ERROR_SOURCE_NODE, task.name))
     if writes is not None:
         loop.put_writes(task, writes)
-    if exc is not None:
+    if exc is not None and handler is None:
         errors.append(exc)
+    return handler
+
+
+def _context(loop: Loop, task: Task, runtime: Any) -> TaskContext:
+    ctx = TaskContext(task, loop, runtime)
+    if task.node.is_error_handler:
+        ctx.node_error = node_error_for(loop, task)
+    return ctx
 
 
 def _failed(errors: list[BaseException]) -> bool:
@@ -225,15 +241,19 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
     default = loop.graph.retry_policy
     errors: list[BaseException] = []
     if len(tasks) == 1 or ex.sequential():
-        for task in tasks:
+        queue = deque(tasks)
+        while queue:
+            task = queue.popleft()
             if run.cancelled:
                 raise _cancelled()
-            ctx = TaskContext(task, loop, runtime)
+            ctx = _context(loop, task, runtime)
             exc = yield (run_task, arun_task, (ctx, task.node.retry_policy or default))
-            _commit(loop, task, exc, errors)
+            handler = _commit(loop, task, exc, errors)
             yield from _committed(loop)
             if _failed(errors):
                 break
+            if handler is not None:
+                queue.appendleft(handler)
     else:
         yield from _concurrently(loop, runtime, tasks, ex, errors)
     _raise_step_errors(errors)
@@ -247,7 +267,7 @@ def _concurrently(
     cancels what can be cancelled."""
     run = loop.run
     default = loop.graph.retry_policy
-    order = {id(t): i for i, t in enumerate(tasks)}
+    order: dict[int, float] = {id(t): i for i, t in enumerate(tasks)}
     limit = run.user_config.get("max_concurrency") or len(tasks)
     queue = deque(tasks)
     running: dict[Any, Task] = {}
@@ -256,7 +276,7 @@ def _concurrently(
         while True:
             while queue and not stopping and len(running) < limit:
                 task = queue.popleft()
-                ctx = TaskContext(task, loop, runtime)
+                ctx = _context(loop, task, runtime)
                 running[ex.start(ctx, task.node.retry_policy or default)] = task
             if not running:
                 break
@@ -265,8 +285,11 @@ def _concurrently(
                 task = running.pop(fut)
                 exc = ex.outcome(fut)
                 if exc is not _DROPPED:
-                    _commit(loop, task, exc, errors)
+                    handler = _commit(loop, task, exc, errors)
                     yield from _committed(loop)
+                    if handler is not None:
+                        order[id(handler)] = order[id(task)] + 0.5
+                        queue.appendleft(handler)
             if not stopping and (run.cancelled or _failed(errors)):
                 stopping = True
                 for fut in running:

@@ -55,6 +55,7 @@ from lgnb.pregel._io import (
 )
 from lgnb.pregel._replay import ReplayBound
 from lgnb.pregel._resume import SAVED_SPECIAL, ResumeMixin
+from lgnb.pregel._handlers import resume_handled
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task, WriteBatch
 from lgnb.types import Command, Interrupt
@@ -379,6 +380,7 @@ class Loop(ResumeMixin):
         for tid, status in read_task_statuses(mine).items():
             if status.output:
                 self.tasks[tid].writes = list(status.output)
+        resume_handled(self)
 
     def _should_interrupt(self, nodes: Sequence[str] | str) -> bool:
         seen = self.versions.seen.get(INTERRUPT, {})
@@ -510,7 +512,10 @@ class Loop(ResumeMixin):
     def finish(self, exc: BaseException | None) -> bool:
         """Save what must be saved on exit; True when `exc` is an interrupt to swallow."""
         if self.durability == "exit" and self.checkpointer is not None and (
-            not self.is_nested or exc is not None
+            not self.is_nested
+            or exc is not None
+            # a checkpointer=True subgraph (no task ids in its namespace) keeps its state
+            or all(":" not in part for part in self.ns_tuple)
         ):
             self._put_checkpoint(self.metadata, exiting=True)
             self._save_all_pending_writes()

@@ -37,11 +37,15 @@ class PregelNode:
         "retry_policy",
         "hidden",
         "reads_all_state",
+        "trace_policy",
         "managed",
         "ends",
         "defer",
         "cache_policy",
         "_subgraphs",
+        "timeout",
+        "error_handler",
+        "is_error_handler",
     )
 
     def __init__(
@@ -70,11 +74,15 @@ class PregelNode:
         self.retry_policy = retry_policy
         self.hidden = hidden
         self.reads_all_state = False
+        self.trace_policy: Any = None  # a TracePolicy: what tracers record of its runs
         self.managed: dict[str, Any] = {}
         self.ends: Any = ()
         self.defer = False
         self.cache_policy: Any = None
         self._subgraphs: list[Any] | None = None
+        self.timeout: Any = None  # a TimeoutPolicy for each attempt (async nodes only)
+        self.error_handler: str | None = None  # the node that handles this node's failure
+        self.is_error_handler = False
 
     @property
     def subgraphs(self) -> list[Any]:
@@ -96,3 +104,36 @@ class PregelNode:
     @subgraphs.setter
     def subgraphs(self, value: list[Any]) -> None:
         self._subgraphs = list(value)
+
+
+_SYNC_TIMEOUT = (
+    "Node timeouts are only supported for async nodes because sync Python execution "
+    "cannot be safely cancelled in-process."
+)
+
+
+def check_timeout_supported(node: PregelNode) -> None:
+    """A timeout cancels the attempt through asyncio, which cannot stop sync code: a
+    node with a timeout must be async (ValueError otherwise, at compile time)."""
+    bound = node.bound
+    if bound is None or bound.is_async or bound.afunc is not None or bound.subgraph is not None:
+        return
+    if bound.runnable is not None and _runnable_is_async(bound.runnable):
+        return
+    raise ValueError(f"{_SYNC_TIMEOUT} Node {node.name!r} is sync.")
+
+
+def _runnable_is_async(runnable: Any) -> bool:
+    """Whether a LangChain Runnable runs natively async (every branch, for compositions)."""
+    from lgnb._internal.callable import is_async_callable
+
+    steps = getattr(runnable, "steps__", None)  # RunnableParallel
+    if isinstance(steps, dict):
+        return all(_runnable_is_async(r) for r in steps.values())
+    steps = getattr(runnable, "steps", None)  # RunnableSequence
+    if isinstance(steps, list) and steps:
+        return all(_runnable_is_async(r) for r in steps)
+    if hasattr(runnable, "afunc") or hasattr(runnable, "func"):  # RunnableLambda & co.
+        afunc = getattr(runnable, "afunc", None)
+        return afunc is not None or is_async_callable(getattr(runnable, "func", None))
+    return True

@@ -16,11 +16,24 @@ from contextvars import Token
 from typing import Any
 
 from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, NS_SEP, RESUME
-from lgnb.errors import GraphBubbleUp, GraphInterrupt, NodeCancelledError, ParentCommand
+from lgnb.errors import (
+    GraphBubbleUp,
+    GraphInterrupt,
+    NodeCancelledError,
+    NodeTimeoutError,
+    ParentCommand,
+)
 from lgnb.pregel._context import TASK_CTX, LazyConfig, TaskContext
 from lgnb.pregel._task import Task
-from lgnb.pregel._trace import astart_node, atap_output, start_node, tap_output
-from lgnb.types import Command, RetryPolicy, default_retry_on
+from lgnb.pregel._trace import (
+    aend_node,
+    astart_node,
+    atap_output,
+    end_node,
+    start_node,
+    tap_output,
+)
+from lgnb.types import Command, RetryPolicy, TimeoutPolicy
 
 __all__ = ("run_task", "arun_task", "commit_writes")
 
@@ -138,8 +151,11 @@ def _retry_delay(policies: Sequence[RetryPolicy], attempt: int, exc: Exception) 
             matches = isinstance(exc, tuple(retry_on))
         elif callable(retry_on):
             matches = bool(retry_on(exc))
-        else:  # pragma: no cover - RetryPolicy validates types
-            matches = default_retry_on(exc)
+        else:
+            raise TypeError(
+                "retry_on must be an Exception class, a list or tuple of Exception classes, "
+                "or a callable"
+            )
         if not matches:
             continue
         if attempt >= policy.max_attempts:
@@ -168,7 +184,7 @@ def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException
                     _messages_end(ctx, meta, output)
                 if node_run is not None:
                     tap_output(node_run, output)
-                    node_run.on_chain_end(output)
+                    end_node(ctx, node_run, output)
                     node_run = None
                 _finish(task, output)
                 return None
@@ -212,7 +228,10 @@ async def arun_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseEx
             attempt += 1
             try:
                 meta = _messages_start(ctx)
-                if bound.is_async or bound.subgraph is not None or bound.runnable is not None:  # type: ignore[union-attr]
+                timeout = task.timeout or task.node.timeout
+                if timeout is not None:
+                    output = await _timed(ctx, TimeoutPolicy.coerce(timeout))
+                elif bound.is_async or bound.subgraph is not None or bound.runnable is not None:  # type: ignore[union-attr]
                     output = await bound.acall(task.input, ctx)  # type: ignore[union-attr]
                 else:
                     output = await _in_thread(bound.call, task.input, ctx)  # type: ignore[union-attr]
@@ -220,7 +239,7 @@ async def arun_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseEx
                     _messages_end(ctx, meta, output)
                 if node_run is not None:
                     await atap_output(node_run, output)
-                    await node_run.on_chain_end(output)
+                    await aend_node(ctx, node_run, output)
                     node_run = None
                 await _afinish(task, output)
                 return None
@@ -251,6 +270,114 @@ async def arun_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseEx
                 return exc
     finally:
         _exit(tokens)
+
+
+class _AttemptClock:
+    """Progress of one timed attempt. Heartbeats (and, with `refresh_on="auto"`, stream
+    output and callback events) push the idle deadline; once the attempt timed out, its
+    late stream output is dropped."""
+
+    __slots__ = ("last", "closed")
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.closed = False
+
+    def touch(self) -> None:
+        self.last = time.monotonic()
+
+
+async def _timed(ctx: TaskContext, policy: TimeoutPolicy | None) -> Any:
+    """Call the node under `policy`: NodeTimeoutError (the attempt cancelled, its writes
+    discarded) when it runs past `run_timeout` or makes no progress for `idle_timeout`."""
+    task = ctx.task
+    bound = task.node.bound
+    if bound.is_async or bound.subgraph is not None or bound.runnable is not None:  # type: ignore[union-attr]
+        call = bound.acall(task.input, ctx)  # type: ignore[union-attr]
+    else:
+        call = _in_thread(bound.call, task.input, ctx)  # type: ignore[union-attr]
+    if policy is None:
+        return await call
+    run_s, idle_s = policy.run_timeout, policy.idle_timeout
+    clock = _AttemptClock()
+    auto = policy.refresh_on == "auto"
+    runtime = ctx.runtime
+    writer = runtime.stream_writer
+
+    def guarded_writer(value: Any) -> None:
+        if clock.closed:
+            return
+        if auto:
+            clock.touch()
+        writer(value)
+
+    ctx.runtime = runtime.override(stream_writer=guarded_writer, heartbeat=clock.touch)
+    ctx._runtime = None
+    if auto and ctx.loop.run.callbacks:
+        _watch_callbacks(ctx, clock)
+    start = clock.last
+    child = asyncio.ensure_future(call)
+    run_left = idle_left = float("inf")
+    try:
+        while True:
+            now = time.monotonic()
+            if run_s is not None:
+                run_left = start + run_s - now  # type: ignore[operator]
+            if idle_s is not None:
+                idle_left = clock.last + idle_s - now  # type: ignore[operator]
+            left = min(run_left, idle_left)
+            if left <= 0:
+                break
+            done, _ = await asyncio.wait((child,), timeout=left)
+            if done:
+                return child.result()
+    except asyncio.CancelledError:
+        child.cancel()
+        raise
+    finally:
+        ctx.runtime = runtime
+        ctx._runtime = None
+    clock.closed = True
+    child.cancel()
+    child.add_done_callback(_retrieved)
+    task.writes.clear()
+    raise NodeTimeoutError(
+        task.name,
+        time.monotonic() - start,
+        kind="run" if run_left <= 0 else "idle",
+        idle_timeout=idle_s,  # type: ignore[arg-type]
+        run_timeout=run_s,  # type: ignore[arg-type]
+    )
+
+
+def _retrieved(fut: asyncio.Future) -> None:
+    if not fut.cancelled():
+        fut.exception()  # an abandoned attempt's error is not reported
+
+
+def _watch_callbacks(ctx: TaskContext, clock: _AttemptClock) -> None:
+    """Any LangChain callback event under the node (a chat model's tokens...) is progress."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class _Progress(BaseCallbackHandler):
+        run_inline = True
+
+        def __getattribute__(self, name: str) -> Any:
+            if name.startswith("on_"):
+                clock.touch()
+            return object.__getattribute__(self, name)
+
+    config = ctx.config
+    callbacks = config.get("callbacks")
+    handler = _Progress()
+    if callbacks is None:
+        config["callbacks"] = [handler]
+    elif isinstance(callbacks, list):
+        config["callbacks"] = [*callbacks, handler]
+    else:
+        callbacks = callbacks.copy()
+        callbacks.add_handler(handler, inherit=True)
+        config["callbacks"] = callbacks
 
 
 def _node_cancelled(task: Task, exc: BaseException) -> NodeCancelledError:

@@ -26,6 +26,7 @@ class Task:
         "error",
         "interrupts",
         "resumed",
+        "timeout",
         "cache_key",
     )
 
@@ -52,6 +53,7 @@ class Task:
         self.error: BaseException | None = None
         self.interrupts: tuple = ()
         self.resumed = False
+        self.timeout: Any = None  # a Send's TimeoutPolicy, over the node's
         self.cache_key: Any = None  # set when the node or task has a CachePolicy
 
     def __repr__(self) -> str:
