@@ -39,11 +39,15 @@ def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
     """The structure of `graph` (a CompiledStateGraph) as a LangChain Graph."""
     builder = graph.builder
     edges: set[tuple[str, str, bool, str | None]] = set()
+    # a plain edge to END writes nothing, so LangGraph does not discover it: END edges of
+    # plain nodes are drawn afterwards, for the nodes nothing leaves (the termini below)
     for s, e in builder.edges:
-        edges.add((s, e, False, None))
+        if e != END:
+            edges.add((s, e, False, None))
     for starts, e in builder.waiting_edges:
         for s in starts:
-            edges.add((s, e, False, None))
+            if e != END:
+                edges.add((s, e, False, None))
     for source, branches in builder.branches.items():
         for branch in branches.values():
             if branch.ends:
@@ -94,8 +98,10 @@ def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
     if xray:
         depth = xray - 1 if isinstance(xray, int) and not isinstance(xray, bool) else xray
         for name, node in graph.nodes.items():
-            sub = node.bound.subgraph if node.bound is not None else None
-            if sub is None or not hasattr(sub, "builder"):
+            # the graph this node is, or the one its code invokes (as LangGraph finds it)
+            subs = node.subgraphs if hasattr(node, "subgraphs") else []
+            sub = subs[0] if subs else None
+            if sub is None or not hasattr(sub, "get_graph"):
                 continue
             subgraph = sub.get_graph(xray=depth)
             if len(subgraph.nodes) > 1 and name in out.nodes and subgraph.first_node() and subgraph.last_node():
