@@ -36,7 +36,7 @@ from lgnb.pregel._call import await_calls, wait_calls
 from lgnb.pregel._context import TaskContext
 from lgnb.pregel._handlers import ERROR_SOURCE_NODE, handler_task, handles, node_error_for
 from lgnb.pregel._loop import Loop
-from lgnb.pregel._migrate import portable_checkpoint, portable_writes
+from lgnb.pregel._migrate import asave, save
 from lgnb.pregel._runner import arun_task, commit_writes, run_task
 from lgnb.pregel._task import Task
 from lgnb.pregel._lifecycle import aon_interrupt, aon_resume, on_interrupt, on_resume, wants_lifecycle
@@ -65,12 +65,10 @@ def flush_io(loop: Loop) -> None:
     ops, loop.io = loop.io, []
     saver = loop.checkpointer
     for op in ops:
-        if op[0] == "put":
-            saver.put(op[1], portable_checkpoint(op[2]), op[3], op[4])
-        elif op[0] == "cache_set":
+        if op[0] == "cache_set":
             loop.graph.cache.set(op[1])
         else:
-            saver.put_writes(op[1], portable_writes(op[2]), op[3], op[4])
+            save(saver, op)
 
 
 async def aflush_io(loop: Loop) -> None:
@@ -80,12 +78,10 @@ async def aflush_io(loop: Loop) -> None:
     ops, loop.io = loop.io, []
     saver = loop.checkpointer
     for op in ops:
-        if op[0] == "put":
-            await saver.aput(op[1], portable_checkpoint(op[2]), op[3], op[4])
-        elif op[0] == "cache_set":
+        if op[0] == "cache_set":
             await loop.graph.cache.aset(op[1])
         else:
-            await saver.aput_writes(op[1], portable_writes(op[2]), op[3], op[4])
+            await asave(saver, op)
 
 
 # ---------------------------------------------------------------------- executors

@@ -18,6 +18,7 @@ back whichever engine's class they come as.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,14 @@ from lgnb.types import Send
 if TYPE_CHECKING:
     from lgnb.pregel.main import Pregel
 
-__all__ = ("CHECKPOINT_VERSION", "migrate_checkpoint", "portable_checkpoint", "portable_writes")
+__all__ = (
+    "CHECKPOINT_VERSION",
+    "asave",
+    "migrate_checkpoint",
+    "portable_checkpoint",
+    "portable_writes",
+    "save",
+)
 
 CHECKPOINT_VERSION = 4
 """The `v` of the checkpoints lgnb writes: LangGraph 1.x's current format."""
@@ -164,3 +172,46 @@ def portable_writes(writes: Sequence[tuple[str, Any]]) -> Sequence[tuple[str, An
     if not cls:
         return writes
     return [(c, _port(v, cls)) if c == TASKS else (c, v) for c, v in writes]
+
+
+# ---------------------------------------------------------------------- saver calls
+
+_TAKES_TASK_PATH: dict[Any, bool] = {}
+
+
+def _takes_task_path(put_writes: Any) -> bool:
+    """Whether a saver's `put_writes` / `aput_writes` declares `task_path`: as LangGraph
+    does, it is passed only then (savers written before it existed take three)."""
+    func = getattr(put_writes, "__func__", put_writes)
+    known = _TAKES_TASK_PATH.get(func)
+    if known is None:
+        try:
+            known = inspect.signature(put_writes).parameters.get("task_path") is not None
+        except (TypeError, ValueError):
+            known = True
+        _TAKES_TASK_PATH[func] = known
+    return known
+
+
+def save(saver: Any, op: tuple) -> Any:
+    """Carry out a queued `("put", ...)` / `("put_writes", ...)` call; put's config."""
+    if op[0] == "put":
+        return saver.put(op[1], portable_checkpoint(op[2]), op[3], op[4])
+    put_writes = saver.put_writes
+    if _takes_task_path(put_writes):
+        put_writes(op[1], portable_writes(op[2]), op[3], op[4])
+    else:
+        put_writes(op[1], portable_writes(op[2]), op[3])
+    return None
+
+
+async def asave(saver: Any, op: tuple) -> Any:
+    """`save` with the saver's async methods."""
+    if op[0] == "put":
+        return await saver.aput(op[1], portable_checkpoint(op[2]), op[3], op[4])
+    aput_writes = saver.aput_writes
+    if _takes_task_path(aput_writes):
+        await aput_writes(op[1], portable_writes(op[2]), op[3], op[4])
+    else:
+        await aput_writes(op[1], portable_writes(op[2]), op[3])
+    return None

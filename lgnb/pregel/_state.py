@@ -28,12 +28,12 @@ from lgnb.errors import InvalidUpdateError
 from lgnb.pregel._delta import (
     COUNTERS,
     ahydrate,
-    graph_has_delta,
     hydrate,
     overwritten_delta_keys,
 )
 from lgnb.pregel._io import read_channels, result_writes
 from lgnb.pregel._loop import Loop
+from lgnb.pregel._migrate import asave, save
 from lgnb.pregel._options import recast_ns
 from lgnb.pregel._run import RunContext
 from lgnb.pregel._status import read_task_statuses
@@ -389,9 +389,8 @@ def _plan_update(
         writes = graph.map_input(values) if values is not None else []
         if not writes:
             raise InvalidUpdateError(f"Received no input writes for {graph.input_channels}")
-        if loop.delta_keys:
-            tid = str(uuid5(UUID(loop.checkpoint_id), INPUT))
-            _store_delta_update(loop, saved, [(tid, list(writes), "")], superseded)
+        tid = str(uuid5(UUID(loop.checkpoint_id), INPUT))
+        _store_delta_update(loop, saved, [(tid, list(writes), "")], superseded)
         loop.updated_channels = loop._apply([WriteBatch(INPUT, writes)])
         loop.pending = []
         loop.step = step + 1 if saved is not None and saved.metadata.get("step") is not None else -1
@@ -441,10 +440,8 @@ def _plan_update(
         finally:
             TASK_CTX.reset(token)
         batches.append(task)
-    if loop.delta_keys:
-        _store_delta_update(
-            loop, saved, [(t.id, list(t.writes), "") for t in batches], superseded
-        )
+    # as LangGraph: the update's writes are also the results of the tasks it stands for
+    _store_delta_update(loop, saved, [(t.id, list(t.writes), "") for t in batches], superseded)
     loop.updated_channels = loop._apply(batches)
     loop.pending = []
     loop.step = step + 1
@@ -517,15 +514,15 @@ def bulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: Sequenc
     for i, updates in enumerate(supersteps):
         saved = hydrate(saver, saver.get_tuple(current), graph.channels)
         superseded = False
-        if i == 0 and saved is not None and graph_has_delta(graph) and current[CONF].get("checkpoint_id"):
+        if i == 0 and saved is not None and current[CONF].get("checkpoint_id"):
             latest = saver.get_tuple({**current, CONF: {**current[CONF], "checkpoint_id": None}})
             superseded = latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
         loop = _plan_update(graph, current, saved, saver, updates, is_first=i == 0, superseded=superseded)
         for op in loop.io:
             if op[0] == "put":
-                current = saver.put(op[1], op[2], op[3], op[4])
+                current = save(saver, op)
             elif op[0] == "put_writes":
-                saver.put_writes(op[1], op[2], op[3], op[4])
+                save(saver, op)
         current = _patch_map(current, loop.metadata) or current
     return current
 
@@ -542,15 +539,15 @@ async def abulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: 
     for i, updates in enumerate(supersteps):
         saved = await ahydrate(saver, await saver.aget_tuple(current), graph.channels)
         superseded = False
-        if i == 0 and saved is not None and graph_has_delta(graph) and current[CONF].get("checkpoint_id"):
+        if i == 0 and saved is not None and current[CONF].get("checkpoint_id"):
             latest = await saver.aget_tuple({**current, CONF: {**current[CONF], "checkpoint_id": None}})
             superseded = latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
         loop = _plan_update(graph, current, saved, saver, updates, is_first=i == 0, superseded=superseded)
         for op in loop.io:
             if op[0] == "put":
-                current = await saver.aput(op[1], op[2], op[3], op[4])
+                current = await asave(saver, op)
             elif op[0] == "put_writes":
-                await saver.aput_writes(op[1], op[2], op[3], op[4])
+                await asave(saver, op)
         current = _patch_map(current, loop.metadata) or current
     return current
 
