@@ -224,6 +224,7 @@ def _saved_outcome(loop: Loop, task: Task) -> tuple[bool, Any, BaseException | N
     if status is None or not status.output:
         return False, None, None
     task.writes = list(status.output)
+    loop.reapplied_ids.add(task.id)
     value = next((v for c, v in status.output if c == RETURN), None)
     return True, value, None
 

@@ -200,6 +200,13 @@ class Loop(ResumeMixin):
         self.delta_updated: set[str] = set()  # delta keys written since the run started
         # set by whoever loaded `saved` for a subgraph being time-travelled (see _replay)
         self.time_travel = False
+        # set by whoever loaded `saved` for an addressed run: the thread has moved past it
+        self.superseded = False
+        # a Command's null writes applied, not stored (this run forks: see `first`)
+        self.carried: list[tuple[str, str, Any]] = []
+        # a resume's loaded delta writes, and the tasks they went back to (see `first`)
+        self.resume_loaded: list[tuple[str, str, Any]] = []
+        self.reapplied_ids: set[str] = set()
         # the replay this run belongs to: set by a time-travelling root, seen by subgraphs
         self.replay: ReplayBound | None = (
             parent_ctx.loop.replay if parent_ctx is not None else None
@@ -214,23 +221,42 @@ class Loop(ResumeMixin):
             resuming if resuming is not None else (input is None or is_command)
         )
         # an addressed checkpoint replayed without an answer re-runs its tasks: time travel
-        self.is_replaying = self.time_travel or (
+        time_travel = self.time_travel or (
             self.addressed
             and self.is_resuming
             and not ((is_command and input.resume is not None) or resuming)
         )
-        if self.is_replaying and not self.is_nested:
+        # finished tasks rerun on time travel, and on a resume at a checkpoint the thread
+        # has moved past (their saved writes may belong to a branch that replaced them)
+        self.is_replaying = time_travel or self.superseded
+        # the replay starts a new branch of the timeline with a fork checkpoint; an
+        # `update_state` fork is one already, unless the thread has grown from it since
+        forks = (
+            self.is_resuming
+            and time_travel
+            and (self.metadata.get("source") not in ("update", "fork") or self.superseded)
+        )
+        if time_travel and not self.is_nested:
             self.replay = ReplayBound(self._replay_bound())
-        if self.is_replaying:
+        if time_travel:
             self.pending = [w for w in self.pending if w[1] != RESUME]
-        if self.delta_keys and self.pending and not (self.is_resuming and not self.is_replaying):
-            # a new branch from a checkpoint whose saved writes it does not reapply: the
-            # ancestor walk would replay them, so the branch starts from a snapshot
+        if self.delta_keys and self.pending:
             delta = self.delta_keys
-            self.forced_snapshots.update(c for _, c, _ in self.pending if c in delta)
+            if self.is_resuming and not self.is_replaying:
+                # the saved writes go back to their tasks; `after_tick` snapshots the
+                # keys of those no task takes back (a task the resume dropped)
+                self.resume_loaded = [
+                    w for w in self.pending if w[0] != NULL_TASK_ID and w[1] in delta
+                ]
+            else:
+                # a new branch from a checkpoint whose saved writes it does not reapply:
+                # the ancestor walk would replay them, so the branch starts from a snapshot
+                self.forced_snapshots.update(c for _, c, _ in self.pending if c in delta)
         if is_command:
-            self._apply_command(input)
-        null_writes = [(c, v) for t, c, v in self.pending if t == NULL_TASK_ID]
+            # a forking run carries the Command's writes into its fork checkpoint: stored
+            # on the addressed checkpoint, its other children would read them
+            self._apply_command(input, store=not forks)
+        null_writes = [(c, v) for t, c, v in (*self.pending, *self.carried) if t == NULL_TASK_ID]
         if null_writes:
             updated = self._apply([WriteBatch(INPUT, null_writes)])
             if self.updated_channels is not None:
@@ -239,8 +265,10 @@ class Loop(ResumeMixin):
             seen = self.versions.seen.setdefault(INTERRUPT, {})
             seen.update(self.versions.versions)
             self.unsaved_seen.add(INTERRUPT)
-            if self.is_replaying and self.metadata.get("source") not in ("update", "fork"):
-                # the replay starts a new branch of the thread's timeline
+            if forks:
+                if self.delta_keys:
+                    delta = self.delta_keys
+                    self.forced_snapshots.update(c for _, c, _ in self.carried if c in delta)
                 self.pending = [w for w in self.pending if w[1] != INTERRUPT]
                 self._put_checkpoint({"source": "fork"})
             self._values(None)
@@ -380,6 +408,7 @@ class Loop(ResumeMixin):
         for tid, status in read_task_statuses(mine).items():
             if status.output:
                 self.tasks[tid].writes = list(status.output)
+                self.reapplied_ids.add(tid)
         resume_handled(self)
 
     def _should_interrupt(self, nodes: Sequence[str] | str) -> bool:
@@ -473,6 +502,12 @@ class Loop(ResumeMixin):
             self.forced_snapshots |= overwritten_delta_keys(
                 self.graph.channels, (w for t in tasks for w in t.writes)
             )
+            if self.resume_loaded:
+                # loaded writes of a task this run dropped (a Send a `Command(goto=...)`
+                # replaced) or reran stay on the checkpoint: readers must not apply them
+                done = self.reapplied_ids
+                self.forced_snapshots.update(c for t, c, _ in self.resume_loaded if t not in done)
+                self.resume_loaded = []
         self.updated_channels = self._apply(tasks)
         self._values(self.updated_channels)
         self.pending.clear()

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from lgnb._internal.constants import CONF
 from lgnb.pregel._options import saver_config
 
-__all__ = ("ReplayBound", "LoadPlan", "plan_load", "load", "aload")
+__all__ = ("ReplayBound", "LoadPlan", "plan_load", "load", "aload", "superseded", "asuperseded")
 
 
 @dataclass
@@ -85,3 +85,27 @@ async def aload(saver: Any, plan: LoadPlan) -> Any:
             return saved
         return None
     return await saver.aget_tuple(plan.config)
+
+
+def _latest_config(config: dict[str, Any]) -> dict[str, Any]:
+    return {**config, CONF: {**config[CONF], "checkpoint_id": None}}
+
+
+def superseded(saver: Any, config: dict[str, Any], saved: Any) -> bool:
+    """Whether the thread has moved past `saved`, the checkpoint `config` addressed by
+    `checkpoint_id` (it may then have children, which read what is stored on it).
+
+    A checkpoint with a child is never the thread's latest, so none is missed; the leaf
+    of an abandoned branch counts too (telling it apart would mean listing the thread)."""
+    if saved is None or not (config.get(CONF) or {}).get("checkpoint_id"):
+        return False
+    latest = saver.get_tuple(_latest_config(config))
+    return latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
+
+
+async def asuperseded(saver: Any, config: dict[str, Any], saved: Any) -> bool:
+    """Async twin of `superseded`."""
+    if saved is None or not (config.get(CONF) or {}).get("checkpoint_id"):
+        return False
+    latest = await saver.aget_tuple(_latest_config(config))
+    return latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]

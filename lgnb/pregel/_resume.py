@@ -31,6 +31,7 @@ class ResumeMixin:
 
     # provided by Loop
     pending: list[tuple[str, str, Any]]
+    carried: list[tuple[str, str, Any]]
     resume_map: dict[str, Any] | None
     parent_ctx: Any
     checkpointer: Any
@@ -45,8 +46,10 @@ class ResumeMixin:
     def _save_writes(self, task_id: str, writes: list[tuple[str, Any]], path: str) -> None:  # pragma: no cover
         raise NotImplementedError
 
-    def _apply_command(self, cmd: Command) -> None:
-        """`Command` as input: goto, resume and update become writes of the null task."""
+    def _apply_command(self, cmd: Command, *, store: bool = True) -> None:
+        """`Command` as input: goto, resume and update become writes of the null task,
+        saved on the checkpoint the run starts from (`store`), or only carried into the
+        next checkpoint (`self.carried`)."""
         if cmd.graph == Command.PARENT:
             raise InvalidUpdateError("There is no parent graph")
         writes: list[tuple[str, Any]] = []
@@ -86,8 +89,12 @@ class ResumeMixin:
             writes.extend(cmd._update_as_tuples())
         if not writes and not resume_is_map:
             raise EmptyInputError("Received empty Command input")
-        if writes:
+        if not writes:
+            return
+        if store:
             self._record_null_writes(writes)
+        else:
+            self.carried.extend((NULL_TASK_ID, c, v) for c, v in writes)
 
     def _thread_label(self) -> str:
         return repr(self.thread_id) if self.thread_id is not None else "(no thread_id)"

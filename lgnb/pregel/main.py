@@ -38,7 +38,7 @@ from lgnb.pregel._options import (
     recast_ns,
     saver_config,
 )
-from lgnb.pregel._replay import LoadPlan, aload, load, plan_load
+from lgnb.pregel._replay import LoadPlan, aload, asuperseded, load, plan_load, superseded
 from lgnb.pregel._run import RunContext, StreamSink
 from lgnb.pregel._stream import make_formatter
 from lgnb.runtime import RunControl
@@ -308,7 +308,10 @@ class Pregel:
             return Loop(self, run, saved=None, **loop_kwargs)
         plan = self._load_plan(loop_kwargs, config)
         saved = hydrate(checkpointer, load(checkpointer, plan), self.channels)
-        return self._replayed(Loop(self, run, saved=saved, **loop_kwargs), plan)
+        loop = Loop(self, run, saved=saved, **loop_kwargs)
+        if loop.addressed and plan.how == "latest":
+            loop.superseded = superseded(checkpointer, plan.config, saved)
+        return self._replayed(loop, plan)
 
     async def _aopen_loop(self, run: RunContext, loop_kwargs: dict[str, Any], config: dict[str, Any]) -> Loop:
         """Async twin of `_open_loop`."""
@@ -317,7 +320,10 @@ class Pregel:
             return Loop(self, run, saved=None, **loop_kwargs)
         plan = self._load_plan(loop_kwargs, config)
         saved = await ahydrate(checkpointer, await aload(checkpointer, plan), self.channels)
-        return self._replayed(Loop(self, run, saved=saved, **loop_kwargs), plan)
+        loop = Loop(self, run, saved=saved, **loop_kwargs)
+        if loop.addressed and plan.how == "latest":
+            loop.superseded = await asuperseded(checkpointer, plan.config, saved)
+        return self._replayed(loop, plan)
 
     @staticmethod
     def _replayed(loop: Loop, plan: LoadPlan) -> Loop:
