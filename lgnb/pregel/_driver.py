@@ -216,11 +216,6 @@ def _cancelled() -> BaseException:
     return asyncio.CancelledError("the run was cancelled")
 
 
-def _flushed(loop: Loop) -> Generator[Request, Any, None]:
-    if loop.io:
-        yield (flush_io, aflush_io, (loop,))
-
-
 def _committed(loop: Loop) -> Generator[Request, Any, None]:
     """A task's writes are saved before anything else runs; then the caller may drain."""
     if loop.io:
@@ -237,19 +232,22 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
     default = loop.graph.retry_policy
     errors: list[BaseException] = []
     if len(tasks) == 1 or ex.sequential():
-        queue = deque(tasks)
-        while queue:
-            task = queue.popleft()
+        i = 0
+        while i < len(tasks):
+            task = tasks[i]
+            i += 1
             if run.cancelled:
                 raise _cancelled()
             ctx = _context(loop, task, runtime)
             exc = yield (run_task, arun_task, (ctx, task.node.retry_policy or default))
             handler = _commit(loop, task, exc, errors)
-            yield from _committed(loop)
-            if _failed(errors):
+            if loop.io:  # a task's writes are saved before anything else runs
+                yield (flush_io, aflush_io, (loop,))
+            yield _EMIT
+            if errors and _failed(errors):
                 break
             if handler is not None:
-                queue.appendleft(handler)
+                tasks.insert(i, handler)
     else:
         yield from _concurrently(loop, runtime, tasks, ex, errors)
     _raise_step_errors(errors)
@@ -286,7 +284,7 @@ def _concurrently(
                     if handler is not None:
                         order[id(handler)] = order[id(task)] + 0.5
                         queue.appendleft(handler)
-            if not stopping and (run.cancelled or _failed(errors)):
+            if not stopping and (run.cancelled or (errors and _failed(errors))):
                 stopping = True
                 for fut in running:
                     ex.cancel(fut)
@@ -303,6 +301,7 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
     run = loop.run
     runtime = run.runtime_for(loop)
     loop.runtime = runtime
+    flush = (flush_io, aflush_io, (loop,))  # asked for only when I/O is queued
     exc: BaseException | None = None
     tracing = run.tracing
     if run.messages_handler is not None and loop.state:
@@ -311,11 +310,13 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
         if tracing:
             yield (start_graph, astart_graph, (loop, input))
         loop.first(input, resuming=resuming)
-        yield from _flushed(loop)
+        if loop.io:
+            yield flush
         if loop.is_resuming and wants_lifecycle(loop):
             yield (on_resume, aon_resume, (loop,))
         while loop.tick():
-            yield from _flushed(loop)
+            if loop.io:
+                yield flush
             if loop.graph.cache is not None:  # served from the node cache: not run
                 yield (read_cache, aread_cache, (loop,))
                 yield from _committed(loop)
@@ -324,15 +325,18 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             finally:
                 if loop.__dict__.get("calls"):  # `@task` calls still running
                     yield (wait_calls, await_calls, (loop,))
-            yield from _flushed(loop)
+            if loop.io:
+                yield flush
             loop.after_tick()
-            yield from _flushed(loop)
+            if loop.io:
+                yield flush
             if run.cancelled:
                 raise _cancelled()
     except BaseException as e:  # noqa: BLE001 - re-raised below unless it is a swallowed interrupt
         exc = e
     swallow = loop.finish(exc)
-    yield from _flushed(loop)
+    if loop.io:
+        yield flush
     if isinstance(exc, GraphInterrupt) and not loop.is_nested and wants_lifecycle(loop):
         yield (on_interrupt, aon_interrupt, (loop, exc))
     if tracing:
