@@ -177,12 +177,15 @@ def _commit(
     if exc is not None and not isinstance(exc, GraphBubbleUp) and hasattr(exc, "add_note"):
         exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
     writes = commit_writes(task, exc)
-    handler = handler_task(loop, task, exc) if handles(task, exc) else None  # type: ignore[arg-type]
+    if exc is None:
+        loop.put_writes(task, writes)  # type: ignore[arg-type]
+        return None
+    handler = handler_task(loop, task, exc) if handles(task, exc) else None
     if handler is not None and writes is not None:
         writes.append((ERROR_SOURCE_NODE, task.name))
     if writes is not None:
         loop.put_writes(task, writes)
-    if exc is not None and handler is None:
+    if handler is None:
         errors.append(exc)
     return handler
 
@@ -238,7 +241,9 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
             i += 1
             if run.cancelled:
                 raise _cancelled()
-            ctx = _context(loop, task, runtime)
+            ctx = TaskContext(task, loop, runtime)
+            if task.node.is_error_handler:
+                ctx.node_error = node_error_for(loop, task)
             exc = yield (run_task, arun_task, (ctx, task.node.retry_policy or default))
             handler = _commit(loop, task, exc, errors)
             if loop.io:  # a task's writes are saved before anything else runs
