@@ -502,6 +502,21 @@ def _put_config(loop: Loop) -> dict[str, Any]:
     return _patch_map({CONF: conf}, loop.metadata) or {CONF: conf}
 
 
+def _after_copy(updates: Sequence[Any]) -> list[list[StateUpdate]]:
+    """`update_state(cfg, [StateUpdate(...), ...], as_node="__copy__")` copies the
+    checkpoint, then applies those updates to the copy as one more superstep; each update
+    stands for the copy's next task of its node, in order (grouped by node, as LangGraph)."""
+    values, as_node = updates[0][0], updates[0][1]
+    if as_node != "__copy__" or not isinstance(values, list) or not values:
+        return []
+    by_node: dict[str, list[StateUpdate]] = {}
+    for item in values:
+        if not isinstance(item, Sequence) or isinstance(item, str):
+            raise InvalidUpdateError(f"Invalid update item: {item} when copying checkpoint")
+        by_node.setdefault(item[1], []).append(StateUpdate(item[0], item[1]))
+    return [[u for group in by_node.values() for u in group]]
+
+
 def bulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
     saver = _checkpointer(graph, config)
     if not supersteps:
@@ -511,7 +526,8 @@ def bulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: Sequenc
     if (sub := _subgraph_for_ns(graph, config, for_update=True)) is not None:
         return bulk_update_state(sub[0], sub[1], supersteps)
     current = _own_config(graph, config)
-    for i, updates in enumerate(supersteps):
+    steps = list(supersteps)
+    for i, updates in enumerate(steps):
         saved = hydrate(saver, saver.get_tuple(current), graph.channels)
         superseded = False
         if i == 0 and saved is not None and current[CONF].get("checkpoint_id"):
@@ -524,6 +540,7 @@ def bulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: Sequenc
             elif op[0] == "put_writes":
                 save(saver, op)
         current = _patch_map(current, loop.metadata) or current
+        steps[i + 1:i + 1] = _after_copy(updates)
     return current
 
 
@@ -536,7 +553,8 @@ async def abulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: 
     if (sub := _subgraph_for_ns(graph, config, for_update=True)) is not None:
         return await abulk_update_state(sub[0], sub[1], supersteps)
     current = _own_config(graph, config)
-    for i, updates in enumerate(supersteps):
+    steps = list(supersteps)
+    for i, updates in enumerate(steps):
         saved = await ahydrate(saver, await saver.aget_tuple(current), graph.channels)
         superseded = False
         if i == 0 and saved is not None and current[CONF].get("checkpoint_id"):
@@ -549,6 +567,7 @@ async def abulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: 
             elif op[0] == "put_writes":
                 await asave(saver, op)
         current = _patch_map(current, loop.metadata) or current
+        steps[i + 1:i + 1] = _after_copy(updates)
     return current
 
 
