@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -113,8 +114,8 @@ class _Threads:
         return _DROPPED if fut.cancelled() else fut.result()
 
     @staticmethod
-    def wait(running: Any) -> set[Future]:
-        return wait(running, return_when=FIRST_COMPLETED)[0]
+    def wait(running: Any, timeout: float | None) -> set[Future]:
+        return wait(running, timeout, return_when=FIRST_COMPLETED)[0]
 
     @staticmethod
     def wait_all(running: Any) -> None:
@@ -144,8 +145,8 @@ class _Aio:
         return _DROPPED if fut.cancelled() else fut.result()
 
     @staticmethod
-    async def wait(running: Any) -> set[asyncio.Future]:
-        return (await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED))[0]
+    async def wait(running: Any, timeout: float | None) -> set[asyncio.Future]:
+        return (await asyncio.wait(running, timeout=timeout, return_when=asyncio.FIRST_COMPLETED))[0]
 
     @staticmethod
     async def wait_all(running: Any) -> None:
@@ -234,7 +235,8 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
     run = loop.run
     default = loop.graph.retry_policy
     errors: list[BaseException] = []
-    if len(tasks) == 1 or ex.sequential():
+    step_timeout = loop.graph.step_timeout
+    if (len(tasks) == 1 and not step_timeout) or ex.sequential():
         i = 0
         while i < len(tasks):
             task = tasks[i]
@@ -271,6 +273,8 @@ def _concurrently(
     queue = deque(tasks)
     running: dict[Any, Task] = {}
     stopping = False
+    timeout = loop.graph.step_timeout
+    deadline = time.monotonic() + timeout if timeout else None
     try:
         while True:
             while queue and not stopping and len(running) < limit:
@@ -279,7 +283,10 @@ def _concurrently(
                 running[ex.start(ctx, task.node.retry_policy or default)] = task
             if not running:
                 break
-            done = yield (ex.wait, ex.wait, (running,))
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            done = yield (ex.wait, ex.wait, (running, left))
+            if not done:  # `step_timeout` passed with tasks still running
+                raise TimeoutError("Timed out")
             for fut in sorted(done, key=lambda f: order[id(running[f])]):
                 task = running.pop(fut)
                 exc = ex.outcome(fut)
@@ -350,6 +357,17 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
         raise exc
 
 
+async def _saving(loop: Loop) -> None:
+    """Saves started are finished even when the run is cancelled meanwhile (a consumer
+    that stops streaming must not lose the writes of the task it just saw)."""
+    save = asyncio.ensure_future(aflush_io(loop))
+    try:
+        await asyncio.shield(save)
+    except asyncio.CancelledError:
+        await save
+        raise
+
+
 class _Closed(BaseException):
     """Thrown into `_run` when the caller closes the driver: the run ends (and saves what
     it must) without handing control back."""
@@ -411,7 +429,10 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
                 error = _Closed()
             continue
         try:
-            reply = await request[1](*request[2])
+            if request[1] is aflush_io:
+                reply = await _saving(request[2][0])
+            else:
+                reply = await request[1](*request[2])
         except BaseException as e:  # noqa: BLE001
             error = e
     if closed:
