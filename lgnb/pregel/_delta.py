@@ -24,6 +24,7 @@ from typing import Any
 
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
+from lgnb._internal.constants import NULL_TASK_ID
 from lgnb.channels.base import MISSING, BaseChannel
 from lgnb.channels.binop import BinaryOperatorAggregate, as_overwrite
 from lgnb.channels.delta import DeltaChannel
@@ -35,6 +36,8 @@ __all__ = (
     "due_for_snapshot",
     "overwritten_delta_keys",
     "replay_targets",
+    "exit_task_id",
+    "exit_late_task_id",
     "replayed",
     "hydrate",
     "ahydrate",
@@ -138,6 +141,27 @@ def replayed(spec: BaseChannel, history: Mapping[str, Any]) -> Any:
         for w in writes:
             ch.update([w[-1]])
     return ch.get() if ch.is_available() else MISSING
+
+
+def exit_task_id(step: int, task_id: str) -> str:
+    """The task id a durability="exit" run stores a delta write of `task_id` under.
+
+    The superstep replaces the first UUID group, so readers that order a checkpoint's
+    writes by task id keep them in step order; it stays a valid UUID (Postgres stores
+    task ids as `uuid`) and is never the null task's (whose writes readers take as the
+    checkpoint's own)."""
+    parts = task_id.split("-")
+    synthetic = "-".join((f"{step:08d}", *parts[1:]))
+    if synthetic == NULL_TASK_ID:
+        return f"{step:08d}-0000-0000-0000-000000000001"
+    return synthetic
+
+
+def exit_late_task_id(step: int, task_id: str) -> str:
+    """`exit_task_id` for a superstep after the first one of the run: sorts after every
+    real task id, in step order."""
+    parts = task_id.split("-")
+    return f"ffffffff-{step >> 16:04x}-{step & 0xFFFF:04x}-{parts[3]}-{parts[4]}"
 
 
 def _with_values(saved: Any, values: Mapping[str, Any]) -> Any:

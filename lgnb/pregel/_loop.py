@@ -27,6 +27,7 @@ from lgnb._internal.constants import (
     NS_SEP,
     NULL_TASK_ID,
     RESUME,
+    TASKS,
 )
 from lgnb._internal.ids import legacy_task_id, new_checkpoint_id, task_id
 from lgnb.channels.base import MISSING
@@ -42,11 +43,18 @@ from lgnb.pregel._delta import (
     advance_counters,
     delta_keys,
     due_for_snapshot,
+    exit_late_task_id,
+    exit_task_id,
     nonzero,
     overwritten_delta_keys,
     stored_counters,
 )
-from lgnb.pregel._migrate import CHECKPOINT_VERSION, migrate_checkpoint
+from lgnb.pregel._migrate import (
+    CHECKPOINT_VERSION,
+    migrate_checkpoint,
+    storable_send,
+    storable_writes,
+)
 from lgnb.pregel._io import (
     read_channels,
     task_result_payload,
@@ -188,6 +196,9 @@ class Loop(ResumeMixin):
             self.checkpoint_config: dict[str, Any] = {CONF: base_conf}
         else:
             self.checkpoint_config = {CONF: {}}
+        # where the run started: durability "exit" stores its delta writes there
+        self.initial_checkpoint_id = checkpoint["id"]
+        self.initial_checkpoint_config = self.checkpoint_config
         self.resume_map: dict[str, Any] | None = None
         self.is_resuming = False
         self.is_replaying = False
@@ -197,7 +208,17 @@ class Loop(ResumeMixin):
         # DeltaChannel keys, and those that must store a full snapshot at the next save
         self.delta_keys: list[str] = delta_keys(graph.channels)
         self.forced_snapshots: set[str] = set()
-        self.delta_updated: set[str] = set()  # delta keys written since the run started
+        # durability "exit": the run's delta writes (step, task id, path, key, value), stored
+        # at exit on the checkpoint it started from; the Command's, counted at its first
+        # step; and the (task, key) writes loaded with that checkpoint (stored already)
+        self.exit_delta: list[tuple[int, str, str, str, Any]] | None = (
+            [] if durability == "exit" and checkpointer is not None and self.delta_keys else None
+        )
+        self.exit_command: list[tuple[str, Any]] = []
+        self.exit_first_step: int | None = None
+        self.stored_delta = {
+            (t, c) for t, c, _ in pending if t != NULL_TASK_ID and c in self.delta_keys
+        }
         # set by whoever loaded `saved` for a subgraph being time-travelled (see _replay)
         self.time_travel = False
         # set by whoever loaded `saved` for an addressed run: the thread has moved past it
@@ -255,7 +276,9 @@ class Loop(ResumeMixin):
         if is_command:
             # a forking run carries the Command's writes into its fork checkpoint: stored
             # on the addressed checkpoint, its other children would read them
-            self._apply_command(input, store=not forks)
+            writes = self._apply_command(input, store=not forks)
+            if self.exit_delta is not None and not forks:
+                self.exit_command = [(c, v) for c, v in writes if c in self.delta_keys]
         null_writes = [(c, v) for t, c, v in (*self.pending, *self.carried) if t == NULL_TASK_ID]
         if null_writes:
             updated = self._apply([WriteBatch(INPUT, null_writes)])
@@ -453,9 +476,7 @@ class Loop(ResumeMixin):
     def _save_writes(self, task_id: str, writes: list[tuple[str, Any]], path: str) -> None:
         if self.checkpointer is None or self.durability == "exit":
             return
-        untracked = self.graph.untracked_keys
-        if untracked:
-            writes = [(c, v) for c, v in writes if c not in untracked]
+        writes = storable_writes(writes, self.graph.untracked_keys)
         config = {
             CONF: {
                 **self.checkpoint_config[CONF],
@@ -510,6 +531,8 @@ class Loop(ResumeMixin):
                 self.resume_loaded = []
         self.updated_channels = self._apply(tasks)
         self._values(self.updated_channels)
+        if self.exit_delta is not None:
+            self._collect_exit_delta()
         self.pending.clear()
         self.is_resuming = False  # subgraphs of later steps start fresh
         self._put_checkpoint({"source": "loop"})
@@ -552,6 +575,8 @@ class Loop(ResumeMixin):
             # a checkpointer=True subgraph (no task ids in its namespace) keeps its state
             or all(":" not in part for part in self.ns_tuple)
         ):
+            if self.exit_delta:
+                self._put_exit_delta_writes()
             self._put_checkpoint(self.metadata, exiting=True)
             self._save_all_pending_writes()
         if isinstance(exc, GraphInterrupt) and not self.is_nested:
@@ -566,6 +591,65 @@ class Loop(ResumeMixin):
             self.output = self.read_output()
         return False
 
+    def _collect_exit_delta(self) -> None:
+        """Durability "exit": keep the step's delta writes for `_put_exit_delta_writes`.
+        The first step skips the writes loaded with the checkpoint (stored on it)."""
+        assert self.exit_delta is not None
+        first = self.exit_first_step is None
+        if first:
+            self.exit_first_step = self.step
+            self.exit_delta.extend((self.step, NULL_TASK_ID, "", c, v) for c, v in self.exit_command)
+        delta = self.delta_keys
+        for tid, c, v in self.pending:
+            if c not in delta or (first and (tid == NULL_TASK_ID or (tid, c) in self.stored_delta)):
+                continue
+            task = self.tasks.get(tid)
+            self.exit_delta.append((self.step, tid, _path_str(task.path) if task else "", c, v))
+
+    def _put_exit_delta_writes(self) -> None:
+        """Durability "exit": store the run's delta writes on the checkpoint it started from
+        (the final checkpoint's parent), so a read of the final one replays them; keys that
+        snapshot at exit need none. A new thread gets an empty root checkpoint to hold them.
+
+        The first step's writes keep their task paths, so they interleave with the writes
+        a resume loaded from that checkpoint; later steps sort after every real task, in
+        step order, whether a saver orders a checkpoint's writes by path or by task id."""
+        assert self.exit_delta is not None
+        if self.has_saved and (self.addressed or self.time_travel):
+            # an older checkpoint may have children, which would read writes stored on it
+            self.forced_snapshots.update(w[3] for w in self.exit_delta)
+        snapshots = self._snapshot_keys(stored_counters(self.metadata))
+        pending = [w for w in self.exit_delta if w[3] not in snapshots]
+        if not pending:
+            return
+        conf = self.initial_checkpoint_config[CONF]
+        if not self.has_saved:
+            stub = {
+                "v": CHECKPOINT_VERSION,
+                "id": self.initial_checkpoint_id,
+                "ts": datetime.now(timezone.utc).isoformat(),
+                "channel_values": {},
+                "channel_versions": {},
+                "versions_seen": {},
+                "updated_channels": None,
+            }
+            root = {k: v for k, v in conf.items() if k != "checkpoint_id"}
+            self.io.append(("put", {CONF: root}, stub, {"step": -2}, {}))
+            conf = {**root, "checkpoint_id": stub["id"]}
+            self.checkpoint_config = {CONF: dict(conf)}
+        grouped: dict[tuple[str, str], list[tuple[str, Any]]] = {}
+        for step, tid, path, c, v in pending:
+            if tid == NULL_TASK_ID:
+                key = (exit_task_id(step, tid), "")
+            elif step == self.exit_first_step:
+                key = (exit_task_id(step, tid), path)
+            else:
+                key = (exit_late_task_id(step, tid), f"~~{step:010d}{path}")
+            grouped.setdefault(key, []).append((c, v))
+        config = {CONF: {**conf, "checkpoint_ns": self.ns}}
+        for (tid, path), writes in grouped.items():
+            self.io.append(("put_writes", config, writes, tid, path))
+
     def _save_all_pending_writes(self) -> None:
         by_task: dict[str, list[tuple[str, Any]]] = {}
         fresh: set[str] = set()
@@ -578,6 +662,7 @@ class Loop(ResumeMixin):
                 continue  # loaded from the saver, unchanged: saving again would duplicate
             task = self.tasks.get(tid)
             config = {CONF: {**self.checkpoint_config[CONF], "checkpoint_id": self.checkpoint_id}}
+            writes = storable_writes(writes, self.graph.untracked_keys)  # type: ignore[assignment]
             self.io.append(("put_writes", config, writes, tid, _path_str(task.path) if task else ""))
 
     # ------------------------------------------------------------------ checkpoints
@@ -630,18 +715,10 @@ class Loop(ResumeMixin):
         delta = self.delta_keys
         if not exiting:
             updated = [k for k in (self.updated_channels or ()) if k in delta]
-            self.delta_updated.update(updated)
             counters = advance_counters(counters, delta, updated)
         snapshots: set[str] = set()
         if save:
-            versions = self.versions.versions
-            snapshots = due_for_snapshot(self.channels, counters, versions) | {
-                k for k in self.forced_snapshots if k in versions and self.channels[k].is_available()
-            }
-            if exiting:
-                snapshots |= {
-                    k for k in self.delta_updated if k in versions and self.channels[k].is_available()
-                }
+            snapshots = self._snapshot_keys(counters)
             self.forced_snapshots -= snapshots
             for k in snapshots:
                 counters[k] = (0, 0)
@@ -653,6 +730,15 @@ class Loop(ResumeMixin):
         else:
             self.metadata.pop(COUNTERS, None)
         return snapshots
+
+    def _snapshot_keys(self, counters: dict[str, tuple[int, int]]) -> set[str]:
+        """The delta keys a checkpoint saved now stores a snapshot of: those due by their
+        cadence, and the forced ones that have a value."""
+        versions = self.versions.versions
+        channels = self.channels
+        return due_for_snapshot(channels, counters, versions) | {
+            k for k in self.forced_snapshots if k in versions and channels[k].is_available()
+        }
 
     def has_saved_version(self, key: str) -> bool:
         """Whether the saver already holds a blob for the key's current version."""
@@ -682,7 +768,9 @@ class Loop(ResumeMixin):
         if not mine:
             return
         self.forced_snapshots |= overwritten_delta_keys(self.graph.channels, mine)
-        if self.has_saved and not self.addressed and self.durability != "exit":
+        if self.exit_delta is not None:
+            self.exit_delta.extend((self.step, NULL_TASK_ID, "", c, v) for c, v in mine)
+        elif self.has_saved and not self.addressed:
             self._save_writes(str(uuid5(UUID(self.checkpoint_id), INPUT)), mine, "")
         else:
             self.forced_snapshots.update(c for c, _ in mine)
@@ -713,11 +801,15 @@ class Loop(ResumeMixin):
             values[k] = DeltaSnapshot(self.channels[k].get())
         self.saved_values, self.saved_seen = values, seen
         self.unsaved_seen = set()
+        channel_values = dict(values)
+        untracked = self.graph.untracked_keys
+        if untracked and channel_values.get(TASKS):
+            channel_values[TASKS] = [storable_send(p, untracked) for p in channel_values[TASKS]]
         return {
             "v": CHECKPOINT_VERSION,
             "id": self.checkpoint_id,
             "ts": self.checkpoint_ts,
-            "channel_values": dict(values),
+            "channel_values": channel_values,
             "channel_versions": dict(versions),
             # inner dicts are never mutated once saved (changed nodes get a new copy)
             "versions_seen": dict(seen),

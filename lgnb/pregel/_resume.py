@@ -46,10 +46,10 @@ class ResumeMixin:
     def _save_writes(self, task_id: str, writes: list[tuple[str, Any]], path: str) -> None:  # pragma: no cover
         raise NotImplementedError
 
-    def _apply_command(self, cmd: Command, *, store: bool = True) -> None:
+    def _apply_command(self, cmd: Command, *, store: bool = True) -> list[tuple[str, Any]]:
         """`Command` as input: goto, resume and update become writes of the null task,
         saved on the checkpoint the run starts from (`store`), or only carried into the
-        next checkpoint (`self.carried`)."""
+        next checkpoint (`self.carried`). Returns the writes."""
         if cmd.graph == Command.PARENT:
             raise InvalidUpdateError("There is no parent graph")
         writes: list[tuple[str, Any]] = []
@@ -90,11 +90,12 @@ class ResumeMixin:
         if not writes and not resume_is_map:
             raise EmptyInputError("Received empty Command input")
         if not writes:
-            return
+            return writes
         if store:
             self._record_null_writes(writes)
         else:
             self.carried.extend((NULL_TASK_ID, c, v) for c, v in writes)
+        return writes
 
     def _thread_label(self) -> str:
         return repr(self.thread_id) if self.thread_id is not None else "(no thread_id)"
