@@ -19,6 +19,7 @@ between machines, so lgnb never does that. `StrictSerializer`:
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -34,6 +35,8 @@ __all__ = [
     "UnsafeCheckpointTypeError",
     "type_key",
 ]
+
+logger = logging.getLogger("lgnb")
 
 AllowEntry = type | tuple[str, str]
 """A type to allow, or its `(module, name)` as stored in checkpoints."""
@@ -322,7 +325,13 @@ class _Decoder:
                 )
         if not self.build:
             return None
-        target = _import(module, name)
+        try:
+            target = _import(module, name)
+        except (ImportError, AttributeError) as exc:
+            # allowed, but not found by name (a class defined inside a function): its
+            # data, as LangGraph's serializer returns it (a pydantic state re-validates it)
+            _warn_unfound(module, name, exc)
+            return parts[2]
         try:
             return _BUILDERS[code](target, parts)
         except Exception as exc:
@@ -346,6 +355,19 @@ class _Decoder:
                 "Refused to load a numpy array of Python objects from a checkpoint."
             )
         return numpy.frombuffer(buf, dtype=dtype).reshape(shape, order=order)
+
+
+_warned_unfound: set[tuple[str, str]] = set()
+
+
+def _warn_unfound(module: str, name: str, exc: Exception) -> None:
+    if (module, name) not in _warned_unfound:
+        _warned_unfound.add((module, name))
+        logger.warning(
+            "Cannot find %s.%s to rebuild a checkpoint value (%s: %s); loading its data "
+            "instead. Define the class at module level so it can be found by name.",
+            module, name, type(exc).__name__, exc,
+        )
 
 
 def _import(module: str, name: str) -> Any:

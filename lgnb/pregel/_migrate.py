@@ -35,6 +35,8 @@ __all__ = (
     "portable_checkpoint",
     "portable_writes",
     "save",
+    "storable_send",
+    "storable_writes",
 )
 
 CHECKPOINT_VERSION = 4
@@ -215,3 +217,28 @@ async def asave(saver: Any, op: tuple) -> Any:
     else:
         await aput_writes(op[1], portable_writes(op[2]), op[3])
     return None
+
+
+# ---------------------------------------------------------------------- untracked values
+
+
+def storable_writes(
+    writes: Sequence[tuple[str, Any]], untracked: frozenset[str]
+) -> Sequence[tuple[str, Any]]:
+    """Writes as they are stored: none to untracked channels, and a Send's arg (often
+    the whole state) without the untracked keys — as LangGraph stores them."""
+    if not untracked:
+        return writes
+    return [
+        (c, storable_send(v, untracked) if c == TASKS else v)
+        for c, v in writes
+        if c not in untracked
+    ]
+
+
+def storable_send(packet: Any, untracked: frozenset[str]) -> Any:
+    """`packet` without the untracked keys of its dict arg."""
+    if isinstance(packet, Send) and isinstance(packet.arg, dict) and not untracked.isdisjoint(packet.arg):
+        arg = {k: v for k, v in packet.arg.items() if k not in untracked}
+        return Send(packet.node, arg, timeout=packet.timeout)
+    return packet
