@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from lgnb.draw import END, START, jsonable
@@ -247,10 +248,12 @@ class StreamReducer:
                 if not ns:
                     self.paused = True
                     for intr in delta or ():
-                        iid = str(getattr(intr, "id", "") or "")
-                        entry = {"id": iid, "value": jsonable(getattr(intr, "value", intr)),
+                        # an Interrupt, or its JSON form {"value", "id"} (a RemoteGraph's)
+                        field = intr.get if isinstance(intr, Mapping) else partial(getattr, intr)
+                        iid = str(field("id", "") or "")
+                        entry = {"id": iid, "value": jsonable(field("value", intr)),
                                  "node": self.interrupt_nodes.get(iid, "")}
-                        schema = getattr(intr, "response_schema", None)
+                        schema = field("response_schema", None)
                         if schema is not None:
                             entry["response_schema"] = schema
                         self.interrupts.append(entry)

@@ -86,6 +86,11 @@ class RunView(GraphMixin, View):
 
 
 def _has_checkpointer(graph: Any) -> bool:
+    """Whether the graph's threads persist (so a paused run can resume): a local graph
+    compiled with a saver, or a RemoteGraph (lgnb's or LangGraph's, told by its
+    `assistant_id`), whose LangGraph server checkpoints every thread."""
+    if getattr(graph, "assistant_id", None) is not None:
+        return True
     saver = getattr(graph, "checkpointer", None)
     return saver is not None and saver is not False
 

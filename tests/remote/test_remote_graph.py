@@ -131,9 +131,27 @@ def test_v3_run_stream_interrupt_and_resume(remote: RemoteGraph) -> None:
     config = _thread()
     with remote.stream_events(HUMAN, config, version="v3") as run:
         snapshots = list(run.values)
-        assert snapshots[-1]["messages"][-1]["type"] == "ai"
+        assert snapshots and all(isinstance(s, dict) for s in snapshots)
         assert run.interrupted is True
         assert len(run.interrupts) == 1
+    assert remote.get_state(config).values["messages"][-1]["type"] == "ai"
     with remote.stream_events(Command(resume="v3-yes"), config, version="v3") as run:
         assert run.output["verdict"] == "v3-yes"
     assert remote.get_state(config).next == ()
+
+
+def test_run_view_drives_a_remote_graph(remote: RemoteGraph) -> None:
+    """The notebook view consumes only the public protocol: a remote run pauses with its
+    interrupt keyed by id and node (the approval form), and resumes from it."""
+    import lgnb
+
+    run = lgnb.run(remote, HUMAN, _thread(), display=False)
+    run.wait()
+    assert run.status == "interrupted"
+    (pending,) = run.interrupts
+    assert pending["node"] == "review" and pending["id"]
+    assert pending["value"] == {"question": "approve?", "draft": "hello from the server"}
+    resumed = run.resume({pending["id"]: "approved"})
+    resumed.wait()
+    assert resumed.status == "done", resumed.error
+    assert resumed.result["verdict"] == "approved"
