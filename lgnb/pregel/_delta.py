@@ -24,7 +24,7 @@ from typing import Any
 
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
-from lgnb._internal.constants import NULL_TASK_ID
+from lgnb._internal.constants import NS_END, NS_SEP, NULL_TASK_ID
 from lgnb.channels.base import MISSING, BaseChannel
 from lgnb.channels.binop import BinaryOperatorAggregate, as_overwrite
 from lgnb.channels.delta import DeltaChannel
@@ -38,6 +38,9 @@ __all__ = (
     "replay_targets",
     "exit_task_id",
     "exit_late_task_id",
+    "SNAPSHOT_BUMPS",
+    "mark_bump_seen",
+    "seen_without_bumps",
     "replayed",
     "hydrate",
     "ahydrate",
@@ -45,6 +48,10 @@ __all__ = (
 
 #: metadata key of the per-key `(updates, supersteps)` counters
 COUNTERS = "counters_since_delta_snapshot"
+
+#: pseudo-node of `versions_seen` recording which entries a snapshot bump advanced
+#: (the same key as LangGraph's, so either runtime reads the other's checkpoints)
+SNAPSHOT_BUMPS = "__snapshot_bumps__"
 
 #: a delta key snapshots at the latest after this many supersteps (same variable as LangGraph)
 MAX_SUPERSTEPS_SINCE_SNAPSHOT = int(
@@ -162,6 +169,61 @@ def exit_late_task_id(step: int, task_id: str) -> str:
     real task id, in step order."""
     parts = task_id.split("-")
     return f"ffffffff-{step >> 16:04x}-{step & 0xFFFF:04x}-{parts[3]}-{parts[4]}"
+
+
+def mark_bump_seen(
+    seen_all: dict[str, dict[str, Any]],
+    key: str,
+    old: Any,
+    new: Any,
+    subscribers: Iterable[str],
+) -> set[str]:
+    """Advance (in place) whoever had seen `key` at `old` to `new`; the entries changed.
+
+    A version bump that only stores a snapshot is not a write: left unseen, it would rerun
+    the key's subscribers and re-fire `interrupt_before`. A key bumped from no version was
+    never written, so its `subscribers` that never ran advance too (they would start on
+    the bump). `SNAPSHOT_BUMPS` keeps, per advanced entry, the new version and the one the
+    node really read, so `seen_without_bumps` can put the read back."""
+    if old is None:
+        for node in subscribers:
+            seen_all.setdefault(node, {})
+    marks = dict(seen_all.get(SNAPSHOT_BUMPS) or {})
+    changed: set[str] = set()
+    for node, seen in list(seen_all.items()):
+        if node == SNAPSHOT_BUMPS or seen.get(key) != old:
+            continue
+        advanced, read = f"{node}{NS_SEP}{key}", f"{node}{NS_END}{key}"
+        # an earlier bump that set `old` already recorded the real read
+        if old is not None and marks.get(advanced) != old:
+            marks[read] = old
+        marks[advanced] = new
+        seen_all[node] = {**seen, key: new}
+        changed.add(node)
+    if changed:
+        seen_all[SNAPSHOT_BUMPS] = marks
+        changed.add(SNAPSHOT_BUMPS)
+    return changed
+
+
+def seen_without_bumps(seen_all: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """`versions_seen` as the nodes read it: an entry a snapshot bump advanced goes back
+    to the version the node really read, or away if it never read one."""
+    marks = seen_all.get(SNAPSHOT_BUMPS)
+    if not marks:
+        return {n: dict(s) for n, s in seen_all.items()}
+    out: dict[str, dict[str, Any]] = {}
+    for node, seen in seen_all.items():
+        if node == SNAPSHOT_BUMPS:
+            continue
+        out[node] = {}
+        for k, v in seen.items():
+            advanced, read = f"{node}{NS_SEP}{k}", f"{node}{NS_END}{k}"
+            if marks.get(advanced) != v:
+                out[node][k] = v
+            elif read in marks:
+                out[node][k] = marks[read]
+    return out
 
 
 def _with_values(saved: Any, values: Mapping[str, Any]) -> Any:

@@ -45,6 +45,7 @@ from lgnb.pregel._delta import (
     due_for_snapshot,
     exit_late_task_id,
     exit_task_id,
+    mark_bump_seen,
     nonzero,
     overwritten_delta_keys,
     stored_counters,
@@ -720,9 +721,10 @@ class Loop(ResumeMixin):
         if save:
             snapshots = self._snapshot_keys(counters)
             self.forced_snapshots -= snapshots
+            versions = self.versions.versions
             for k in snapshots:
                 counters[k] = (0, 0)
-                if k not in self.unsaved and self.has_saved_version(k):
+                if k not in versions or (k not in self.unsaved and self.has_saved_version(k)):
                     self._bump_for_snapshot(k)
         kept = nonzero(counters)
         if kept:
@@ -733,11 +735,11 @@ class Loop(ResumeMixin):
 
     def _snapshot_keys(self, counters: dict[str, tuple[int, int]]) -> set[str]:
         """The delta keys a checkpoint saved now stores a snapshot of: those due by their
-        cadence, and the forced ones that have a value."""
-        versions = self.versions.versions
+        cadence, and the forced ones that have a value (a key never written included:
+        its snapshot stops the ancestor walk before writes that are not this branch's)."""
         channels = self.channels
-        return due_for_snapshot(channels, counters, versions) | {
-            k for k in self.forced_snapshots if k in versions and channels[k].is_available()
+        return due_for_snapshot(channels, counters, self.versions.versions) | {
+            k for k in self.forced_snapshots if channels[k].is_available()
         }
 
     def has_saved_version(self, key: str) -> bool:
@@ -749,13 +751,11 @@ class Loop(ResumeMixin):
         blob per version). It is not a write: whoever had seen the old version has seen
         the new one too, so nothing is triggered by it."""
         versions = self.versions
-        old = versions.versions[key]
+        old = versions.versions.get(key)
         new = versions.bump()
         versions.versions[key] = new
-        for node, seen in versions.seen.items():
-            if seen.get(key) == old:
-                versions.seen[node] = {**seen, key: new}
-                self.unsaved_seen.add(node)
+        subscribers = self.graph.trigger_to_nodes.get(key, ())
+        self.unsaved_seen |= mark_bump_seen(versions.seen, key, old, new, subscribers)
         self.unsaved.add(key)
 
     def _store_delta_input(self, writes: Sequence[tuple[str, Any]]) -> None:

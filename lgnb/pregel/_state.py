@@ -30,6 +30,7 @@ from lgnb.pregel._delta import (
     ahydrate,
     hydrate,
     overwritten_delta_keys,
+    seen_without_bumps,
 )
 from lgnb.pregel._io import read_channels, result_writes
 from lgnb.pregel._loop import Loop
@@ -333,7 +334,7 @@ def _infer_as_node(graph: Pregel, loop: Loop) -> str | None:
         return next(iter(graph.nodes))
     if len(nodes) == 1 and not loop.versions.seen:
         pass
-    seen = {n: {c: v for c, v in s.items()} for n, s in loop.versions.seen.items() if n != INTERRUPT}
+    seen = {n: s for n, s in seen_without_bumps(loop.versions.seen).items() if n != INTERRUPT}
     if not any(v for s in seen.values() for v in s.values()):
         return START if START in graph.nodes else None
     last = sorted((v, n) for n, s in seen.items() if n in graph.nodes for v in s.values())
