@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
-from lgnb.pregel._context import current_task
+from lgnb._internal.context import current_task
 from lgnb.types import StreamWriter
 
 __all__ = ("get_config", "get_store", "get_stream_writer")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
+from lgnb._internal.context import ExecutionInfo, current_task
 from lgnb.types import StreamWriter
 
 __all__ = (
@@ -40,23 +41,6 @@ def __getattr__(name: str) -> Any:
 
         return BaseUser
     raise AttributeError(f"module 'lgnb.runtime' has no attribute {name!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class ExecutionInfo:
-    """Where a node execution runs: checkpoint, namespace, task, thread, attempt."""
-
-    checkpoint_id: str
-    checkpoint_ns: str
-    task_id: str
-    thread_id: str | None = None
-    run_id: str | None = None
-    node_attempt: int = 1
-    node_first_attempt_time: float | None = None
-
-    def patch(self, **overrides: Any) -> ExecutionInfo:
-        """A copy with some fields replaced."""
-        return replace(self, **overrides)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +149,4 @@ DEFAULT_RUNTIME: Runtime[Any] = Runtime()
 
 def get_runtime(context_schema: type[ContextT] | None = None) -> Runtime[ContextT]:
     """The Runtime of the node currently running (call it from inside a node)."""
-    from lgnb.pregel._context import current_task
-
     return current_task().task_runtime()

@@ -15,7 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lgnb.pregel._context import TaskContext
+    from lgnb._internal.context import TaskContext
 
 __all__ = ("NodeCallable", "is_async_callable")
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from lgnb._internal.callable import NodeCallable
 from lgnb._internal.constants import END, ROOT, START, TAG_HIDDEN, TASKS
+from lgnb._internal.context import current_task
 from lgnb.channels.ephemeral_value import EphemeralValue
 from lgnb.channels.last_value import LastValueAfterFinish
 from lgnb.channels.named_barrier_value import (
@@ -25,7 +26,6 @@ from lgnb.graph._schema import schema_mapper
 from lgnb.graph._writers import control_writer, updates_writer
 from lgnb.graph.state import CompiledStateGraph, StateGraph
 from lgnb.managed import is_managed_value
-from lgnb.pregel._context import current_task
 from lgnb.pregel._node import PregelNode, check_timeout_supported
 from lgnb.pregel._task import Task
 from lgnb.types import RetryPolicy, Send

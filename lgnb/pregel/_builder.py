@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from typing_extensions import Self
 
 from lgnb._internal.callable import NodeCallable
+from lgnb._internal.context import current_task
 from lgnb.pregel._node import PregelNode
 from lgnb.types import CachePolicy, RetryPolicy, TimeoutPolicy
 
@@ -201,8 +202,6 @@ def bound_for(steps: Sequence[Any], name: str) -> NodeCallable:
     if any(p.is_async for p in parts):
 
         async def run_steps_async(value: Any) -> Any:
-            from lgnb.pregel._context import current_task
-
             ctx = current_task()
             for part in parts:
                 if part.is_async or part.func is None:
@@ -214,8 +213,6 @@ def bound_for(steps: Sequence[Any], name: str) -> NodeCallable:
         return NodeCallable(run_steps_async, name=name)
 
     def run_steps(value: Any) -> Any:
-        from lgnb.pregel._context import current_task
-
         ctx = current_task()
         for part in parts:
             value = part.call(value, ctx)

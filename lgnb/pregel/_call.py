@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.callable import is_async_callable
 from lgnb._internal.constants import ERROR, PUSH, RETURN
+from lgnb._internal.context import TaskContext, current_task
 from lgnb._internal.ids import task_id as make_task_id
 from lgnb.channels.base import MISSING
-from lgnb.pregel._context import TaskContext, current_task
 from lgnb.pregel._node import PregelNode
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task

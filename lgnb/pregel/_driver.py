@@ -31,10 +31,10 @@ from collections.abc import AsyncIterator, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
+from lgnb._internal.context import TaskContext
 from lgnb.errors import GraphBubbleUp, GraphInterrupt
 from lgnb.pregel._cache import aread_cache, read_cache
 from lgnb.pregel._call import await_calls, wait_calls
-from lgnb.pregel._context import TaskContext
 from lgnb.pregel._handlers import ERROR_SOURCE_NODE, handler_task, handles, node_error_for
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._migrate import asave, save

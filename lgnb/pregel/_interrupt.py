@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from lgnb._internal.constants import RESUME
+from lgnb._internal.context import current_task
 from lgnb._internal.ids import interrupt_id
 from lgnb.channels.base import MISSING
 from lgnb.errors import GraphInterrupt, mark_invalid_resume
-from lgnb.pregel._context import current_task
 from lgnb.types import Interrupt
 
 __all__ = ("interrupt",)

@@ -23,6 +23,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, LLMResul
 from pydantic import BaseModel
 
 from lgnb._internal.constants import NS_SEP, TAG_NOSTREAM
+from lgnb._internal.context import current_task
 from lgnb.types import Command
 
 try:
@@ -329,8 +330,6 @@ def push_message(message: Any, *, state_key: str | None = "messages") -> BaseMes
     The message needs an id. With `state_key=None` it is only streamed.
     """
     from langchain_core.messages import convert_to_messages
-
-    from lgnb.pregel._context import current_task
 
     ctx = current_task()
     msg = next(iter(convert_to_messages([message])))

@@ -10,7 +10,7 @@ from lgnb._internal.constants import CONF
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
-    from lgnb.pregel._context import TaskContext
+    from lgnb._internal.context import TaskContext
     from lgnb.pregel._loop import Loop
 
 __all__ = (

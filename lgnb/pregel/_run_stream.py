@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import CONF, NS_SEP
+from lgnb._internal.context import TASK_CTX
 
 if TYPE_CHECKING:
     from lgnb.pregel.main import Pregel
@@ -79,8 +80,6 @@ def _scope(graph: Pregel, config: Any) -> tuple[str, ...]:
     if ns is None:
         ns = ((graph.config or {}).get(CONF) or {}).get("checkpoint_ns")
     if ns is None:
-        from lgnb.pregel._context import TASK_CTX
-
         parent = TASK_CTX.get()
         ns = parent.task.ns if parent is not None else ""
     return tuple(ns.split(NS_SEP)) if ns else ()

@@ -16,6 +16,7 @@ from contextvars import Token
 from typing import Any
 
 from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, NS_SEP, RESUME
+from lgnb._internal.context import TASK_CTX, LazyConfig, TaskContext
 from lgnb.errors import (
     GraphBubbleUp,
     GraphInterrupt,
@@ -23,7 +24,6 @@ from lgnb.errors import (
     NodeTimeoutError,
     ParentCommand,
 )
-from lgnb.pregel._context import TASK_CTX, LazyConfig, TaskContext
 from lgnb.pregel._task import Task
 from lgnb.pregel._trace import (
     aend_node,

@@ -24,6 +24,7 @@ from lgnb._internal.constants import (
     PUSH,
     START,
 )
+from lgnb._internal.context import TASK_CTX, TaskContext
 from lgnb.errors import InvalidUpdateError
 from lgnb.pregel._delta import (
     COUNTERS,
@@ -425,7 +426,6 @@ def _plan_update(
             if as_node not in graph.nodes:
                 raise InvalidUpdateError(f"Node {as_node} does not exist")
             chosen.append((as_node, values, task_id))
-    from lgnb.pregel._context import TASK_CTX, TaskContext
     from lgnb.pregel._runner import _finish
 
     batches: list[Any] = []

@@ -22,7 +22,7 @@ from lgnb.pregel._options import (
 from lgnb.pregel._replay import LoadPlan, aload, load, plan_load
 
 if TYPE_CHECKING:
-    from lgnb.pregel._context import TaskContext
+    from lgnb._internal.context import TaskContext
     from lgnb.pregel.main import Pregel
 
 __all__ = ("arun_as_subgraph", "run_as_subgraph", "subloop")

@@ -12,7 +12,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lgnb.pregel._context import TaskContext
+    from lgnb._internal.context import TaskContext
     from lgnb.pregel._loop import Loop
 
 logger = logging.getLogger(__name__)

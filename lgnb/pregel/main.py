@@ -11,10 +11,10 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import CONF, INTERRUPT
+from lgnb._internal.context import TASK_CTX, TaskContext
 from lgnb._internal.runnable_compat import register_when_loaded, runnable_attribute
 from lgnb.channels.base import BaseChannel
 from lgnb.errors import ErrorCode, GraphDrained, GraphRecursionError, create_error_message
-from lgnb.pregel._context import TASK_CTX, TaskContext
 from lgnb.pregel._delta import ahydrate, hydrate
 from lgnb.pregel._driver import adrive, drive
 from lgnb.pregel._invoke import Collector

@@ -26,6 +26,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
 
 from lgnb._internal.constants import CONF
+from lgnb._internal.context import TASK_CTX
 from lgnb.pregel._remote_run_stream import AsyncRemoteRunStream, RemoteRunStream
 from lgnb.pregel._remote_wire import (
     ChunkTranslator,
@@ -75,8 +76,6 @@ def _caller(config: RunnableConfig | None) -> tuple[tuple[str, ...], frozenset[s
     if not ns_text:
         return (), frozenset(), None
     caller_ns = tuple(ns_text.split("|"))
-    from lgnb.pregel._context import TASK_CTX
-
     ctx = TASK_CTX.get()
     if ctx is None:
         return caller_ns, frozenset(), None

@@ -5,12 +5,18 @@ LangGraph threads runtime state through a config dict (`configurable` keys such 
 the public view that `get_config()` and `config`-taking nodes see. The current task's
 context lives in a context variable so `get_stream_writer()`, `get_config()` and
 `interrupt()` work from anywhere inside a node, in threads and in asyncio tasks.
+
+A leaf module: it imports nothing from lgnb, so the public modules (`lgnb.config`,
+`lgnb.runtime`, `lgnb.types`) and the engine (`lgnb.pregel`) both import it at module
+level. `ExecutionInfo`, the record a task's Runtime carries, lives here for that reason
+and is re-exported as `lgnb.runtime.ExecutionInfo`.
 """
 
 from __future__ import annotations
 
 import time
 from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -19,12 +25,32 @@ if TYPE_CHECKING:
     from lgnb.pregel._task import Task
     from lgnb.runtime import Runtime
 
-__all__ = ("TaskContext", "current_task", "TASK_CTX")
+__all__ = ("TASK_CTX", "ExecutionInfo", "LazyConfig", "TaskContext", "current_task")
 
 TASK_CTX: ContextVar[TaskContext | None] = ContextVar("lgnb_task", default=None)
 
 CONFIG_KEY_RUNTIME = "__pregel_runtime"
 """The `configurable` key holding the task's `Runtime` (LangGraph's name for it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionInfo:
+    """Where a node execution runs: checkpoint, namespace, task, thread, attempt."""
+
+    checkpoint_id: str
+    checkpoint_ns: str
+    task_id: str
+    thread_id: str | None = None
+    run_id: str | None = None
+    node_attempt: int = 1
+    node_first_attempt_time: float | None = None
+
+    def patch(self, **overrides: Any) -> ExecutionInfo:
+        """A copy with some fields replaced."""
+        return replace(self, **overrides)
+
+
+ExecutionInfo.__module__ = "lgnb.runtime"  # its public home (repr, pickle, docs)
 
 
 class TaskContext:
@@ -93,8 +119,6 @@ class TaskContext:
         """The Runtime with this execution's `execution_info` (built on first use)."""
         rt = self._runtime
         if rt is None or (rt.execution_info and rt.execution_info.node_attempt != self.attempt):
-            from lgnb.runtime import ExecutionInfo
-
             loop = self.loop
             run_id = loop.run.user_config.get("run_id")
             rt = self.runtime.override(
