@@ -162,8 +162,11 @@ class RunContext:
     def runtime_for(self, loop: Loop) -> Runtime:
         """The Runtime nodes of `loop` receive: context, store, custom-event writer."""
         puts = [put for put, modes in loop.emits.targets if "custom" in modes]
+        server = _server_info(self.user_config.get(CONF))
         if not puts:
-            return Runtime(context=self.context, store=self.store, control=self.control)
+            return Runtime(
+                context=self.context, store=self.store, control=self.control, server_info=server
+            )
         ns = loop.ns_tuple
         if len(puts) == 1:
             put = puts[0]
@@ -178,7 +181,11 @@ class RunContext:
                     put((ns, "custom", value))
 
         return Runtime(
-            context=self.context, store=self.store, stream_writer=writer, control=self.control
+            context=self.context,
+            store=self.store,
+            stream_writer=writer,
+            control=self.control,
+            server_info=server,
         )
 
     def task_config(self, loop: Loop, task: Task) -> dict[str, Any]:
@@ -236,6 +243,26 @@ class RunContext:
         if "max_concurrency" in user:
             config["max_concurrency"] = user["max_concurrency"]
         return config
+
+
+def _server_info(conf: dict[str, Any] | None) -> Any:
+    """What a LangGraph server put in `configurable` (assistant, graph, authenticated
+    user) as `runtime.server_info`; None for a local run."""
+    if not conf:
+        return None
+    assistant_id, graph_id = conf.get("assistant_id"), conf.get("graph_id")
+    user = conf.get("langgraph_auth_user")
+    if user is not None and not hasattr(user, "identity"):
+        user = None  # not a user object (the server's users all have an identity)
+    if assistant_id is None and graph_id is None and user is None:
+        return None
+    from lgnb.runtime import ServerInfo
+
+    return ServerInfo(
+        assistant_id=str(assistant_id) if assistant_id else "",
+        graph_id=str(graph_id) if graph_id else "",
+        user=user,
+    )
 
 
 def ns_parent(ns: str) -> tuple[str, ...]:
