@@ -84,6 +84,10 @@ def _int_next_version(current: Any, _: None) -> int:
 class Loop(ResumeMixin):
     """State of one (sub)graph run between super-steps."""
 
+    # False for update_state's checkpoints: as LangGraph's, they leave `updated_channels`
+    # unset, so the run resuming from one plans every node
+    records_updated_channels = True
+
     def __init__(
         self,
         graph: Pregel,
@@ -813,7 +817,11 @@ class Loop(ResumeMixin):
             "channel_versions": dict(versions),
             # inner dicts are never mutated once saved (changed nodes get a new copy)
             "versions_seen": dict(seen),
-            "updated_channels": sorted(self.updated_channels) if self.updated_channels else None,
+            "updated_channels": (
+                sorted(self.updated_channels)
+                if self.updated_channels and self.records_updated_channels
+                else None
+            ),
         }
 
     def _checkpoint_payload(self) -> dict[str, Any]:

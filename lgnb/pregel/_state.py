@@ -129,7 +129,7 @@ def _clean(config: dict[str, Any]) -> dict[str, Any]:
 def _loop_for(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any) -> Loop:
     run = RunContext(sink=None, modes=frozenset(), subgraphs=False, config=config)
     ns = config[CONF].get("checkpoint_ns", "")
-    return Loop(
+    loop = Loop(
         graph,
         run,
         config=config,
@@ -143,6 +143,8 @@ def _loop_for(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any) -> 
         recursion_limit=1,
         is_nested=bool(ns),
     )
+    loop.records_updated_channels = False
+    return loop
 
 
 def _tasks_with_writes(
