@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+from uuid import uuid4
 
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
@@ -38,6 +39,7 @@ __all__ = (
     "replay_targets",
     "exit_task_id",
     "exit_late_task_id",
+    "ensure_message_ids",
     "SNAPSHOT_BUMPS",
     "mark_bump_seen",
     "seen_without_bumps",
@@ -224,6 +226,67 @@ def seen_without_bumps(seen_all: Mapping[str, Mapping[str, Any]]) -> dict[str, d
             elif read in marks:
                 out[node][k] = marks[read]
     return out
+
+
+def ensure_message_ids(channels: Mapping[str, Any], writes: list[tuple[str, Any]]) -> None:
+    """Give the messages written to delta keys ids, before the writes are saved.
+
+    A delta key replays its saved writes on every read, and its reducer need not assign
+    missing ids: a message saved without one would come back without one (or with a new
+    one per read), and nothing could target it by id (`RemoveMessage`). Message objects
+    get an id in place (alone, in a list or in an `Overwrite`); a message dict in a list
+    becomes a message with an id, replacing the write in `writes` (the caller's lists
+    and dicts are never changed). A dict that is not a valid message raises here.
+    """
+    for i, (c, value) in enumerate(writes):
+        if isinstance(channels.get(c), DeltaChannel):
+            new = _with_message_ids(value)
+            if new is not value:
+                writes[i] = (c, new)
+
+
+def _with_message_ids(value: Any) -> Any:
+    is_overwrite, inner = as_overwrite(value)
+    if is_overwrite:
+        if isinstance(inner, (list, tuple)):
+            for item in inner:
+                _stamp_id(item)
+        return value
+    if isinstance(value, list):
+        mapped = [_list_item_with_id(item) for item in value]
+        return value if all(a is b for a, b in zip(mapped, value)) else mapped
+    if isinstance(value, dict) and _is_message_dict(value) and not value.get("id"):
+        return {**value, "id": str(uuid4())}
+    _stamp_id(value)
+    return value
+
+
+#: the roles (OpenAI style) and types (LangChain's serialization) that make a dict a message
+_MESSAGE_ROLES = frozenset({"user", "human", "assistant", "ai", "tool", "system", "function"})
+_MESSAGE_TYPES = frozenset({"human", "ai", "tool", "system", "function", "remove"})
+
+
+def _is_message_dict(value: dict) -> bool:
+    return value.get("role") in _MESSAGE_ROLES or value.get("type") in _MESSAGE_TYPES
+
+
+def _list_item_with_id(item: Any) -> Any:
+    if isinstance(item, dict) and _is_message_dict(item):
+        from langchain_core.messages import convert_to_messages
+
+        message = convert_to_messages([item])[0]
+        if not message.id:
+            message.id = str(uuid4())
+        return message
+    _stamp_id(item)
+    return item
+
+
+def _stamp_id(item: Any) -> None:
+    from langchain_core.messages import BaseMessage
+
+    if isinstance(item, BaseMessage) and item.id is None:
+        item.id = str(uuid4())
 
 
 def _with_values(saved: Any, values: Mapping[str, Any]) -> Any:

@@ -43,6 +43,7 @@ from lgnb.pregel._delta import (
     advance_counters,
     delta_keys,
     due_for_snapshot,
+    ensure_message_ids,
     exit_late_task_id,
     exit_task_id,
     mark_bump_seen,
@@ -304,6 +305,9 @@ class Loop(ResumeMixin):
             writes = graph.map_input(input)
             if not writes:
                 raise EmptyInputError(f"Received no input for {graph.input_channels}")
+            if self.delta_keys:
+                # before it is applied, so this run reads the ids saved with it
+                ensure_message_ids(graph.channels, writes)
             # tasks left unfinished by an earlier run are discarded: mark them seen
             discard = self._plan()
             if self.delta_keys:
@@ -461,6 +465,8 @@ class Loop(ResumeMixin):
         for the cache."""
         if not writes:
             return
+        if self.delta_keys and not cached:
+            ensure_message_ids(self.graph.channels, writes)
         if all(c in SAVED_SPECIAL for c, _ in writes):
             writes = list({c: (c, v) for c, v in writes}.values())
         tid = task.id

@@ -14,6 +14,7 @@ from lgnb._internal.constants import INTERRUPT, NULL_TASK_ID, RESUME, START, TAS
 from lgnb._internal.ids import interrupt_id, is_interrupt_id
 from lgnb.channels.base import MISSING
 from lgnb.errors import EmptyInputError, InvalidUpdateError, UnknownInterruptError
+from lgnb.pregel._delta import ensure_message_ids
 from lgnb.pregel._status import read_task_statuses
 from lgnb.types import Command, Send
 
@@ -32,6 +33,7 @@ class ResumeMixin:
     # provided by Loop
     pending: list[tuple[str, str, Any]]
     carried: list[tuple[str, str, Any]]
+    delta_keys: list[str]
     resume_map: dict[str, Any] | None
     parent_ctx: Any
     checkpointer: Any
@@ -91,6 +93,8 @@ class ResumeMixin:
             raise EmptyInputError("Received empty Command input")
         if not writes:
             return writes
+        if self.delta_keys:
+            ensure_message_ids(self.graph.channels, writes)
         if store:
             self._record_null_writes(writes)
         else:

@@ -32,6 +32,7 @@ from lgnb.pregel._delta import (
     hydrate,
     overwritten_delta_keys,
     seen_without_bumps,
+    ensure_message_ids,
 )
 from lgnb.pregel._io import read_channels, result_writes
 from lgnb.pregel._loop import Loop
@@ -394,7 +395,7 @@ def _plan_update(
         if not writes:
             raise InvalidUpdateError(f"Received no input writes for {graph.input_channels}")
         tid = str(uuid5(UUID(loop.checkpoint_id), INPUT))
-        _store_delta_update(loop, saved, [(tid, list(writes), "")], superseded)
+        _store_delta_update(loop, saved, [(tid, writes, "")], superseded)
         loop.updated_channels = loop._apply([WriteBatch(INPUT, writes)])
         loop.pending = []
         loop.step = step + 1 if saved is not None and saved.metadata.get("step") is not None else -1
@@ -444,7 +445,7 @@ def _plan_update(
             TASK_CTX.reset(token)
         batches.append(task)
     # as LangGraph: the update's writes are also the results of the tasks it stands for
-    _store_delta_update(loop, saved, [(t.id, list(t.writes), "") for t in batches], superseded)
+    _store_delta_update(loop, saved, [(t.id, t.writes, "") for t in batches], superseded)
     loop.updated_channels = loop._apply(batches)
     loop.pending = []
     loop.step = step + 1
@@ -461,8 +462,12 @@ def _store_delta_update(
 ) -> None:
     """Save an update's writes where its delta keys will read them: on the checkpoint the
     update builds on. A new thread has none, and an older checkpoint's other children would
-    read them too: then the update's checkpoint snapshots the keys instead."""
+    read them too: then the update's checkpoint snapshots the keys instead. The messages
+    in `writes` get their ids first, in place (pass the lists the update then applies)."""
     delta = loop.delta_keys
+    if delta:
+        for _, ws, _ in writes:
+            ensure_message_ids(loop.graph.channels, ws)
     all_writes = [w for _, ws, _ in writes for w in ws]
     loop.forced_snapshots |= overwritten_delta_keys(loop.graph.channels, all_writes)
     if saved is None or superseded:
