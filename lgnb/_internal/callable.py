@@ -10,14 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import sys
+import warnings
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
+
+from lgnb.errors import NodeError
+from lgnb.types import StreamWriter
 
 if TYPE_CHECKING:
     from lgnb._internal.context import TaskContext
 
-__all__ = ("NodeCallable", "is_async_callable")
+__all__ = ("CompiledGraphBase", "NodeCallable", "is_async_callable")
+
+
+class CompiledGraphBase:
+    """The base of lgnb's compiled graphs (`lgnb.pregel.Pregel` derives from it): code
+    below the engine tells a subgraph node from a function without importing the engine."""
+
+    __slots__ = ()
 
 _INJECTABLE = ("config", "writer", "runtime", "store", "previous", "error")
 _VALID_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
@@ -46,16 +58,13 @@ def warn_config_annotation(func: Any) -> None:
     annotation = param.annotation
     if annotation is inspect.Parameter.empty:
         return
-    from typing import Optional
-
+    # deferred for import cost: LangChain's runnables load only when a node types `config`
     from langchain_core.runnables import RunnableConfig
 
     accepted = (RunnableConfig, "RunnableConfig", Optional[RunnableConfig], "Optional[RunnableConfig]",
                 "RunnableConfig | None")
     if any(annotation == ok for ok in accepted):
         return
-    import warnings
-
     warnings.warn(
         "The 'config' parameter should be typed as 'RunnableConfig' or "
         f"'RunnableConfig | None', not '{annotation}'. ",
@@ -79,8 +88,6 @@ def _injected_params(func: Callable[..., Any]) -> tuple[str, ...]:
             "StreamWriter",
         ) and getattr(p.annotation, "__name__", None) not in ("StreamWriter", "Callable"):
             # LangGraph injects `writer` only when it is untyped or typed StreamWriter
-            from lgnb.types import StreamWriter
-
             if p.annotation != StreamWriter:
                 continue
         if name == "error" and not _is_node_error(p.annotation):
@@ -90,8 +97,6 @@ def _injected_params(func: Callable[..., Any]) -> tuple[str, ...]:
 
 
 def _is_node_error(annotation: Any) -> bool:
-    from lgnb.errors import NodeError
-
     return annotation is NodeError or annotation == "NodeError"
 
 
@@ -107,10 +112,8 @@ class NodeCallable:
         self.runnable: Any = None  # a LangChain Runnable
         self.subgraph: Any = None
         self.inject: tuple[str, ...] = ()
-        from lgnb.pregel.main import Pregel
-
         runnable_cls = _loaded_runnable_class()
-        if isinstance(action, Pregel):
+        if isinstance(action, CompiledGraphBase):
             self.subgraph = action
             self.is_async = False
         elif (
@@ -194,7 +197,5 @@ def _is_plain_lambda_runnable(action: Any) -> bool:
 
 def _loaded_runnable_class() -> Any:
     """LangChain's Runnable, if anything imported it (a Runnable node implies it did)."""
-    import sys
-
     module = sys.modules.get("langchain_core.runnables.base")
     return getattr(module, "Runnable", None)

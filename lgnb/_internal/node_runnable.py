@@ -13,6 +13,8 @@ from typing import Any
 from langchain_core.runnables import Runnable, RunnableSerializable
 from pydantic import ConfigDict
 
+from lgnb._internal.callable import CompiledGraphBase
+
 __all__ = ("FunctionNode", "GraphNode", "as_runnable")
 
 
@@ -51,9 +53,7 @@ class GraphNode(FunctionNode):
 def as_runnable(action: Any, name: str) -> Any:
     """`action` as LangGraph's node spec exposes it: a Runnable as is, a compiled graph
     as a `GraphNode`, a function as a `FunctionNode` (its `.func` is the function)."""
-    from lgnb.pregel.main import Pregel
-
-    if isinstance(action, Pregel):
+    if isinstance(action, CompiledGraphBase):
         return GraphNode(func=action, name=name)
     if isinstance(action, Runnable):
         return action

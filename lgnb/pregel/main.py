@@ -10,6 +10,7 @@ import warnings
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from lgnb._internal.callable import CompiledGraphBase
 from lgnb._internal.constants import CONF, INTERRUPT
 from lgnb._internal.context import TASK_CTX, TaskContext
 from lgnb._internal.runnable_compat import register_when_loaded, runnable_attribute
@@ -56,7 +57,7 @@ _VALID_MODES = frozenset(
 )
 
 
-class Pregel:
+class Pregel(CompiledGraphBase):
     """A compiled graph: nodes reading and writing channels in super-steps.
 
     It is a LangChain `Runnable` (a virtual subclass, registered when LangChain's

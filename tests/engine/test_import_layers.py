@@ -46,6 +46,7 @@ def _loaded_with(module: str) -> list[str]:
         "lgnb.channels",
         "lgnb._internal.context",
         "lgnb._internal.callable",
+        "lgnb._internal.node_runnable",
         "lgnb._internal.constants",
         "lgnb._internal.ids",
     ],
