@@ -62,6 +62,13 @@ __all__ = (
 def _checkpointer(graph: Pregel, config: dict[str, Any]) -> Any:
     saver = graph.checkpointer if graph.checkpointer not in (None, True, False) else None
     saver = config.get(CONF, {}).get("__lgnb_checkpointer", saver)
+    if saver is None and graph.checkpointer is True:
+        raise RuntimeError(
+            "checkpointer=True cannot be used for root graphs: it makes a subgraph keep "
+            "its state in its parent's checkpointer. Read the state through the parent "
+            "graph (`parent.get_state(config, subgraphs=True)`), or compile this graph "
+            "with a saver, e.g. `compile(checkpointer=InMemorySaver())`."
+        )
     if saver is None:
         raise ValueError(
             "No checkpointer set: compile the graph with one, e.g. "
@@ -192,8 +199,8 @@ def _subgraph_states(
     requests: list[tuple[Any, dict[str, Any]]] = []
     for task in tasks:
         subs = task.node.subgraphs
-        if not subs:
-            continue
+        if not subs or getattr(subs[0], "checkpointer", None) is False:
+            continue  # a subgraph compiled with checkpointer=False keeps no state
         ns = task.ns
         if subs[0].checkpointer is True:
             ns = recast_ns(ns)
