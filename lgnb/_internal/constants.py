@@ -32,6 +32,8 @@ ROOT: Final = "__root__"
 BRANCH_TO: Final = "branch:to:{}"
 # the key of `{"__overwrite__": v}`, the dict form of `Overwrite(v)` for reducer keys
 OVERWRITE: Final = sys.intern("__overwrite__")
+# `configurable` key holding the durability a caller passed (LangGraph's name; nodes read it)
+CONFIG_KEY_DURABILITY: Final = sys.intern("__pregel_durability")
 
 # writes that never reach a channel: they carry control information for the loop
 SPECIAL_WRITES: Final = frozenset({NO_WRITES, INTERRUPT, RESUME, ERROR, RETURN, "__error_source_node__"})

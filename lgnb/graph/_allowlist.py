@@ -8,6 +8,7 @@ so a checkpoint can be loaded without importing anything else.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 from collections import deque
 from enum import Enum
@@ -16,7 +17,13 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_typ
 from pydantic import BaseModel
 from typing_extensions import NotRequired, Required, is_typeddict
 
-__all__ = ("graph_allowlist", "remember_allowlist", "saver_for", "with_allowlist")
+__all__ = (
+    "allow_response_schema",
+    "graph_allowlist",
+    "remember_allowlist",
+    "saver_for",
+    "with_allowlist",
+)
 
 _LGNB_TYPES = {
     ("lgnb.types", "Send"),
@@ -106,6 +113,42 @@ def remember_allowlist(graph: Any, schemas: list[Any]) -> None:
     graph.serde_allowlist = frozenset(graph_allowlist(schemas))
 
 
+@functools.lru_cache(maxsize=256)
+def _schema_types(schema: Any) -> frozenset[tuple[str, ...]]:
+    out: set[tuple[str, ...]] = set()
+    _collect(schema, out, set())
+    return frozenset(out)
+
+
+def allow_response_schema(loop: Any, schema: Any) -> None:
+    """Let the running graphs store the classes an `interrupt(response_schema=...)` names.
+
+    The validated resume value (a pydantic model, a dataclass...) is what the node gets
+    back, and so what it may write to state; a schema that says `Any` cannot name it at
+    compile time. `interrupt()` is running code, so its schema is as trusted as the
+    graph's own: the run's graph and the graphs enclosing it (whose state may receive
+    the value) accept its classes from now on, for this run's saves and later loads.
+    A stored row still cannot name anything else.
+    """
+    try:
+        extra = _schema_types(schema)
+    except TypeError:  # an unhashable schema object: no cache
+        found: set[tuple[str, ...]] = set()
+        _collect(schema, found, set())
+        extra = frozenset(found)
+    if not extra:
+        return
+    while loop is not None:
+        graph = loop.graph
+        allow = vars(graph).get("serde_allowlist")
+        if allow is None or not extra <= allow:
+            graph.serde_allowlist = frozenset(allow or _LGNB_TYPES) | extra
+        saver = loop.checkpointer
+        if saver is not None and hasattr(saver, "with_allowlist"):
+            loop.checkpointer = saver.with_allowlist(extra)  # itself when nothing is new
+        loop = loop.parent_ctx.loop if loop.parent_ctx is not None else None
+
+
 def saver_for(checkpointer: Any, graph: Any) -> Any:
     """`checkpointer` as `graph` uses it: also accepting the classes of `graph`'s schemas.
 
@@ -117,9 +160,9 @@ def saver_for(checkpointer: Any, graph: Any) -> Any:
     if not allow or checkpointer in (None, True, False) or not hasattr(checkpointer, "with_allowlist"):
         return checkpointer
     cached = vars(graph).get("_saver_for")
-    if cached is not None and cached[0] is checkpointer:
+    if cached is not None and cached[0] is checkpointer and cached[2] is allow:
         return cached[1]
     register_safe_types()
     clone = checkpointer.with_allowlist(allow)
-    graph._saver_for = (checkpointer, clone)
+    graph._saver_for = (checkpointer, clone, allow)  # the allowlist grows at run time
     return clone

@@ -32,7 +32,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from lgnb._internal.context import TaskContext
-from lgnb.errors import GraphBubbleUp, GraphInterrupt
+from lgnb.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from lgnb.pregel._cache import aread_cache, read_cache
 from lgnb.pregel._call import await_calls, wait_calls
 from lgnb.pregel._handlers import ERROR_SOURCE_NODE, handler_task, handles, node_error_for
@@ -199,7 +199,11 @@ def _context(loop: Loop, task: Task, runtime: Any) -> TaskContext:
 
 
 def _failed(errors: list[BaseException]) -> bool:
-    return any(not isinstance(e, GraphBubbleUp) for e in errors)
+    """Whether an error stops the step's other tasks. Interrupts do not, nor does a
+    resume value that failed its `response_schema`: it is raised once the others end,
+    so a task answered in the same resume is not cut off after its side effects (and
+    run again, with the same answer, on the next resume)."""
+    return any(not isinstance(e, GraphBubbleUp) and not is_invalid_resume(e) for e in errors)
 
 
 def _raise_step_errors(errors: list[BaseException]) -> None:

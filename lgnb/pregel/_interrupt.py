@@ -24,10 +24,15 @@ def interrupt(value: Any, *, response_schema: Any = None) -> Any:
     idx = ctx.interrupt_index
     ctx.interrupt_index += 1
     adapter = _adapter(response_schema)
+    if adapter is not None:
+        from lgnb.graph._allowlist import allow_response_schema
+
+        allow_response_schema(loop, response_schema)
     answers = ctx.resume
     if idx < len(answers):
+        validated = _validate(adapter, answers[idx])  # an invalid answer is not recorded
         task.writes.append((RESUME, answers[: idx + 1]))
-        return _validate(adapter, answers[idx])
+        return validated
     value_null = loop.peek_null_resume()
     if value_null is not MISSING:
         validated = _validate(adapter, value_null)  # an invalid answer is not consumed

@@ -63,6 +63,13 @@ def config_inside_node(
             merged[k] = v
     conf["checkpoint_ns"] = parent.task.ns
     conf.pop("checkpoint_id", None)
+    # the checkpoints of the enclosing graphs, as for a subgraph node: the child's
+    # checkpoints record them (metadata "parents"), and its snapshots' configs show them
+    loop = parent.loop
+    if loop.checkpointer is not None:
+        cmap = dict((loop.config.get(CONF) or {}).get("checkpoint_map") or {})
+        cmap[loop.ns] = loop.checkpoint_id
+        conf["checkpoint_map"] = cmap
     merged[CONF] = conf
     return merged
 

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import CONF, NS_SEP
+from lgnb.pregel._trace import tracing_enabled
 from lgnb.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ class RunContext:
         self.callbacks = callbacks
         self.checkpointer = checkpointer
         self.parent: RunContext | None = None
-        self.tracing = bool(callbacks)
+        self.tracing = bool(callbacks) or tracing_enabled()
         self.resuming = False
         self.cancelled = False
         self.messages_handler: Any = None

@@ -30,6 +30,8 @@ from lgnb.pregel._trace import (
     astart_node,
     atap_output,
     end_node,
+    enter_run_tree,
+    exit_run_tree,
     start_node,
     tap_output,
 )
@@ -43,14 +45,15 @@ def _enter(ctx: TaskContext) -> tuple[Token, Any]:
     global _LC_CONFIG_VAR
     token = TASK_CTX.set(ctx)
     lc_token = None
-    if ctx.loop.run.callbacks:
+    if ctx.loop.run.callbacks or ctx.node_run is not None:
         var = _LC_CONFIG_VAR
         if var is None:
             from langchain_core.runnables.config import var_child_runnable_config
 
             var = _LC_CONFIG_VAR = var_child_runnable_config
         config = ctx.config if ctx._config is not None else LazyConfig(ctx)
-        lc_token = (var, var.set(config))
+        tree = enter_run_tree(ctx) if ctx.node_run is not None else None
+        lc_token = (var, var.set(config), tree)
     return token, lc_token
 
 
@@ -60,6 +63,8 @@ _LC_CONFIG_VAR: Any = None
 def _exit(tokens: tuple[Token, Any]) -> None:
     token, lc_token = tokens
     if lc_token is not None:
+        if lc_token[2] is not None:
+            exit_run_tree(lc_token[2])
         lc_token[0].reset(lc_token[1])
     TASK_CTX.reset(token)
 

@@ -1,14 +1,17 @@
 """LangChain callbacks for graph and node runs (LangSmith tracing, astream_events, handlers).
 
-Only when the caller passes callbacks: then the graph run and each node run get
-`on_chain_start` / `on_chain_end` / `on_chain_error`, nested as LangGraph nests them, and
-node code sees a child callback manager in its config. Without caller callbacks none of
-this runs — the per-node cost of tracing is paid only by those who trace.
+Only when the caller passes callbacks, or LangSmith tracing is on (`tracing_enabled`):
+then the graph run and each node run get `on_chain_start` / `on_chain_end` /
+`on_chain_error`, nested as LangGraph nests them, and node code sees a child callback
+manager in its config (and, when traced, its run as LangSmith's current run tree).
+Otherwise none of this runs — the per-node cost of tracing is paid only by those who trace.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,6 +21,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 __all__ = (
+    "tracing_enabled",
+    "enter_run_tree",
+    "exit_run_tree",
     "start_graph",
     "astart_graph",
     "end_graph",
@@ -27,6 +33,65 @@ __all__ = (
     "end_node",
     "aend_node",
 )
+
+
+# LangSmith's switches, in the order it reads them (`langsmith.utils.tracing_is_enabled`)
+_TRACING_ENV = (
+    "LANGSMITH_TRACING_V2",
+    "LANGCHAIN_TRACING_V2",
+    "LANGSMITH_TRACING",
+    "LANGCHAIN_TRACING",
+)
+
+
+def tracing_enabled() -> bool:
+    """Whether LangChain traces a run given no callbacks, as it decides for a Runnable:
+    LangSmith tracing switched on by the environment, by `langsmith.tracing_context(
+    enabled=True)` or `tracing_v2_enabled()`, or a `@traceable` run in progress.
+
+    Checked without importing LangSmith: until something has imported it, only the
+    environment can have switched tracing on (a few `os.environ` lookups per run).
+    """
+    utils = sys.modules.get("langsmith.utils")
+    if utils is None:
+        for name in _TRACING_ENV:
+            value = os.environ.get(name)
+            if value is not None and value.strip():
+                return value == "true"
+        return False
+    context = sys.modules.get("langchain_core.tracers.context")
+    if context is not None and context.tracing_v2_callback_var.get() is not None:
+        return True
+    try:
+        return bool(utils.tracing_is_enabled())
+    except Exception:  # pragma: no cover - a LangSmith without this helper
+        return False
+
+
+def enter_run_tree(ctx: TaskContext) -> Any:
+    """Make the node's LangSmith run the current run tree while its code runs (what
+    `langsmith.get_current_run_tree()` returns; `@traceable` calls nest under it), as a
+    LangChain Runnable does. Returns what `exit_run_tree` restores, or None."""
+    node_run = ctx.node_run
+    from langchain_core.tracers.langchain import LangChainTracer
+
+    for handler in node_run.handlers:
+        if isinstance(handler, LangChainTracer):
+            run = handler.run_map.get(str(node_run.run_id))
+            if run is None:
+                return None
+            from langsmith.run_helpers import _set_tracing_context, get_current_run_tree
+
+            previous = get_current_run_tree()
+            _set_tracing_context({"parent": run})
+            return (_set_tracing_context, previous)
+    return None
+
+
+def exit_run_tree(entered: Any) -> None:
+    """Undo `enter_run_tree`."""
+    set_context, previous = entered
+    set_context({"parent": previous})
 
 
 def _graph_manager(loop: Loop, *, is_async: bool) -> Any:

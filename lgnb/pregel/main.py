@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.callable import CompiledGraphBase
-from lgnb._internal.constants import CONF, INTERRUPT
+from lgnb._internal.constants import CONF, CONFIG_KEY_DURABILITY, INTERRUPT
 from lgnb._internal.context import TASK_CTX, TaskContext
 from lgnb._internal.runnable_compat import register_when_loaded, runnable_attribute
 from lgnb.channels.base import BaseChannel
@@ -436,8 +436,13 @@ class Pregel(CompiledGraphBase):
                 run.checkpointer = checkpointer
         if durability is not None and checkpointer is None:
             warnings.warn("`durability` has no effect when no checkpointer is present.", stacklevel=3)
-        if durability is None:
-            durability = parent.loop.durability if parent is not None else "async"
+        if durability is not None:
+            # as LangGraph: nodes (and graphs they invoke) see the mode the caller chose
+            config[CONF] = {**(config.get(CONF) or {}), CONFIG_KEY_DURABILITY: durability}
+        else:
+            durability = (config.get(CONF) or {}).get(CONFIG_KEY_DURABILITY) or (
+                parent.loop.durability if parent is not None else "async"
+            )
         loop_kwargs = {
             "config": config,
             "checkpointer": saver_for(checkpointer, self),
@@ -502,8 +507,10 @@ class Pregel(CompiledGraphBase):
         debug: bool | None = None,
         version: str = "v1",
         control: Any = None,
+        **kwargs: Any,
     ) -> Iterator[Any]:
         """Run the graph, yielding stream events as they happen (see `stream_mode`)."""
+        durability = _checkpoint_during(durability, kwargs, "stream")
         config, run, loop_kwargs, fmt = self._open_stream(
             config,
             context=context,
@@ -550,8 +557,10 @@ class Pregel(CompiledGraphBase):
         debug: bool | None = None,
         version: str = "v1",
         control: Any = None,
+        **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """Async twin of `stream`: async nodes run as tasks, sync nodes in threads."""
+        durability = _checkpoint_during(durability, kwargs, "astream")
         config, run, loop_kwargs, fmt = self._open_stream(
             config,
             context=context,
@@ -663,6 +672,7 @@ class Pregel(CompiledGraphBase):
         **kwargs: Any,
     ) -> Any:
         """Run the graph to completion (or to an interrupt) and return its output."""
+        durability = _checkpoint_during(durability, kwargs, "invoke")
         if output_keys is None:
             output_keys = self.output_channels
         if stream_mode == "values" and not print_mode and not kwargs.get("debug", self.debug):
@@ -707,6 +717,7 @@ class Pregel(CompiledGraphBase):
         **kwargs: Any,
     ) -> Any:
         """Async twin of `invoke`."""
+        durability = _checkpoint_during(durability, kwargs, "ainvoke")
         if output_keys is None:
             output_keys = self.output_channels
         if stream_mode == "values" and not print_mode and not kwargs.get("debug", self.debug):
@@ -907,6 +918,30 @@ def _own_lineage(parent: TaskContext, config: RunnableConfig | None) -> bool:
     if not any(conf.get(k) for k in ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")):
         return False
     return conf.get("checkpoint_ns") != parent.task.ns
+
+
+def _checkpoint_during(durability: Any, kwargs: dict[str, Any], method: str) -> Any:
+    """The durability a call asked for, the deprecated `checkpoint_during=` included
+    (`True` is "async", `False` is "exit"); any other unknown keyword is a TypeError."""
+    checkpoint_during = kwargs.pop("checkpoint_during", None)
+    unknown = set(kwargs) - {"debug", "subgraphs", "control"} if method.endswith("invoke") else set(kwargs)
+    if unknown:
+        raise TypeError(f"{method}() got unexpected keyword arguments: {sorted(unknown)}")
+    if checkpoint_during is None:
+        return durability
+    from lgnb.warnings import LangGraphDeprecatedSinceV10
+
+    warnings.warn(
+        "`checkpoint_during` is deprecated and will be removed. Please use `durability` instead.",
+        category=LangGraphDeprecatedSinceV10,
+        stacklevel=3,
+    )
+    if durability is not None:
+        raise ValueError(
+            "Cannot use both `checkpoint_during` and `durability` parameters. "
+            "Please use `durability` instead."
+        )
+    return "async" if checkpoint_during else "exit"
 
 
 def _root_config(config: dict[str, Any]) -> dict[str, Any]:
