@@ -9,7 +9,7 @@ the result as a new checkpoint (`source: "update"`) — on an old checkpoint, a 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Generator, Iterator, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid5
@@ -354,7 +354,45 @@ def _infer_as_node(graph: Pregel, loop: Loop) -> str | None:
     return None
 
 
-def _plan_update(
+def _plan_update(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, updates: Sequence[Any], **kw: Any) -> Loop:
+    """`_update_steps` with the nodes' writers run synchronously."""
+    from lgnb.pregel._runner import _finish
+
+    steps = _update_steps(graph, config, saved, saver, updates, **kw)
+    try:
+        request = next(steps)
+        while True:
+            task, ctx = request
+            token = TASK_CTX.set(ctx)
+            try:
+                _finish(task, task.input)
+            finally:
+                TASK_CTX.reset(token)
+            request = steps.send(None)
+    except StopIteration as done:
+        return done.value
+
+
+async def _aplan_update(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, updates: Sequence[Any], **kw: Any) -> Loop:
+    """`_update_steps` with the nodes' writers awaited (async conditional edges)."""
+    from lgnb.pregel._runner import _afinish
+
+    steps = _update_steps(graph, config, saved, saver, updates, **kw)
+    try:
+        request = next(steps)
+        while True:
+            task, ctx = request
+            token = TASK_CTX.set(ctx)
+            try:
+                await _afinish(task, task.input)
+            finally:
+                TASK_CTX.reset(token)
+            request = steps.send(None)
+    except StopIteration as done:
+        return done.value
+
+
+def _update_steps(
     graph: Pregel,
     config: dict[str, Any],
     saved: Any,
@@ -363,9 +401,11 @@ def _plan_update(
     *,
     is_first: bool = True,
     superseded: bool = False,
-) -> Loop:
+) -> Generator[tuple[Task, Any], None, Loop]:
     """Apply one superstep of updates to a Loop built from `saved`; queue the save.
 
+    Yields `(task, context)` for each node the update stands for: the caller runs the
+    node's writers on `task.input` (sync or async), then resumes this; returns the Loop.
     `superseded`: the thread has moved past `saved` (an update on an older checkpoint)."""
     loop = _loop_for(graph, config, saved, saver)
     if loop.delta_keys and is_first and saved is not None:
@@ -436,20 +476,13 @@ def _plan_update(
             if as_node not in graph.nodes:
                 raise InvalidUpdateError(f"Node {as_node} does not exist")
             chosen.append((as_node, values, task_id))
-    from lgnb.pregel._runner import _finish
-
     batches: list[Any] = []
     for i, (as_node, values, task_id) in enumerate(chosen):
         node = graph.nodes[as_node]
         ids = planned.get(as_node) or []
         tid = task_id or (ids.pop(0) if ids else str(uuid5(UUID(loop.checkpoint_id), INTERRUPT if i == 0 else f"{INTERRUPT}:{i}")))
         task = Task(id=tid, name=as_node, path=(INTERRUPT, i), input=values, node=node, triggers=(INTERRUPT,), ns=loop.ns)
-        ctx = TaskContext(task, loop, loop.run.runtime_for(loop))
-        token = TASK_CTX.set(ctx)
-        try:
-            _finish(task, values)
-        finally:
-            TASK_CTX.reset(token)
+        yield task, TaskContext(task, loop, loop.run.runtime_for(loop))
         batches.append(task)
     # as LangGraph: the update's writes are also the results of the tasks it stands for
     _store_delta_update(loop, saved, [(t.id, t.writes, "") for t in batches], superseded)
@@ -575,7 +608,7 @@ async def abulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: 
         if i == 0 and saved is not None and current[CONF].get("checkpoint_id"):
             latest = await saver.aget_tuple({**current, CONF: {**current[CONF], "checkpoint_id": None}})
             superseded = latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
-        loop = _plan_update(graph, current, saved, saver, updates, is_first=i == 0, superseded=superseded)
+        loop = await _aplan_update(graph, current, saved, saver, updates, is_first=i == 0, superseded=superseded)
         for op in loop.io:
             if op[0] == "put":
                 current = await asave(saver, op)
