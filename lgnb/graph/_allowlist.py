@@ -63,7 +63,15 @@ def _collect(typ: Any, out: set[tuple[str, ...]], seen: set[int]) -> None:
         for field in _hints(typ).values():
             _collect(field, out, seen)
         return
-    if isinstance(typ, type) and (issubclass(typ, BaseModel) or dataclasses.is_dataclass(typ)):
+    if isinstance(typ, type) and issubclass(typ, BaseModel):
+        out.add((typ.__module__, typ.__name__))
+        # the annotations pydantic resolved (string ones naming local classes included)
+        fields = getattr(typ, "model_fields", None)
+        hints = [f.annotation for f in fields.values()] if fields else list(_hints(typ).values())
+        for field in hints:
+            _collect(field, out, seen)
+        return
+    if isinstance(typ, type) and dataclasses.is_dataclass(typ):
         out.add((typ.__module__, typ.__name__))
         for field in _hints(typ).values():
             _collect(field, out, seen)

@@ -373,3 +373,69 @@ def test_a_thread_langgraph_wrote_with_user_classes_loads_on_lgnb(tmp_path):
         app = build(StateGraph, START, interrupt, saver)
         assert app.get_state(cfg).values["ticket"] == Ticket(title="x", votes=2)
         assert app.invoke(Command(resume="up"), cfg)["log"] == ["up:2"]
+
+
+def test_a_model_defined_inside_a_function_comes_back_to_the_node_that_reads_it(tmp_path):
+    """Its class cannot be found by name when the thread is read back: the saver loads its
+    data (as LangGraph's serializer does) and the pydantic state makes the model again."""
+    from lgnb.checkpoint.sqlite import SqliteSaver
+    from lgnb.graph import START, StateGraph
+    from lgnb.types import Command, interrupt
+
+    class Inner(pydantic.BaseModel):
+        yo: int
+
+    class State(pydantic.BaseModel):
+        inner: Inner
+        log: Annotated[list, operator.add] = []
+
+    def ask(state: State) -> dict:
+        answer = interrupt("go?")
+        return {"log": [f"{answer}:{type(state.inner).__name__}:{state.inner.yo}"]}
+
+    def build(saver: Any) -> Any:
+        g = StateGraph(State)
+        g.add_node("ask", ask)
+        g.add_edge(START, "ask")
+        return g.compile(checkpointer=saver)
+
+    path, cfg = str(tmp_path / "t.sqlite"), thread()
+    with SqliteSaver.from_conn_string(path) as saver:
+        build(saver).invoke(State(inner=Inner(yo=7)), cfg)
+    with SqliteSaver.from_conn_string(path) as saver:
+        out = build(saver).invoke(Command(resume="go"), cfg)
+    assert out["log"] == ["go:Inner:7"]
+
+
+@pytest.mark.parametrize("kind", ["lgnb_sqlite", "postgres"])
+@pytest.mark.parametrize("first,second", BOTH_WAYS)
+def test_a_send_carrying_the_state_is_stored_without_its_untracked_values(savers, pg, kind, first, second):
+    """An untracked value (a lock, a client) travels with a Send in memory but is never
+    stored; the other engine resumes the pending Send without it."""
+    import threading
+
+    pg(kind)
+
+    def build(E: SimpleNamespace, saver: Any) -> Any:
+        if E.name == "lgnb":
+            from lgnb.channels import UntrackedValue
+        else:
+            from langgraph.channels import UntrackedValue
+
+        State = TypedDict(  # noqa: UP013 - the class form would need the names at module level
+            "State", {"log": Annotated[list, operator.add], "lock": Annotated[Any, UntrackedValue]}, total=False
+        )
+        g = E.StateGraph(State)
+        g.add_node("setup", lambda s: {"log": ["setup"], "lock": threading.Lock()})
+        g.add_node("use", lambda s: {"log": [f"use:{'lock' in s}"]})
+        g.add_edge(E.START, "setup")
+        g.add_conditional_edges("setup", lambda s: [E.Send("use", s)], ["use"])
+        return g.compile(checkpointer=saver, interrupt_before=["use"])
+
+    E1, E2 = _engine(first), _engine(second)
+    with savers.open(kind, E1) as saver:
+        cfg = thread()
+        build(E1, saver).invoke({"log": []}, cfg)
+        sends = saver.get_tuple(cfg).checkpoint["channel_values"]["__pregel_tasks"]
+        assert [sorted(s.arg) for s in sends] == [["log"]]
+        assert build(E2, saver).invoke(None, cfg) == {"log": ["setup", "use:False"]}
