@@ -97,11 +97,14 @@ def apply_writes(
                     seen[chan] = cv[chan]
                 if chan in channels:
                     consumed.append(chan)
-    next_version = versions.bump()
+    # the version this step's changes get; the running maximum moves only if one is
+    # used (as LangGraph, which derives it from the highest version each time)
+    next_version = versions.next_version(versions.current, None)
+    moved: set[str] = set()
     for chan in consumed:
         if channels[chan].consume():
             cv[chan] = next_version
-            changed.add(chan)
+            moved.add(chan)
     # group writes by channel, keeping task order
     by_channel: dict[str, list[Any]] = {}
     for task in tasks:
@@ -125,12 +128,12 @@ def apply_writes(
             # the common case, a plain state key written once: no method calls
             ch.value = vals[0]
             cv[chan] = next_version
-            changed.add(chan)
+            moved.add(chan)
             updated.add(chan)
             continue
         if ch.update(vals):
             cv[chan] = next_version
-            changed.add(chan)
+            moved.add(chan)
             if ch.is_available():
                 updated.add(chan)
                 if chan in step_channels:
@@ -143,7 +146,7 @@ def apply_writes(
                 ch = channels[chan]
                 if ch.update(()):
                     cv[chan] = next_version
-                    changed.add(chan)
+                    moved.add(chan)
                     if ch.is_available():
                         updated.add(chan)
                 if not ch.is_available():
@@ -153,9 +156,12 @@ def apply_writes(
                 ch = channels[chan]
                 if ch.finish():
                     cv[chan] = next_version
-                    changed.add(chan)
+                    moved.add(chan)
                     if ch.is_available():
                         updated.add(chan)
+    if moved:
+        versions.current = next_version
+        changed |= moved
     return updated
 
 
