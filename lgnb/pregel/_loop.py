@@ -299,7 +299,11 @@ class Loop(ResumeMixin):
                     delta = self.delta_keys
                     self.forced_snapshots.update(c for _, c, _ in self.carried if c in delta)
                 self.pending = [w for w in self.pending if w[1] != INTERRUPT]
+                # as LangGraph's, the fork records no updated channels; the run still
+                # plans from the ones it loaded
+                planned, self.updated_channels = self.updated_channels, None
                 self._put_checkpoint({"source": "fork"})
+                self.updated_channels = planned
             self._values(None)
         elif input is not None:
             writes = graph.map_input(input)
