@@ -84,6 +84,20 @@ class PregelNode:
         self.error_handler: str | None = None  # the node that handles this node's failure
         self.is_error_handler = False
 
+    def copy(self, update: dict[str, Any] | None = None) -> PregelNode:
+        """A shallow copy of this node with the attributes in `update` replaced
+        (e.g. `node.copy({"metadata": {...}})`); unknown names raise AttributeError."""
+        clone = object.__new__(PregelNode)
+        for slot in self.__slots__:
+            setattr(clone, slot, getattr(self, slot))
+        for key, value in (update or {}).items():
+            if key not in self.__slots__ or key.startswith("_"):
+                raise AttributeError(f"PregelNode has no attribute {key!r} to update")
+            setattr(clone, key, value)
+        if "bound" in (update or {}):
+            clone._subgraphs = None
+        return clone
+
     @property
     def subgraphs(self) -> list[Any]:
         """The compiled graph this node is, or that its code invokes (`[]` if none):

@@ -27,6 +27,13 @@ __all__ = ("Emits", "RunContext", "StreamSink")
 
 _DEBUG_MODES = frozenset({"checkpoints", "tasks"})
 
+# configurable keys a node's metadata (and so `messages` stream metadata and traces)
+# carries, as LangGraph's: the run's address, never arbitrary user settings or secrets
+_PROPAGATE_TO_METADATA = (
+    "thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id",
+    "graph_id",
+)
+
 
 class Emits:
     """Which loop events are wanted, precomputed per loop (checked on hot paths)."""
@@ -112,6 +119,9 @@ class RunContext:
         self.modes = modes
         self.subgraphs = subgraphs
         self.user_config = config
+        # the configurable a root run was called with, before its checkpoint address is
+        # resolved: `checkpoint_id` / `checkpoint_ns` as given go to node metadata
+        self.address: dict[str, Any] = {}
         self.context = context
         self.store = store
         self.callbacks = callbacks
@@ -215,10 +225,11 @@ class RunContext:
             }
         )
         configurable = dict(user.get(CONF) or {})
+        for key, value in {**configurable, **self.address}.items():
+            if key in _PROPAGATE_TO_METADATA and key not in metadata and value:
+                metadata[key] = value
         configurable["checkpoint_ns"] = task.ns
         configurable.pop("checkpoint_id", None)
-        if "thread_id" in configurable and "thread_id" not in metadata:
-            metadata["thread_id"] = configurable["thread_id"]
         tags = list(user.get("tags") or []) + list(task.node.tags)
         callbacks: Any = self.callbacks
         if callbacks and not self.tracing:

@@ -24,6 +24,7 @@ from lgnb.errors import (
     NodeTimeoutError,
     ParentCommand,
 )
+from lgnb.pregel._options import recast_ns
 from lgnb.pregel._task import Task
 from lgnb.pregel._trace import (
     aend_node,
@@ -137,9 +138,11 @@ def _addressed(exc: ParentCommand, task: Task) -> ParentCommand:
 
 
 def _command_for(task: Task, exc: ParentCommand) -> Command | None:
-    """A command a subgraph sent to this task's graph becomes this task's output."""
+    """A command a subgraph sent to this task's graph becomes this task's output.
+    The subgraph names it by this task's namespace, without task ids when a
+    `checkpointer=True` subgraph (whose namespace drops them) addressed it."""
     cmd = exc.args[0]
-    if cmd.graph in (task.ns, task.name):
+    if cmd.graph in (task.ns, recast_ns(task.ns), task.name):
         return Command(update=cmd.update, goto=cmd.goto, resume=cmd.resume)
     return None
 

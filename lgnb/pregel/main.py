@@ -180,6 +180,41 @@ class Pregel(CompiledGraphBase):
     def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
         return (name or self.name) + (suffix or "")
 
+    @property
+    def InputType(self) -> Any:  # noqa: N802 - LangChain's Runnable name
+        """The type a single input channel accepts (None for a dict of channels)."""
+        if isinstance(self.input_channels, str):
+            channel = self.channels.get(self.input_channels)
+            if isinstance(channel, BaseChannel):
+                return channel.UpdateType
+        return None
+
+    @property
+    def OutputType(self) -> Any:  # noqa: N802 - LangChain's Runnable name
+        """The type a single output channel holds (None for a dict of channels)."""
+        if isinstance(self.output_channels, str):
+            channel = self.channels.get(self.output_channels)
+            if isinstance(channel, BaseChannel):
+                return channel.ValueType
+        return None
+
+    def get_input_schema(self, config: RunnableConfig | None = None) -> Any:
+        """A pydantic model of the input: the input channel's type (`<name>Input` root
+        model) or, for several input channels, one optional field per channel."""
+        if isinstance(self.input_channels, str):
+            return runnable_attribute(self, "get_input_schema")(config)
+        keys = self.input_channels or list(self.channels)
+        return _channels_model(self.get_name("Input"), self.channels, keys, "UpdateType")
+
+    def get_output_schema(self, config: RunnableConfig | None = None) -> Any:
+        """A pydantic model of the output: the output channel's type (`<name>Output` root
+        model) or, for several output channels, one optional field per channel."""
+        if isinstance(self.output_channels, str):
+            return runnable_attribute(self, "get_output_schema")(config)
+        return _channels_model(
+            self.get_name("Output"), self.channels, self.output_channels, "ValueType"
+        )
+
     def get_input_jsonschema(self, config: RunnableConfig | None = None) -> dict[str, Any]:
         """JSON schema of the graph's input (its `input_schema`)."""
         from lgnb.graph._jsonschema import graph_json_schema
@@ -255,6 +290,17 @@ class Pregel(CompiledGraphBase):
         if not isinstance(input, dict):
             raise TypeError(f"Expected input to be a dict, got {type(input).__name__}")
         return [(k, v) for k, v in input.items() if k in self.input_channels]
+
+    def copy(self, update: dict[str, Any] | None = None) -> Pregel:
+        """A shallow copy of this graph with the attributes in `update` replaced
+        (e.g. `graph.copy({"name": "other"})`); the step lookups are rebuilt."""
+        import copy
+
+        clone = copy.copy(self)
+        for key, value in (update or {}).items():
+            setattr(clone, key, value)
+        clone._index()
+        return clone
 
     def with_config(self, config: RunnableConfig | None = None, **kwargs: Any) -> Pregel:
         """A copy of this graph with default config values (e.g. `recursion_limit`)."""
@@ -375,6 +421,7 @@ class Pregel(CompiledGraphBase):
         from lgnb.graph._allowlist import saver_for
 
         checkpointer = self._resolve_checkpointer(config, parent)
+        given = dict(config.get(CONF) or {})
         if parent is None:
             config = _root_config(config)
         elif self.checkpointer is True:
@@ -403,6 +450,8 @@ class Pregel(CompiledGraphBase):
             callbacks=callbacks,
             checkpointer=checkpointer,
         )
+        if parent is None:
+            run.address = given
         # one control per call, shared with the graphs it runs (subgraphs, nested invokes)
         if control is None:
             control = parent.loop.run.control if parent is not None else None
@@ -942,6 +991,21 @@ def _checkpoint_during(durability: Any, kwargs: dict[str, Any], method: str) -> 
             "Please use `durability` instead."
         )
     return "async" if checkpoint_during else "exit"
+
+
+def _channels_model(
+    name: str, channels: dict[str, BaseChannel], keys: Sequence[str], attr: str
+) -> Any:
+    """A pydantic model named `name` with one field per channel in `keys`, typed by the
+    channel's `attr` (`UpdateType` for input, `ValueType` for output), defaulting to None."""
+    from pydantic import create_model
+
+    fields = {
+        k: (getattr(channels[k], attr), None)
+        for k in keys
+        if isinstance(channels.get(k), BaseChannel)
+    }
+    return create_model(name, **fields)  # type: ignore[call-overload]
 
 
 def _root_config(config: dict[str, Any]) -> dict[str, Any]:
