@@ -87,10 +87,12 @@ def _shape(tup: Any) -> dict[str, Any]:
     return {
         "v": c["v"],
         "keys": sorted(c),
-        "channel_values": {k: repr(v) for k, v in c["channel_values"].items()},  # Send: either engine's
-        "channel_versions": {k: _version(v) for k, v in c["channel_versions"].items()},
+        # (sorted, so that the repr of a shape is the same for equal shapes)
+        "channel_values": {k: repr(v) for k, v in sorted(c["channel_values"].items())},
+        "channel_versions": {k: _version(v) for k, v in sorted(c["channel_versions"].items())},
         "versions_seen": {
-            n: {k: _version(v) for k, v in seen.items()} for n, seen in c["versions_seen"].items()
+            n: {k: _version(v) for k, v in sorted(seen.items())}
+            for n, seen in sorted(c["versions_seen"].items())
         },
         "updated_channels": c.get("updated_channels"),
         "metadata": {k: v for k, v in tup.metadata.items() if k != "run_id"},
@@ -115,6 +117,30 @@ def test_lgnb_writes_the_same_checkpoints_as_langgraph_in_format_4(savers, pg, k
             app.invoke(E.Command(resume="yes"), cfg)  # versions move on from the paused step
             history[name] = [_shape(t) for t in saver.list(cfg)]
     assert [h["v"] for h in history["lgnb"]] == [4] * len(history["lgnb"])
+    assert history["lgnb"] == history["langgraph"]
+
+
+@pytest.mark.parametrize("kind", SYNC)
+def test_replays_forks_and_updates_are_saved_as_langgraph_saves_them(savers, pg, kind):
+    pg(kind)
+    history = {}
+    for name in ("langgraph", "lgnb"):
+        E = _engine(name)
+        with savers.open(kind, E) as saver:
+            cfg = thread()
+            g = E.StateGraph(FanOut)
+            g.add_node("x", lambda s: {"log": ["x"]})
+            g.add_node("y", lambda s: {"log": ["y"]})
+            g.add_edge(E.START, "x")
+            g.add_edge("x", "y")
+            app = g.compile(checkpointer=saver)
+            app.invoke({"log": []}, cfg)
+            past = list(app.get_state_history(cfg))
+            app.invoke(None, past[1].config)  # replay: a fork of the thread
+            app.invoke(None, app.update_state(past[2].config, {"log": ["edit"]}))
+            history[name] = sorted(
+                (t.metadata["step"], t.metadata["source"], repr(_shape(t))) for t in saver.list(cfg)
+            )
     assert history["lgnb"] == history["langgraph"]
 
 
