@@ -390,7 +390,9 @@ class Send:
 
     __slots__ = ("node", "arg", "timeout")
 
-    def __init__(self, /, node: str, arg: Any, *, timeout: Any = None) -> None:
+    # `timeout` may come positionally: langgraph-checkpoint's serializer rebuilds a stored
+    # Send as `Send(node, arg, timeout)`
+    def __init__(self, /, node: str, arg: Any, timeout: Any = None) -> None:
         self.node = node
         self.arg = arg
         # a TimeoutPolicy for the task, over the node's (checked now, not at run time)
@@ -626,3 +628,26 @@ def interrupt(value: Any, *, response_schema: Any = None) -> Any:
     from lgnb.pregel._interrupt import interrupt as _interrupt
 
     return _interrupt(value, response_schema=response_schema)
+
+
+PLAIN_DATA_TYPES = (
+    "Send", "Command", "Interrupt", "Overwrite", "TimeoutPolicy", "StateSnapshot", "PregelTask",
+)
+"""lgnb's value types that checkpoints may hold: plain data, as LangGraph's own are."""
+
+
+def _register_plain_data() -> None:
+    """Tell langgraph-checkpoint's serializer that lgnb's value types are plain data, as
+    LangGraph's are: without this, a saver in its default mode warns on every lgnb value
+    it loads (an interrupt, a Send), and a strict one refuses it."""
+    try:
+        from langgraph.checkpoint.serde import _msgpack
+    except ImportError:  # pragma: no cover - very old langgraph-checkpoint
+        return
+    ours = frozenset(("lgnb.types", name) for name in PLAIN_DATA_TYPES)
+    current = getattr(_msgpack, "SAFE_MSGPACK_TYPES", None)
+    if isinstance(current, frozenset) and not ours <= current:
+        _msgpack.SAFE_MSGPACK_TYPES = current | ours
+
+
+_register_plain_data()

@@ -103,7 +103,10 @@ DEFAULT_ALLOWED_TYPES: frozenset[tuple[str, str]] = frozenset(
         *(
             (mod, name)
             for mod in ("langgraph.types", "lgnb.types")
-            for name in ("Send", "Interrupt", "Command", "Overwrite")
+            for name in (
+                "Send", "Interrupt", "Command", "Overwrite", "TimeoutPolicy",
+                "StateSnapshot", "PregelTask",
+            )
         ),
     }
 )

@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_typ
 from pydantic import BaseModel
 from typing_extensions import NotRequired, Required, is_typeddict
 
+from lgnb.types import PLAIN_DATA_TYPES, _register_plain_data
+
 __all__ = (
     "allow_response_schema",
     "graph_allowlist",
@@ -25,12 +27,7 @@ __all__ = (
     "with_allowlist",
 )
 
-_LGNB_TYPES = {
-    ("lgnb.types", "Send"),
-    ("lgnb.types", "Command"),
-    ("lgnb.types", "Interrupt"),
-    ("lgnb.types", "Overwrite"),
-}
+_LGNB_TYPES = {("lgnb.types", name) for name in PLAIN_DATA_TYPES}
 
 
 def _hints(typ: Any) -> dict[str, Any]:
@@ -91,19 +88,9 @@ def graph_allowlist(schemas: list[Any]) -> set[tuple[str, ...]]:
 
 
 def register_safe_types() -> None:
-    """Tell langgraph-checkpoint that lgnb's value types are plain data, like LangGraph's.
-
-    Its serializer lists LangGraph's own `Send`, `Interrupt`, ... as safe to rebuild;
-    without this, a saver in its default (warn-but-load) mode warns on every lgnb
-    checkpoint holding an interrupt, and a strict one refuses it.
-    """
-    try:
-        from langgraph.checkpoint.serde import _msgpack
-    except ImportError:  # pragma: no cover - very old langgraph-checkpoint
-        return
-    current = getattr(_msgpack, "SAFE_MSGPACK_TYPES", None)
-    if isinstance(current, frozenset) and not _LGNB_TYPES <= current:
-        _msgpack.SAFE_MSGPACK_TYPES = current | _LGNB_TYPES
+    """Tell langgraph-checkpoint that lgnb's value types are plain data, like LangGraph's
+    (done when `lgnb.types` is imported; again here in case the list was replaced)."""
+    _register_plain_data()
 
 
 def with_allowlist(checkpointer: Any, schemas: list[Any]) -> Any:
