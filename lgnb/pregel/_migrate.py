@@ -62,7 +62,8 @@ def migrate_checkpoint(checkpoint: dict[str, Any], graph: Pregel) -> dict[str, A
     if sends:
         checkpoint["channel_values"][TASKS] = list(sends)
         checkpoint["channel_versions"][TASKS] = max(versions.values())
-    if version < 3 and versions:
+    # trigger channels were renamed in StateGraph's lowering only (as LangGraph migrates)
+    if version < 3 and versions and vars(graph).get("builder") is not None:
         _rename_trigger_channels(checkpoint, graph)
     return checkpoint
 
@@ -81,7 +82,7 @@ def _rename_trigger_channels(checkpoint: dict[str, Any], graph: Pregel) -> None:
     if not any(k in nodes for k in versions):
         return
     # a node's own channel carried its plain edges: one trigger per edge target
-    builder = getattr(graph, "builder", None)
+    builder = vars(graph)["builder"]
     targets: dict[str, list[str]] = {}
     for start, end in getattr(builder, "edges", ()):
         if start != START and end != END:
