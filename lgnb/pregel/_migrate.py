@@ -74,11 +74,11 @@ def _rename_trigger_channels(checkpoint: dict[str, Any], graph: Pregel) -> None:
     for old in list(versions):
         parts = old.split(":")
         if parts[0] == "start" and len(parts) >= 2 and parts[1] in nodes:
-            _merge_into(checkpoint, old, parts[1], parts[1])
+            _merge_into(checkpoint, old, parts[1])
     for old in list(versions):
         parts = old.split(":")
         if parts[0] == "branch" and len(parts) == 4 and parts[3] in nodes:
-            _merge_into(checkpoint, old, parts[3], parts[3])
+            _merge_into(checkpoint, old, parts[3])
     if not any(k in nodes for k in versions):
         return
     # a node's own channel carried its plain edges: one trigger per edge target
@@ -100,10 +100,11 @@ def _rename_trigger_channels(checkpoint: dict[str, Any], graph: Pregel) -> None:
             interrupt_seen.pop(old, None)
 
 
-def _merge_into(checkpoint: dict[str, Any], old: str, node: str, seen_by: str) -> None:
+def _merge_into(checkpoint: dict[str, Any], old: str, node: str) -> None:
+    """Fold trigger channel `old` of `node` into `branch:to:<node>`."""
     version = checkpoint["channel_versions"].pop(old)
     value = checkpoint["channel_values"].pop(old, _MISSING)
-    _merge_channel(checkpoint, old, f"branch:to:{node}", seen_by, version, value)
+    _merge_channel(checkpoint, old, f"branch:to:{node}", node, version, value)
 
 
 def _merge_channel(
