@@ -59,6 +59,16 @@ def _timeout(timeout: Any, func: Any, name: str, kind: str) -> Any:
     return policy
 
 
+def _eager_timeout(timeout: Any) -> Any:
+    """`timeout=` as a TimeoutPolicy, checked when `@task(...)` / `@entrypoint(...)` is
+    written (a ValueError for a non-positive value), not when the function first runs."""
+    if timeout is None:
+        return None
+    from lgnb.types import TimeoutPolicy
+
+    return TimeoutPolicy.coerce(timeout)
+
+
 def _policies(retry_policy: RetryPolicy | Sequence[RetryPolicy] | None) -> tuple[RetryPolicy, ...]:
     if retry_policy is None:
         return ()
@@ -153,6 +163,7 @@ def task(
         if retry_policy is None:
             retry_policy = kwargs.pop("retry")
     policies = _policies(retry_policy)
+    timeout = _eager_timeout(timeout)
 
     def decorator(func: Callable[..., Any]) -> TaskFunction[Any]:
         return TaskFunction(
@@ -239,7 +250,7 @@ class entrypoint(Generic[T]):
         self.context_schema = context_schema
         self.cache_policy = cache_policy
         self.retry_policy = _policies(retry_policy)
-        self.timeout = timeout
+        self.timeout = _eager_timeout(timeout)
 
     @dataclass(frozen=True, kw_only=True, slots=True)
     class final(Generic[R, S]):

@@ -199,6 +199,12 @@ class RunContext:
             server_info=server,
         )
 
+    def address_metadata(self) -> dict[str, Any]:
+        """The configurable keys that address this run (thread_id, checkpoint_id, run_id,
+        ...; the root's as given) that its traces and node metadata carry."""
+        conf = {**(self.user_config.get(CONF) or {}), **self.address}
+        return {k: conf[k] for k in _PROPAGATE_TO_METADATA if conf.get(k)}
+
     def task_config(self, loop: Loop, task: Task) -> dict[str, Any]:
         """The RunnableConfig a node sees (what LangGraph passes as `config`).
 
@@ -214,7 +220,11 @@ class RunContext:
             metadata = dict(user.get("metadata") or {})
         if task.node.metadata:
             metadata.update(task.node.metadata)
-        path = task.path if task.path[0] != "__pregel_push" else (*task.path, False)
+        path = task.path
+        if path[0] == "__pregel_push" and path[-1] is not True:
+            # a Send's task: False (its interrupts are its own); a `@task` call's path
+            # already ends in True (the caller answers for its interrupts)
+            path = (*path, False)
         metadata.update(
             {
                 "langgraph_step": loop.step,
@@ -224,10 +234,9 @@ class RunContext:
                 "langgraph_checkpoint_ns": task.ns,
             }
         )
+        for key, value in self.address_metadata().items():
+            metadata.setdefault(key, value)
         configurable = dict(user.get(CONF) or {})
-        for key, value in {**configurable, **self.address}.items():
-            if key in _PROPAGATE_TO_METADATA and key not in metadata and value:
-                metadata[key] = value
         configurable["checkpoint_ns"] = task.ns
         configurable.pop("checkpoint_id", None)
         tags = list(user.get("tags") or []) + list(task.node.tags)

@@ -103,10 +103,13 @@ def _graph_manager(loop: Loop, *, is_async: bool) -> Any:
     if parent is not None and parent.node_run is not None:
         return parent.node_run.get_child()
     config = run.user_config
+    # as LangGraph's graph runs: the run's address (thread_id, ...) and the integration
+    metadata = {**run.address_metadata(), **(config.get("metadata") or {})}
+    metadata.setdefault("ls_integration", "langgraph")
     return cls.configure(
         inheritable_callbacks=run.callbacks,
         inheritable_tags=config.get("tags"),
-        inheritable_metadata=config.get("metadata"),
+        inheritable_metadata=metadata,
     )
 
 
@@ -154,8 +157,11 @@ def _node_manager(ctx: TaskContext) -> Any:
     loop = ctx.loop
     caller = getattr(ctx, "caller", None)
     if caller is not None and caller.node_run is not None:
-        # a `@task` call: its run is a child of the calling node's run
-        return caller.config["callbacks"]
+        # a `@task` call: its run is a child of the calling node's run, with its own
+        # metadata (langgraph_node, _path, _triggers, _checkpoint_ns name the task)
+        manager = caller.config["callbacks"].copy()
+        manager.add_metadata(ctx.config.get("metadata") or {}, inherit=True)
+        return manager
     child = loop.run_manager.get_child(f"graph:step:{loop.step}")
     config = ctx.config
     child.add_tags(config.get("tags") or [], inherit=True)
