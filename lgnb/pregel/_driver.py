@@ -38,7 +38,7 @@ from lgnb.pregel._call import await_calls, wait_calls
 from lgnb.pregel._handlers import ERROR_SOURCE_NODE, handler_task, handles, node_error_for
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._migrate import asave, save
-from lgnb.pregel._runner import arun_task, commit_writes, run_task
+from lgnb.pregel._runner import arun_task, commit_writes, run_task, task_program
 from lgnb.pregel._task import Task
 from lgnb.pregel._lifecycle import aon_interrupt, aon_resume, on_interrupt, on_resume, wants_lifecycle
 from lgnb.pregel._trace import aend_graph, astart_graph, end_graph, start_graph
@@ -95,6 +95,7 @@ class _Threads:
     after a failure it finishes and its writes are kept; tasks not started yet are not."""
 
     settles = False  # an aborted step does not wait for its running threads
+    is_async = False
 
     @staticmethod
     def sequential() -> bool:
@@ -127,6 +128,7 @@ class _Aio:
     node sees its `CancelledError` before the step ends."""
 
     settles = True
+    is_async = True
 
     @staticmethod
     def sequential() -> bool:
@@ -250,7 +252,7 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
             ctx = TaskContext(task, loop, runtime)
             if task.node.is_error_handler:
                 ctx.node_error = node_error_for(loop, task)
-            exc = yield (run_task, arun_task, (ctx, task.node.retry_policy or default))
+            exc = yield from task_program(ctx, task.node.retry_policy or default, ex.is_async)
             handler = _commit(loop, task, exc, errors)
             if loop.io:  # a task's writes are saved before anything else runs
                 yield (flush_io, aflush_io, (loop,))

@@ -1,8 +1,10 @@
 """Executing tasks: call the node, turn its return value into writes, retry on failure.
 
-One implementation of a task's life (`_start`, `_finish`, `_retry_delay`) with two thin
-shells: `run_task` (blocking) and `arun_task` (coroutine). Neither touches the loop's
-bookkeeping: the driver commits the finished task in the loop's thread.
+A task's life (attempts, retries and their waits, tracing, cancellation, the writes of
+its output) is written once, as the generator `task_program`, which asks for what needs a
+thread or a clock; `run_task` (blocking) and `arun_task` (coroutine) only answer it.
+Neither touches the loop's bookkeeping: the driver commits the finished task in the
+loop's thread.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import asyncio
 import dataclasses
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from contextvars import Token
 from typing import Any
 
@@ -38,7 +40,7 @@ from lgnb.pregel._trace import (
 )
 from lgnb.types import Command, RetryPolicy, TimeoutPolicy
 
-__all__ = ("run_task", "arun_task", "commit_writes")
+__all__ = ("run_task", "arun_task", "task_program", "commit_writes")
 
 def _enter(ctx: TaskContext) -> tuple[Token, Any]:
     """Make the task current; with callbacks, also LangChain's child config, so a chat
@@ -91,12 +93,16 @@ def _messages_end(ctx: TaskContext, meta: Any, output: Any) -> None:
 _OBSERVE = object()
 
 
-def _finish(task: Task, output: Any) -> None:
-    """Apply the node's writers to its return value (branches read the writes so far)."""
+def _finish(task: Task, output: Any, is_async: bool = False) -> int | None:
+    """Apply the node's writers to its return value (branches read the writes so far).
+    In an async run, stops at the first async writer and returns its index: `_afinish`
+    goes on from there."""
     node = task.node
     writes = task.writes
     for writer in node.writers:
         if getattr(writer, "is_async", False):
+            if is_async:
+                return node.writers.index(writer)
             raise TypeError(
                 f"A conditional edge after node `{task.name}` is async: run the graph with "
                 "`ainvoke` / `astream`, or make the path function synchronous."
@@ -106,13 +112,14 @@ def _finish(task: Task, output: Any) -> None:
             writes.extend(produced)
     if node.static_writes:
         writes.extend(node.static_writes)
+    return None
 
 
-async def _afinish(task: Task, output: Any) -> None:
-    """`_finish` for async runs: conditional edges may have async path functions."""
+async def _afinish(task: Task, output: Any, start: int = 0) -> None:
+    """`_finish` for async runs (from writer `start` on): path functions may be async."""
     node = task.node
     writes = task.writes
-    for writer in node.writers:
+    for writer in node.writers[start:]:
         produced = writer(task, output)
         if getattr(writer, "is_async", False):
             produced = await produced
@@ -175,109 +182,131 @@ def _retry_delay(policies: Sequence[RetryPolicy], attempt: int, exc: Exception) 
     return None
 
 
-def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException | None:
-    """Run a task to completion in this thread; return its exception, if any."""
+def task_program(
+    ctx: TaskContext, policies: Sequence[RetryPolicy], is_async: bool
+) -> Generator[Any, Any, BaseException | None]:
+    """A task's life, written once: attempts, retries, tracing, the writes of its output.
+
+    Yields requests `(sync_fn, async_fn, args)`, the driver's kind: its answerer calls
+    one (awaiting the async one) and sends back the result; an exception raised meanwhile
+    is thrown back in. Returns the task's exception, if any. A driver running one task
+    at a time answers them itself (`yield from`); `run_task` / `arun_task` answer them
+    for a task run on its own.
+    """
     task = ctx.task
-    bound = task.node.bound
+    call = task.node.bound.call  # type: ignore[union-attr]
     attempt = 0
-    node_run = start_node(ctx) if ctx.loop.run.tracing else None
+    run = ctx.loop.run
+    messages = run.messages_handler is not None
+    node_run = (yield (start_node, astart_node, (ctx,))) if run.tracing else None
     tokens = _enter(ctx)
     try:
         while True:
             attempt += 1
             try:
-                meta = _messages_start(ctx)
-                output = bound.call(task.input, ctx)  # type: ignore[union-attr]
+                meta = _messages_start(ctx) if messages else None
+                output = yield (call, _acall, (task.input, ctx))
                 if meta is not None:
                     _messages_end(ctx, meta, output)
                 if node_run is not None:
-                    tap_output(node_run, output)
-                    end_node(ctx, node_run, output)
+                    yield (_end_traced, _aend_traced, (ctx, node_run, output))
                     node_run = None
-                _finish(task, output)
+                if (rest := _finish(task, output, is_async)) is not None:
+                    yield (None, _afinish, (task, output, rest))
                 return None
             except ParentCommand as exc:
                 exc = _addressed(exc, task)
                 if (command := _command_for(task, exc)) is None:
                     return exc
-                _finish(task, command)
+                if (rest := _finish(task, command, is_async)) is not None:
+                    yield (None, _afinish, (task, command, rest))
                 return None
             except asyncio.CancelledError as exc:
-                # no event loop cancels a sync node: its own code raised it, a failure
+                if is_async and _cancel_requested():
+                    raise  # the step or the caller stops this task: not a failure
+                # a node raised it itself (no event loop cancels a sync node): a failure
                 error = _node_cancelled(task, exc)
                 if node_run is not None:
-                    node_run.on_chain_error(error)
+                    yield (_chain_error, _achain_error, (node_run, error))
                 return error
             except Exception as exc:
                 delay = _retry_delay(policies, attempt, exc) if policies else None
                 if delay is None:
                     if node_run is not None:
-                        node_run.on_chain_error(exc)
+                        yield (_chain_error, _achain_error, (node_run, exc))
                     return exc
                 _reset_for_retry(ctx)
-                time.sleep(delay)
+                yield (time.sleep, asyncio.sleep, (delay,))
             except BaseException as exc:  # KeyboardInterrupt: stop now
                 if node_run is not None:
-                    node_run.on_chain_error(exc)
+                    yield (_chain_error, _achain_error, (node_run, exc))
                 return exc
     finally:
         _exit(tokens)
+
+
+def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException | None:
+    """Run a task to completion in this thread; return its exception, if any."""
+    program = task_program(ctx, policies, False)
+    reply: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            request = program.send(reply) if error is None else program.throw(error)
+        except StopIteration as done:
+            return done.value
+        reply = error = None
+        try:
+            reply = request[0](*request[2])
+        except BaseException as e:  # noqa: BLE001 - the task decides what to do with it
+            error = e
 
 
 async def arun_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException | None:
     """Run a task to completion as a coroutine; return its exception, if any."""
+    program = task_program(ctx, policies, True)
+    reply: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            request = program.send(reply) if error is None else program.throw(error)
+        except StopIteration as done:
+            return done.value
+        reply = error = None
+        try:
+            reply = await request[1](*request[2])
+        except BaseException as e:  # noqa: BLE001
+            error = e
+
+
+async def _acall(value: Any, ctx: TaskContext) -> Any:
+    """Call the node once in an async run: under its timeout, awaited, or (a sync node)
+    in a thread."""
     task = ctx.task
     bound = task.node.bound
-    attempt = 0
-    node_run = await astart_node(ctx) if ctx.loop.run.tracing else None
-    tokens = _enter(ctx)
-    try:
-        while True:
-            attempt += 1
-            try:
-                meta = _messages_start(ctx)
-                timeout = task.timeout or task.node.timeout
-                if timeout is not None:
-                    output = await _timed(ctx, TimeoutPolicy.coerce(timeout))
-                elif bound.is_async or bound.subgraph is not None or bound.runnable is not None:  # type: ignore[union-attr]
-                    output = await bound.acall(task.input, ctx)  # type: ignore[union-attr]
-                else:
-                    output = await _in_thread(bound.call, task.input, ctx)  # type: ignore[union-attr]
-                if meta is not None:
-                    _messages_end(ctx, meta, output)
-                if node_run is not None:
-                    await atap_output(node_run, output)
-                    await aend_node(ctx, node_run, output)
-                    node_run = None
-                await _afinish(task, output)
-                return None
-            except ParentCommand as exc:
-                exc = _addressed(exc, task)
-                if (command := _command_for(task, exc)) is None:
-                    return exc
-                await _afinish(task, command)
-                return None
-            except asyncio.CancelledError as exc:
-                if _cancel_requested():
-                    raise  # the step or the caller stops this task: not a failure
-                error = _node_cancelled(task, exc)
-                if node_run is not None:
-                    await node_run.on_chain_error(error)
-                return error
-            except Exception as exc:
-                delay = _retry_delay(policies, attempt, exc) if policies else None
-                if delay is None:
-                    if node_run is not None:
-                        await node_run.on_chain_error(exc)
-                    return exc
-                _reset_for_retry(ctx)
-                await asyncio.sleep(delay)
-            except BaseException as exc:
-                if node_run is not None:
-                    await node_run.on_chain_error(exc)
-                return exc
-    finally:
-        _exit(tokens)
+    if (timeout := task.timeout or task.node.timeout) is not None:
+        return await _timed(ctx, TimeoutPolicy.coerce(timeout))
+    if bound.is_async or bound.subgraph is not None or bound.runnable is not None:  # type: ignore[union-attr]
+        return await bound.acall(value, ctx)  # type: ignore[union-attr]
+    return await _in_thread(bound.call, value, ctx)  # type: ignore[union-attr]
+
+
+def _end_traced(ctx: TaskContext, node_run: Any, output: Any) -> None:
+    tap_output(node_run, output)
+    end_node(ctx, node_run, output)
+
+
+async def _aend_traced(ctx: TaskContext, node_run: Any, output: Any) -> None:
+    await atap_output(node_run, output)
+    await aend_node(ctx, node_run, output)
+
+
+def _chain_error(node_run: Any, exc: BaseException) -> None:
+    node_run.on_chain_error(exc)
+
+
+async def _achain_error(node_run: Any, exc: BaseException) -> None:
+    await node_run.on_chain_error(exc)
 
 
 class _AttemptClock:
