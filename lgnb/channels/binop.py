@@ -19,6 +19,19 @@ __all__ = ("BinaryOperatorAggregate",)
 OVERWRITE = "__overwrite__"
 
 
+def second_overwrite(key: str) -> InvalidUpdateError:
+    """The error for a second `Overwrite` of one key in one super-step."""
+    return InvalidUpdateError(
+        create_error_message(
+            message=(
+                f"At key '{key}': Can receive only one Overwrite value per super-step. Let "
+                "one node overwrite the key, or drop Overwrite so the reducer combines the writes."
+            ),
+            error_code=ErrorCode.INVALID_CONCURRENT_GRAPH_UPDATE,
+        )
+    )
+
+
 def _strip_extras(t: Any) -> Any:
     """`Annotated[list[int], op]` / `Required[...]` -> the bare origin class (`list`)."""
     origin = getattr(t, "__origin__", None)
@@ -103,16 +116,7 @@ class BinaryOperatorAggregate(ValueChannel[Value, Value, Value], Generic[Value])
             is_overwrite, new_value = as_overwrite(value)
             if is_overwrite:
                 if seen_overwrite:
-                    raise InvalidUpdateError(
-                        create_error_message(
-                            message=(
-                                f"At key '{self.key}': Can receive only one Overwrite value "
-                                "per super-step. Let one node overwrite the key, or drop "
-                                "Overwrite so the reducer combines the writes."
-                            ),
-                            error_code=ErrorCode.INVALID_CONCURRENT_GRAPH_UPDATE,
-                        )
-                    )
+                    raise second_overwrite(self.key)
                 self.value = new_value
                 seen_overwrite = True
             elif not seen_overwrite:

@@ -24,8 +24,8 @@ from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from typing_extensions import Self
 
 from lgnb.channels.base import MISSING, BaseChannel
-from lgnb.channels.binop import _strip_extras, as_overwrite
-from lgnb.errors import EmptyChannelError, ErrorCode, InvalidUpdateError, create_error_message
+from lgnb.channels.binop import _strip_extras, as_overwrite, second_overwrite
+from lgnb.errors import EmptyChannelError
 
 __all__ = ("DeltaChannel", "DeltaSnapshot")
 
@@ -180,16 +180,7 @@ class DeltaChannel(BaseChannel[Any, Any, Any], Generic[Value]):
             found = as_overwrite(value)
             if found[0]:
                 if overwrite is not None:
-                    raise InvalidUpdateError(
-                        create_error_message(
-                            message=(
-                                f"At key '{self.key}': Can receive only one Overwrite value "
-                                "per super-step. Let one node overwrite the key, or drop "
-                                "Overwrite so the reducer combines the writes."
-                            ),
-                            error_code=ErrorCode.INVALID_CONCURRENT_GRAPH_UPDATE,
-                        )
-                    )
+                    raise second_overwrite(self.key)
                 overwrite = found
         if overwrite is not None:
             self.value = self._overwritten(overwrite[1])

@@ -120,6 +120,20 @@ def _stream_call(mux: StreamMux, config: Any, options: dict[str, Any]) -> tuple[
     return config, {"stream_mode": modes, "subgraphs": True, "version": "v2", **options}
 
 
+def _start(
+    graph: Pregel, input: Any, config: Any, transformers: Any, options: dict[str, Any], is_async: bool
+) -> Any:
+    """A run stream (not started yet) over `stream` / `astream` with the modes its
+    transformers need."""
+    from lgnb.stream.run_stream import AsyncGraphRunStream, GraphRunStream
+
+    mux = _mux(graph, config, transformers, is_async=is_async)
+    config, options = _stream_call(mux, config, options)
+    if is_async:
+        return AsyncGraphRunStream(graph.astream(input, config, **options).__aiter__(), mux)
+    return GraphRunStream(iter(graph.stream(input, config, **options)), mux)
+
+
 def run_stream(
     graph: Pregel,
     input: Any,
@@ -132,15 +146,8 @@ def run_stream(
     **kwargs: Any,
 ) -> GraphRunStream:
     """`stream_events(version="v3")`: a sync run stream, not started yet."""
-    from lgnb.stream.run_stream import GraphRunStream
-
-    mux = _mux(graph, config, transformers, is_async=False)
-    config, options = _stream_call(
-        mux,
-        config,
-        {"interrupt_before": interrupt_before, "interrupt_after": interrupt_after, "control": control, **kwargs},
-    )
-    return GraphRunStream(iter(graph.stream(input, config, **options)), mux)
+    options = {"interrupt_before": interrupt_before, "interrupt_after": interrupt_after, "control": control}
+    return _start(graph, input, config, transformers, {**options, **kwargs}, is_async=False)
 
 
 async def arun_stream(
@@ -155,12 +162,5 @@ async def arun_stream(
     **kwargs: Any,
 ) -> AsyncGraphRunStream:
     """`astream_events(version="v3")`: an async run stream, not started yet."""
-    from lgnb.stream.run_stream import AsyncGraphRunStream
-
-    mux = _mux(graph, config, transformers, is_async=True)
-    config, options = _stream_call(
-        mux,
-        config,
-        {"interrupt_before": interrupt_before, "interrupt_after": interrupt_after, "control": control, **kwargs},
-    )
-    return AsyncGraphRunStream(graph.astream(input, config, **options).__aiter__(), mux)
+    options = {"interrupt_before": interrupt_before, "interrupt_after": interrupt_after, "control": control}
+    return _start(graph, input, config, transformers, {**options, **kwargs}, is_async=True)
