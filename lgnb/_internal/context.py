@@ -31,6 +31,8 @@ TASK_CTX: ContextVar[TaskContext | None] = ContextVar("lgnb_task", default=None)
 
 CONFIG_KEY_RUNTIME = "__pregel_runtime"
 """The `configurable` key holding the task's `Runtime` (LangGraph's name for it)."""
+CONFIG_KEY_READ_STATE = "__pregel_read_state"
+"""The `configurable` key holding a function that reads the node's input state now."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +102,14 @@ class TaskContext:
             # LangGraph's prebuilt helpers (ToolNode, ...) read the node's Runtime from
             # here, as `configurable["__pregel_runtime"]`
             config["configurable"][CONFIG_KEY_RUNTIME] = self.task_runtime()
+            # ... and the state this node would get from an edge (ToolNode reads it for a
+            # Send of bare tool calls: `ToolRuntime.state`, HumanInTheLoopMiddleware's edits)
+            config["configurable"][CONFIG_KEY_READ_STATE] = self._read_state
             self._config = config
         return self._config
+
+    def _read_state(self) -> Any:
+        return self.loop._read_input(self.task.node)
 
     @property
     def stream_writer(self) -> Any:
