@@ -1,12 +1,36 @@
 // lgnb.history(graph, config): the checkpoint timeline (SVG from the kernel's DOT, rendered
-// by Graphviz WASM) and a details panel for the clicked checkpoint. Everything is text.
+// by Graphviz WASM), a details panel for the clicked checkpoint with a fork form generated
+// from the state schema (the kernel validates what is typed), and the diff between two
+// checkpoints (shift-click the second). Replays open their own run view under the timeline
+// (an ipywidgets box the kernel fills). Every action has one busy guard here and one in the
+// kernel; a click whose message cannot reach the kernel says "kernel restarted: re-run the
+// cell". Everything is text.
 import { h, jsonText } from "./dom.js";
 import { renderSvg, panZoom } from "./svg.js";
 
 const CSS = `
 .lgnb-svg g.node.lgnb-selected > path, .lgnb-svg g.node.lgnb-selected > polygon { stroke: #b45309; stroke-width: 3; }
-.lgnb-history-actions { display: flex; gap: 6px; flex-wrap: wrap; margin: 4px 0; }
+.lgnb-svg g.node.lgnb-compared > path, .lgnb-svg g.node.lgnb-compared > polygon { stroke: #0e7490; stroke-width: 3; stroke-dasharray: 4 2; }
+.lgnb-history-actions { display: flex; gap: 6px; flex-wrap: wrap; margin: 4px 0; align-items: center; }
 .lgnb-history-details .lgnb-json { max-height: 160px; }
+.lgnb-fork { border: 1px solid #ddd6fe; border-radius: 6px; padding: 4px 6px; background: #faf8ff; }
+.lgnb-fork > summary { cursor: pointer; color: #5b21b6; font-size: 12px; }
+.lgnb-fork-field { display: flex; flex-direction: column; gap: 2px; margin: 4px 0; }
+.lgnb-fork-label { font-size: 11px; color: #475569; }
+.lgnb-fork-label b { color: #1f2430; }
+.lgnb-fork-input { font: 11px/1.35 var(--jp-code-font-family, ui-monospace, monospace); width: 100%; box-sizing: border-box; border: 1px solid #c5cbd6; border-radius: 4px; padding: 2px 4px; resize: vertical; }
+.lgnb-fork-input.lgnb-edited { border-color: #7c3aed; background: #fbf9ff; }
+.lgnb-fork-input.lgnb-invalid { border-color: #dc2626; background: #fef2f2; }
+.lgnb-field-error { color: #991b1b; font-size: 11px; white-space: pre-wrap; }
+.lgnb-field-error:empty { display: none; }
+.lgnb-diff { margin-top: 6px; }
+.lgnb-diff-key { font-weight: 600; margin-top: 4px; }
+.lgnb-diff-pair { display: grid; grid-template-columns: 1fr 1fr; gap: 4px; }
+.lgnb-diff-before { background: #fef2f2 !important; }
+.lgnb-diff-after { background: #ecfdf5 !important; }
+.lgnb-diff-msg { font-size: 11px; white-space: pre-wrap; overflow-wrap: anywhere; padding: 2px 4px; border-radius: 4px; margin: 2px 0; }
+.lgnb-diff-msg.lgnb-added { background: #ecfdf5; }
+.lgnb-diff-msg.lgnb-removed { background: #fef2f2; text-decoration: line-through; }
 `;
 
 function injectHistoryStyles() {
@@ -16,6 +40,9 @@ function injectHistoryStyles() {
   style.textContent = CSS;
   document.head.append(style);
 }
+
+const RESTARTED = "kernel restarted: re-run the cell";
+const ANSWER_TIMEOUT_MS = 20000;
 
 function btn(text, title, onClick, testid) {
   return h("button", { class: "lgnb-btn", type: "button", title, text, "data-testid": testid, on: { click: onClick } });
@@ -27,22 +54,81 @@ function section(label, value) {
     h("pre", { class: "lgnb-json", text: jsonText(value) }));
 }
 
-function checkpointDetails(c, d, { model }) {
-  const send = (kind) => model.send({ kind, id: c.id });
-  const step = c.step ?? "?";
-  return h("div", { class: "lgnb-details lgnb-history-details", "data-testid": "checkpoint-details" },
-    h("div", { class: "lgnb-details-title", text: `step ${step} · ${c.source || "?"}${c.latest ? " · latest" : ""}` }),
-    h("div", { class: "lgnb-tag", text: `checkpoint ${c.id}` }),
-    c.parent ? h("div", { class: "lgnb-tag", text: `parent ${c.parent}` }) : null,
-    d.created_at ? h("div", { class: "lgnb-tag", text: d.created_at }) : null,
-    h("div", { text: `next: ${(d.next || []).join(", ") || "— (end)"}` }),
-    h("div", { class: "lgnb-history-actions" },
-      btn("Fork from here", "graph.update_state(this checkpoint, None): a new branch from here", () => send("fork"), "fork"),
-      btn("Replay from here", "lgnb.run(graph, None, this checkpoint's config)", () => send("replay"), "replay")),
-    section("values", d.values),
-    (d.interrupts || []).length ? section("interrupts", d.interrupts) : null,
-    (d.tasks || []).length ? section("tasks", d.tasks) : null,
-    section("metadata", d.metadata));
+function initialText(f) {
+  return f.kind === "boolean" ? (f.value === true ? "true" : f.value === false ? "false" : "") : (f.text ?? "");
+}
+
+// One input per state key; `edits` keeps what was typed across redraws (keyed by checkpoint).
+function forkField(f, cid, edits, errors) {
+  const key = `${cid}\u0000${f.key}`;
+  const start = initialText(f);
+  let input;
+  if (f.kind === "boolean") {
+    input = h("select", { class: "lgnb-fork-input" },
+      start === "" ? h("option", { value: "", text: "—" }) : null,
+      h("option", { value: "true", text: "true" }), h("option", { value: "false", text: "false" }));
+  } else if (f.kind === "integer" || f.kind === "number") {
+    input = h("input", { class: "lgnb-fork-input", type: "text", inputmode: "decimal" });
+  } else {
+    const lines = (start.match(/\n/g) || []).length + 1;
+    input = h("textarea", { class: "lgnb-fork-input", rows: String(Math.min(8, Math.max(f.kind === "json" ? 2 : 1, lines))),
+      spellcheck: "false", placeholder: f.reducer ? "value to add through the reducer (JSON)" : f.kind === "json" ? "JSON" : "" });
+  }
+  input.setAttribute("data-key", f.key);
+  input.setAttribute("aria-label", f.key);
+  input.value = edits.has(key) ? edits.get(key) : start;
+  const err = h("div", { class: "lgnb-field-error", "data-testid": "field-error", text: errors[f.key] || "" });
+  const mark = () => {
+    input.classList.toggle("lgnb-edited", input.value !== start);
+    input.classList.toggle("lgnb-invalid", Boolean(err.textContent));
+  };
+  input.addEventListener("input", () => { edits.set(key, input.value); err.textContent = ""; mark(); });
+  input.addEventListener("change", () => { edits.set(key, input.value); mark(); });
+  mark();
+  const kind = f.reducer ? `${f.kind} · through the reducer (adds)` : f.kind;
+  return {
+    key: f.key,
+    el: h("label", { class: "lgnb-fork-field" },
+      h("span", { class: "lgnb-fork-label" }, h("b", { text: f.key }), ` ${kind}`), input, err),
+    changed: () => input.value !== start,
+    raw: () => input.value,
+  };
+}
+
+function diffPanel(diff, { onClear }) {
+  const rows = [];
+  const pair = (before, after) => h("div", { class: "lgnb-diff-pair" },
+    h("pre", { class: "lgnb-json lgnb-diff-before", text: jsonText(before) }),
+    h("pre", { class: "lgnb-json lgnb-diff-after", text: jsonText(after) }));
+  if (diff.error) rows.push(h("div", { class: "lgnb-error", text: diff.error }));
+  for (const c of diff.changed || []) {
+    rows.push(h("div", { class: "lgnb-diff-key", "data-testid": "diff-changed", text: `${c.key} changed` }), pair(c.before, c.after));
+  }
+  for (const c of diff.added || []) {
+    if ((diff.messages || []).some((m) => m.key === c.key)) continue;
+    rows.push(h("div", { class: "lgnb-diff-key", "data-testid": "diff-added", text: `${c.key} added` }), pair(null, c.after));
+  }
+  for (const c of diff.removed || []) {
+    rows.push(h("div", { class: "lgnb-diff-key", "data-testid": "diff-removed", text: `${c.key} removed` }), pair(c.before, null));
+  }
+  const msgText = (m) => `${m.type}${m.name ? ` (${m.name})` : ""}: ${jsonText(m.content)}${m.tool_calls ? ` → ${jsonText(m.tool_calls.map((t) => t.name))}` : ""}`;
+  for (const m of diff.messages || []) {
+    rows.push(h("div", { class: "lgnb-diff-key", "data-testid": "diff-messages",
+      text: `${m.key}: ${m.added.length} added, ${m.removed.length} removed${m.replaced.length ? `, ${m.replaced.length} replaced` : ""}` }));
+    for (const x of m.added) rows.push(h("div", { class: "lgnb-diff-msg lgnb-added", text: `+ ${msgText(x)}` }));
+    for (const x of m.removed) rows.push(h("div", { class: "lgnb-diff-msg lgnb-removed", text: `− ${msgText(x)}` }));
+    for (const x of m.replaced) {
+      rows.push(h("div", { class: "lgnb-diff-msg lgnb-removed", text: `− ${msgText(x.before)}` }),
+        h("div", { class: "lgnb-diff-msg lgnb-added", text: `+ ${msgText(x.after)}` }));
+    }
+  }
+  if (!rows.length) rows.push(h("div", { class: "lgnb-hint", text: "same values" }));
+  const same = (diff.same || []).length ? h("div", { class: "lgnb-tag", text: `unchanged: ${diff.same.join(", ")}` }) : null;
+  return h("div", { class: "lgnb-details lgnb-diff", "data-testid": "diff" },
+    h("div", { class: "lgnb-details-title", text: `diff: step ${diff.a_step ?? "?"} → step ${diff.b_step ?? "?"}` }),
+    h("div", { class: "lgnb-tag", text: `from ${diff.a} to ${diff.b}` }),
+    ...rows, same,
+    h("div", { class: "lgnb-history-actions" }, btn("clear comparison", "stop comparing", onClear, "clear-compare")));
 }
 
 export function renderHistory({ model, el, signal }) {
@@ -50,9 +136,9 @@ export function renderHistory({ model, el, signal }) {
   const title = h("span", { class: "lgnb-title" });
   const meta = h("span", { class: "lgnb-meta" });
   const notice = h("div", { class: "lgnb-notice", "data-testid": "notice" });
-  const error = h("div", { class: "lgnb-error", "data-testid": "error" });
+  const error = h("div", { class: "lgnb-error", "data-testid": "error", role: "alert" });
   const header = h("div", { class: "lgnb-header" }, title, meta,
-    btn("refresh", "re-read the history", () => model.send({ kind: "refresh" }), "refresh"));
+    btn("refresh", "re-read the history", () => send({ kind: "refresh" }), "refresh"));
   const canvas = h("div", { class: "lgnb-canvas" });
   let svg = null, pz = null, token = 0;
   const toolbar = h("div", { class: "lgnb-toolbar" },
@@ -60,26 +146,149 @@ export function renderHistory({ model, el, signal }) {
     btn("−", "zoom out", () => pz?.zoom(1.25)),
     btn("fit", "fit the whole timeline", () => pz?.fit()));
   const pane = h("div", { class: "lgnb-graph" }, toolbar, canvas);
-  const hint = h("div", { class: "lgnb-details lgnb-hint", text: "click a checkpoint for its values, next nodes and metadata; drag to pan, ctrl + wheel to zoom" });
+  const hint = h("div", { class: "lgnb-details lgnb-hint", text: "click a checkpoint for its values, next nodes and metadata, then fork (with edited values) or replay from it; shift-click a second one to compare the two; drag to pan, ctrl + wheel to zoom" });
   const side = h("div", { class: "lgnb-details-slot" }, hint);
+  const diffSlot = h("div", { class: "lgnb-details-slot" });
   const root = h("div", { class: "lgnb-root lgnb-history" }, header, notice, error,
-    h("div", { class: "lgnb-graph-main" }, pane, side));
+    h("div", { class: "lgnb-graph-main" }, pane, h("div", {}, side, diffSlot)));
+
+  // -- requests to the kernel: one busy guard per action ---------------------------------
+  const pending = { fork: null, replay: null };
+  const timers = {};
+  const edits = new Map();
+  let nextRequest = 1, dead = false, localError = "", actions = null;
+
+  function showError() {
+    error.textContent = dead ? RESTARTED : localError || model.get("error") || "";
+    error.style.display = error.textContent ? "" : "none";
+  }
+  function markDead() {
+    dead = true;
+    for (const k of Object.keys(pending)) pending[k] = null;
+    showError();
+    paintBusy();
+  }
+  function send(msg) {
+    if (dead) { showError(); return false; }
+    try {
+      model.send(msg);
+      return true;
+    } catch (err) { // the comm is gone: the kernel restarted or the view was closed
+      markDead();
+      return false;
+    }
+  }
+  function request(kind, payload) {
+    if (pending[kind] || dead) return;
+    if (kind === "replay" && model.get("busy") === "replay") return;
+    const id = nextRequest++;
+    pending[kind] = id;
+    localError = "";
+    paintBusy();
+    if (!send({ kind, request: id, ...payload })) return;
+    clearTimeout(timers[kind]);
+    timers[kind] = setTimeout(() => {
+      if (pending[kind] !== id) return;
+      pending[kind] = null;
+      localError = `${RESTARTED} (no answer from the kernel to "${kind}" in ${ANSWER_TIMEOUT_MS / 1000} s)`;
+      showError();
+      paintBusy();
+    }, ANSWER_TIMEOUT_MS);
+  }
+  function onMessage(msg) {
+    const kind = { "fork-result": "fork", "replay-result": "replay" }[msg?.kind];
+    if (!kind || msg.request !== pending[kind]) return;
+    clearTimeout(timers[kind]);
+    pending[kind] = null;
+    localError = msg.ok ? "" : msg.error || `${kind} failed`;
+    if (msg.ok && kind === "fork") { // the fork is made: forget what was typed for its parent
+      for (const k of [...edits.keys()]) if (k.startsWith(`${lastFork}\u0000`)) edits.delete(k);
+    }
+    showError();
+    paintBusy();
+  }
+  let lastFork = null;
+  function paintBusy() {
+    if (!actions) return;
+    actions.fork.disabled = dead || pending.fork !== null;
+    actions.replay.disabled = dead || pending.replay !== null || model.get("busy") === "replay";
+    actions.fork.textContent = pending.fork !== null ? "Forking…" : "Fork from here";
+    actions.replay.textContent = actions.replay.disabled && !dead ? "Replaying…" : "Replay from here";
+  }
+
+  // -- details of the selected checkpoint -------------------------------------------------
+  function checkpointDetails(c, d) {
+    const step = c.step ?? "?";
+    const form = d.form || { fields: [], as_node: [] };
+    const errors = model.get("fork_errors") || {};
+    const fields = (form.fields || []).map((f) => forkField(f, c.id, edits, errors));
+    const asNode = h("select", { class: "lgnb-fork-input", "aria-label": "as node", "data-testid": "as-node",
+      style: "width: auto" },
+    h("option", { value: "", text: "as node: (auto, the last writer)" }),
+    ...(form.as_node || []).map((n) => h("option", { value: n, text: `as node: ${n}` })));
+    const doFork = () => {
+      const values = {};
+      for (const f of fields) if (f.changed()) values[f.key] = f.raw();
+      lastFork = c.id;
+      request("fork", { id: c.id, values, as_node: asNode.value || null });
+    };
+    const edited = fields.filter((f) => f.changed()).length;
+    const formBox = h("details", { class: "lgnb-fork", "data-testid": "fork-form" },
+      h("summary", { text: `edit values before forking (${fields.length} field${fields.length === 1 ? "" : "s"}${edited ? `, ${edited} edited` : ""})` }),
+      form.error ? h("div", { class: "lgnb-field-error", text: form.error }) : null,
+      errors[""] ? h("div", { class: "lgnb-field-error", text: errors[""] }) : null,
+      ...fields.map((f) => f.el), asNode);
+    if (edited || Object.keys(errors).length) formBox.open = true;
+    actions = {
+      fork: btn("Fork from here", "graph.update_state(this checkpoint, the edited values, as_node=...): a new branch", doFork, "fork"),
+      replay: btn("Replay from here", "lgnb.run(graph, None, this checkpoint's config): its run view opens under the timeline",
+        () => request("replay", { id: c.id }), "replay"),
+    };
+    paintBusy();
+    return h("div", { class: "lgnb-details lgnb-history-details", "data-testid": "checkpoint-details" },
+      h("div", { class: "lgnb-details-title", text: `step ${step} · ${c.source || "?"}${c.latest ? " · latest" : ""}` }),
+      h("div", { class: "lgnb-tag", text: `checkpoint ${c.id}` }),
+      c.parent ? h("div", { class: "lgnb-tag", text: `parent ${c.parent}` }) : null,
+      d.created_at ? h("div", { class: "lgnb-tag", text: d.created_at }) : null,
+      h("div", { text: `next: ${(d.next || []).join(", ") || "— (end)"}` }),
+      formBox,
+      h("div", { class: "lgnb-history-actions" }, actions.fork, actions.replay),
+      section("values", d.values),
+      (d.interrupts || []).length ? section("interrupts", d.interrupts) : null,
+      (d.tasks || []).length ? section("tasks", d.tasks) : null,
+      section("metadata", d.metadata));
+  }
 
   const tl = () => model.get("timeline") || { checkpoints: [], links: [] };
   const byDot = (id) => tl().checkpoints.find((c) => c.dot_id === id);
+  let shownKey = null;
 
   function showSelected() {
     const id = model.get("selected");
-    svg?.querySelectorAll(".lgnb-selected").forEach((e) => e.classList.remove("lgnb-selected"));
+    const cmp = model.get("compare");
+    svg?.querySelectorAll(".lgnb-selected, .lgnb-compared").forEach((e) => e.classList.remove("lgnb-selected", "lgnb-compared"));
+    const other = tl().checkpoints.find((x) => x.id === cmp && x.id !== id);
+    if (other) svg?.querySelector(`[id="${other.dot_id}"]`)?.classList.add("lgnb-compared");
     const c = tl().checkpoints.find((x) => x.id === id);
-    if (!c) { side.replaceChildren(hint); return; }
+    if (!c) { shownKey = null; actions = null; side.replaceChildren(hint); return; }
     svg?.querySelector(`[id="${c.dot_id}"]`)?.classList.add("lgnb-selected");
     const d = model.get("details") || {};
     if (d.id !== c.id) { // the kernel sends the clicked checkpoint's details
+      shownKey = null;
+      actions = null;
       side.replaceChildren(h("div", { class: "lgnb-details lgnb-hint", text: `step ${c.step ?? "?"} · ${c.source || "?"}: loading…` }));
       return;
     }
-    side.replaceChildren(checkpointDetails(c, d, { model }));
+    // redraw only when something shown changed (typed text survives a timeline refresh)
+    const key = JSON.stringify([c, d, model.get("fork_errors")]);
+    if (key === shownKey) { paintBusy(); return; }
+    shownKey = key;
+    side.replaceChildren(checkpointDetails(c, d));
+  }
+
+  function showDiff() {
+    const diff = model.get("diff") || {};
+    diffSlot.replaceChildren(...(diff.a ? [diffPanel(diff, { onClear: () => { model.set("compare", ""); model.save_changes(); } })] : []));
   }
 
   async function draw() {
@@ -112,7 +321,11 @@ export function renderHistory({ model, el, signal }) {
     const g = e.target.closest?.("g.node");
     const c = g && byDot(g.id);
     if (!c) return;
-    model.set("selected", c.id);
+    if ((e.shiftKey || e.metaKey || e.ctrlKey) && model.get("selected") && c.id !== model.get("selected")) {
+      model.set("compare", c.id); // compare the selected checkpoint with this one
+    } else {
+      model.set("selected", c.id);
+    }
     model.save_changes();
     showSelected();
   }, { signal });
@@ -121,26 +334,35 @@ export function renderHistory({ model, el, signal }) {
     title.textContent = model.get("title") || "history";
     const t = tl();
     const forks = (t.branch_points || []).length;
-    meta.textContent = `${t.checkpoints.length} checkpoints${forks ? ` · ${forks} branch point${forks > 1 ? "s" : ""}` : ""}`;
+    meta.textContent = `${t.checkpoints.length} checkpoints${forks ? ` · ${forks} branch point${forks > 1 ? "s" : ""}` : ""}${model.get("following") ? " · following" : ""}`;
     notice.textContent = model.get("notice") || "";
     notice.style.display = notice.textContent ? "" : "none";
-    error.textContent = model.get("error") || "";
-    error.style.display = error.textContent ? "" : "none";
+    showError();
   };
-  for (const name of ["title", "timeline", "notice", "error"]) model.on(`change:${name}`, paint);
+  const onBusy = () => paintBusy();
+  const onClose = () => markDead();
+  const PAINT = ["title", "timeline", "notice", "error", "following"];
+  const SELECT = ["selected", "compare", "timeline", "details", "fork_errors"];
+  for (const name of PAINT) model.on(`change:${name}`, paint);
+  for (const name of SELECT) model.on(`change:${name}`, showSelected);
   model.on("change:dot", draw);
-  model.on("change:selected", showSelected);
-  model.on("change:timeline", showSelected);
-  model.on("change:details", showSelected);
+  model.on("change:diff", showDiff);
+  model.on("change:busy", onBusy);
+  model.on("msg:custom", onMessage);
+  model.on("comm:close", onClose);
   paint();
   draw();
+  showDiff();
   el.append(root);
   return () => {
-    for (const name of ["title", "timeline", "notice", "error"]) model.off(`change:${name}`, paint);
+    for (const name of PAINT) model.off(`change:${name}`, paint);
+    for (const name of SELECT) model.off(`change:${name}`, showSelected);
     model.off("change:dot", draw);
-    model.off("change:selected", showSelected);
-    model.off("change:timeline", showSelected);
-    model.off("change:details", showSelected);
+    model.off("change:diff", showDiff);
+    model.off("change:busy", onBusy);
+    model.off("msg:custom", onMessage);
+    model.off("comm:close", onClose);
+    for (const t of Object.values(timers)) clearTimeout(t);
     root.remove();
   };
 }

@@ -16,7 +16,7 @@ from lgnb.draw._layout import (
     display_key,
     layout,
 )
-from lgnb.draw.history import Timeline, history_to_dot, timeline, timeline_to_dot
+from lgnb.draw.history import Timeline, checkpoint_diff, history_to_dot, timeline, timeline_to_dot
 
 __all__ = [
     "END",
@@ -27,6 +27,7 @@ __all__ = [
     "DrawnNode",
     "GraphvizNotFound",
     "Timeline",
+    "checkpoint_diff",
     "display_key",
     "drawing_to_dot",
     "history_to_dot",

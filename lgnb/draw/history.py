@@ -218,3 +218,50 @@ def history_to_dot(snapshots: Iterable[Any], *, current: str | None = None, rank
     double border, forked checkpoints purple with a dashed edge.
     """
     return timeline_to_dot(timeline(snapshots, current=current), rankdir=rankdir)
+
+
+def _is_message(value: Any) -> bool:
+    return isinstance(value, Mapping) and "type" in value and "content" in value
+
+
+def _message_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(_is_message(v) for v in value)
+
+
+def _message_key(msg: Mapping[str, Any], index: int) -> str:
+    return str(msg.get("id") or f"#{index}:{msg.get('type')}:{msg.get('content')!r}")
+
+
+def checkpoint_diff(before: Any, after: Any) -> dict[str, Any]:
+    """What changed from one checkpoint's values to another's (both as JSON, see `jsonable`).
+
+    ``{"changed": [{"key", "before", "after"}], "added": [{"key", "after"}],
+    "removed": [{"key", "before"}], "messages": [{"key", "added": [...], "removed": [...],
+    "replaced": [{"before", "after"}]}], "same": [keys]}``. Lists of messages are compared
+    by message id (``add_messages`` semantics: append, or replace by id).
+    """
+    before = before if isinstance(before, Mapping) else {"value": before}
+    after = after if isinstance(after, Mapping) else {"value": after}
+    out: dict[str, Any] = {"changed": [], "added": [], "removed": [], "messages": [], "same": []}
+    for key in [*before, *(k for k in after if k not in before)]:
+        if key not in after:
+            out["removed"].append({"key": key, "before": before[key]})
+        elif key not in before:
+            out["added"].append({"key": key, "after": after[key]})
+            if _message_list(after[key]):
+                out["messages"].append({"key": key, "added": list(after[key]), "removed": [], "replaced": []})
+        elif before[key] == after[key]:
+            out["same"].append(key)
+        elif (_message_list(before[key]) or before[key] in ([], None)) and _message_list(after[key]) \
+                or _message_list(before[key]) and after[key] in ([], None):
+            old = {_message_key(m, i): m for i, m in enumerate(before[key] or [])}
+            new = {_message_key(m, i): m for i, m in enumerate(after[key] or [])}
+            out["messages"].append({
+                "key": key,
+                "added": [m for k, m in new.items() if k not in old],
+                "removed": [m for k, m in old.items() if k not in new],
+                "replaced": [{"before": old[k], "after": m} for k, m in new.items() if k in old and old[k] != m],
+            })
+        else:
+            out["changed"].append({"key": key, "before": before[key], "after": after[key]})
+    return out

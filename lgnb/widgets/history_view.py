@@ -2,21 +2,65 @@
 
 The kernel reads ``graph.get_state_history(config)`` and builds the timeline and its DOT
 (`lgnb.draw.history`); the browser renders the SVG with Graphviz WASM. Clicking a
-checkpoint shows its values / next / metadata as text; its buttons fork from it
-(``update_state`` with no changes) or replay from it (``lgnb.run(graph, None, config)``),
-after which the timeline re-reads the history.
+checkpoint shows its values / next / metadata as text and a fork form generated from the
+state schema; shift-clicking a second one shows the diff between the two.
+
+* **Fork from here** sends the edited values (validated here, in the kernel) through
+  ``graph.update_state(checkpoint_config, values, as_node=...)``: a new branch.
+* **Replay from here** starts ``lgnb.run(graph, None, checkpoint_config)``; its run view
+  opens under the timeline and streams the replay, and the timeline grows as it goes.
+* ``follow(run)`` / ``history(..., follow=run)`` redraw the timeline while a run on the
+  thread proceeds; ``follow=True`` polls the thread instead.
+
+Each action has one busy guard here and one in the page: a double click starts one replay.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
+import ipywidgets
 import traitlets
 
-from lgnb.draw.history import Timeline, timeline, timeline_to_dot
+from lgnb.draw import jsonable
+from lgnb.draw.history import Timeline, checkpoint_diff, timeline, timeline_to_dot
+from lgnb.widgets._loops import loop_for_run
 from lgnb.widgets._runtime import View
 from lgnb.widgets.graph_view import check_graph
+
+#: a second identical fork (same checkpoint, values, as_node) within this many seconds is
+#: taken for a double click and refused
+FORK_DEBOUNCE = 1.5
+#: replay views kept under the timeline (the newest last)
+KEEP_REPLAYS = 3
+SCALAR_KINDS = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
+
+
+def _is_reducer(channel: Any) -> bool:
+    return type(channel).__name__ in ("BinaryOperatorAggregate", "Topic")
+
+
+def _field_kind(schema: Mapping[str, Any] | None, value: Any) -> str:
+    kind = schema.get("type") if isinstance(schema, Mapping) else None
+    if isinstance(kind, str) and kind in SCALAR_KINDS:
+        return kind
+    if kind is None and not (isinstance(schema, Mapping) and ("anyOf" in schema or "$ref" in schema)):
+        for name, types in (("boolean", bool), ("string", str), ("integer", int), ("number", float)):
+            if isinstance(value, types):
+                return name
+    return "json"
+
+
+class ForkError(ValueError):
+    """Edited values that cannot be sent: ``errors`` maps each field to what is wrong."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+        self.errors = errors
 
 
 class HistoryView(View):
@@ -28,8 +72,17 @@ class HistoryView(View):
     title = traitlets.Unicode("").tag(sync=True)
     thread = traitlets.Unicode("").tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
-    #: the selected checkpoint's values / next / metadata / tasks ({"id": ..., ...})
+    #: a second checkpoint (shift-click) to compare `selected` with
+    compare = traitlets.Unicode("").tag(sync=True)
+    #: the selected checkpoint's values / next / metadata / tasks and its fork form
     details = traitlets.Dict().tag(sync=True)
+    #: checkpoint_diff(compare → selected), with "a"/"b" ids and steps ({} when not comparing)
+    diff = traitlets.Dict().tag(sync=True)
+    #: why the last fork from the page was refused, per field ("" key: the whole fork)
+    fork_errors = traitlets.Dict().tag(sync=True)
+    #: "replay" while a replay started from the view runs, "" otherwise
+    busy = traitlets.Unicode("").tag(sync=True)
+    following = traitlets.Bool(False).tag(sync=True)
     notice = traitlets.Unicode("").tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
 
@@ -41,7 +94,25 @@ class HistoryView(View):
         self.limit = limit
         self.thread = str((self.config.get("configurable") or {}).get("thread_id", ""))
         self.runs: list[Any] = []  # replays started from the view (lgnb.Run handles)
+        #: the run views of the replays, shown under the timeline
+        self.replays = ipywidgets.VBox([])
+        self._panel: ipywidgets.VBox | None = None
         self._timeline: Timeline | None = None
+        self._last_fork: tuple[str, float] | None = None
+        self._followed: list[tuple[Any, Any]] = []  # (run view, observer)
+        self._poll: asyncio.Task[None] | asyncio.Future[None] | None = None
+        self._latest_seen: str | None = None
+
+    # -- display: the timeline with the replay views under it ----------------------------
+    @property
+    def panel(self) -> ipywidgets.VBox:
+        """The timeline and, under it, the run views of its replays (what displays)."""
+        if self._panel is None:
+            self._panel = ipywidgets.VBox([self, self.replays])
+        return self._panel
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.panel._repr_mimebundle_(**kwargs)
 
     # -- public API --------------------------------------------------------------
     @property
@@ -55,19 +126,42 @@ class HistoryView(View):
         snapshots = list(self.graph.get_state_history(self.config, **kwargs))
         t = timeline(snapshots, current=self.selected or None)
         self._timeline = t
+        self._latest_seen = t.latest
         with self.hold_sync():
             self.timeline = t.to_json(details=False)
             self.dot = timeline_to_dot(t)
             self._show_details()
+            self._show_diff()
         return t
 
     @traitlets.observe("selected")
     def _selected_changed(self, _change: Any) -> None:
         self._show_details()
+        self._show_diff()
+
+    @traitlets.observe("compare")
+    def _compare_changed(self, _change: Any) -> None:
+        self._show_diff()
 
     def _show_details(self) -> None:
         c = self._timeline.by_id(self.selected) if self._timeline and self.selected else None
-        self.details = {"id": c.id, **c.details} if c is not None else {}
+        if c is None:
+            self.details = {}
+            return
+        try:
+            form = self.fork_form(c.id)
+        except Exception as exc:  # noqa: BLE001 - the details still show; the form says why not
+            form = {"id": c.id, "fields": [], "as_node": [], "error": f"{type(exc).__name__}: {exc}"}
+        self.details = {"id": c.id, **c.details, "form": form}
+
+    def _show_diff(self) -> None:
+        if not (self.selected and self.compare and self.selected != self.compare and self._timeline):
+            self.diff = {}
+            return
+        try:
+            self.diff = self.checkpoint_diff(self.compare, self.selected)
+        except Exception as exc:  # noqa: BLE001 - shown in the view
+            self.diff = {"a": self.compare, "b": self.selected, "error": f"{type(exc).__name__}: {exc}"}
 
     def checkpoint_config(self, checkpoint_id: str) -> dict[str, Any]:
         """The RunnableConfig addressing `checkpoint_id` on this thread."""
@@ -81,78 +175,348 @@ class HistoryView(View):
                              if k in ("thread_id", "checkpoint_ns", "checkpoint_id")})
         return {**self.config, "configurable": configurable}
 
+    def values_at(self, checkpoint_id: str) -> Any:
+        """The state values of a checkpoint, as JSON (not cut short)."""
+        snap = self.graph.get_state(self.checkpoint_config(checkpoint_id))
+        return jsonable(getattr(snap, "values", None), limit=10**9)
+
+    def checkpoint_diff(self, a: str, b: str) -> dict[str, Any]:
+        """What changed from checkpoint `a` to checkpoint `b` (see `lgnb.draw.checkpoint_diff`)."""
+        out = checkpoint_diff(self.values_at(a), self.values_at(b))
+        return {"a": a, "b": b, "a_step": self._step(a), "b_step": self._step(b), **out}
+
+    # -- fork ----------------------------------------------------------------------------
+    def _schema_properties(self) -> dict[str, Any]:
+        props: dict[str, Any] = {}
+        for getter in ("get_output_jsonschema", "get_input_jsonschema"):
+            fn = getattr(self.graph, getter, None)
+            try:
+                schema = fn() if callable(fn) else None
+            except Exception:  # noqa: BLE001 - a schema we cannot read: the fields fall back to JSON
+                schema = None
+            if isinstance(schema, Mapping):
+                for k, v in (schema.get("properties") or {}).items():
+                    props.setdefault(str(k), v)
+        return props
+
+    def fork_form(self, checkpoint_id: str) -> dict[str, Any]:
+        """The fork form of a checkpoint: one field per state key (from the state schema;
+        ``json`` text for what has no field), and the nodes the update may be made as.
+
+        ``{"id", "fields": [{"key", "kind", "value", "text", "reducer", "schema"}], "as_node": [...]}``;
+        `kind` is string / integer / number / boolean / json. A field whose channel has a
+        reducer starts empty: what is sent there goes through the reducer (appended, ...).
+        """
+        values = self.values_at(checkpoint_id)
+        values = values if isinstance(values, Mapping) else {}
+        props = self._schema_properties()
+        channels = getattr(self.graph, "channels", None) or {}
+        keys = [*props, *(k for k in values if k not in props)]
+        fields = []
+        for key in keys:
+            if key.startswith("__") or key.startswith("branch:"):
+                continue
+            reducer = _is_reducer(channels.get(key)) if isinstance(channels, Mapping) else False
+            value = None if reducer else values.get(key)
+            kind = _field_kind(props.get(key), values.get(key))
+            if kind == "json":
+                text = "" if value is None else json.dumps(value, indent=2, ensure_ascii=False)
+            else:
+                text = "" if value is None else value if isinstance(value, str) else json.dumps(value)
+            fields.append({"key": key, "kind": kind, "value": value, "text": text, "reducer": reducer,
+                           "schema": jsonable(props.get(key)) if key in props else None})
+        nodes = [str(n) for n in (getattr(self.graph, "nodes", None) or {}) if not str(n).startswith("__")]
+        return {"id": checkpoint_id, "fields": fields, "as_node": nodes}
+
+    def parse_edits(self, checkpoint_id: str, edits: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The values to send for the page's edited fields (``{key: text}``, booleans as
+        true/false), validated: a :class:`ForkError` names every field that is wrong.
+        Unchanged fields and empty reducer fields are left out; None when nothing changed."""
+        form = self.fork_form(checkpoint_id)
+        fields = {f["key"]: f for f in form["fields"]}
+        errors: dict[str, str] = {}
+        values: dict[str, Any] = {}
+        for key, raw in edits.items():
+            field = fields.get(str(key))
+            if field is None:
+                errors[str(key)] = "not a key of this graph's state"
+                continue
+            kind = field["kind"]
+            try:
+                value = self._parse_field(kind, raw)
+            except ValueError as exc:
+                errors[key] = str(exc)
+                continue
+            if field["reducer"] and raw in ("", None):
+                continue
+            if not field["reducer"] and value == field["value"]:
+                continue
+            problem = self._schema_problem(field.get("schema"), value)
+            if problem:
+                errors[key] = problem
+                continue
+            values[key] = value
+        if errors:
+            raise ForkError(errors)
+        return values or None
+
+    @staticmethod
+    def _parse_field(kind: str, raw: Any) -> Any:
+        if kind == "string":
+            if raw is None or isinstance(raw, str):
+                return raw
+            raise ValueError(f"expected text, got {type(raw).__name__}")
+        if kind == "boolean":
+            if isinstance(raw, bool):
+                return raw
+            if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
+                return raw.strip().lower() == "true"
+            raise ValueError("expected true or false")
+        if kind in ("integer", "number"):
+            if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+                value = raw
+            else:
+                text = str(raw).strip()
+                try:
+                    value = int(text) if kind == "integer" else float(text)
+                except ValueError:
+                    raise ValueError(f"not {'an integer' if kind == 'integer' else 'a number'}: {text!r}") from None
+            if kind == "integer" and (not isinstance(value, int) and not float(value).is_integer()):
+                raise ValueError(f"not an integer: {raw!r}")
+            return int(value) if kind == "integer" else value
+        if not isinstance(raw, str):
+            return raw
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+
+    @staticmethod
+    def _schema_problem(schema: Any, value: Any) -> str | None:
+        if not isinstance(schema, Mapping):
+            return None
+        try:
+            import jsonschema
+        except ImportError:  # the form's kinds were checked already
+            return None
+        try:
+            jsonschema.validate(value, dict(schema))
+        except jsonschema.ValidationError as exc:
+            return f"does not match the state schema: {exc.message}"
+        except jsonschema.SchemaError:
+            return None
+        return None
+
     def fork(self, checkpoint_id: str, values: Any = None, *, as_node: str | None = None) -> dict[str, Any]:
         """``graph.update_state`` on that checkpoint (no changes by default): a new branch.
 
         Returns the new checkpoint's config and selects it.
         """
-        kwargs = {"as_node": as_node} if as_node is not None else {}
+        kwargs = {"as_node": as_node} if as_node else {}
         new = self.graph.update_state(self.checkpoint_config(checkpoint_id), values, **kwargs)
         cid = (new.get("configurable") or {}).get("checkpoint_id") if isinstance(new, Mapping) else None
+        edited = f" with {', '.join(values)} edited" if isinstance(values, Mapping) and values else ""
         self.selected = str(cid or "")
-        self.notice = f"forked from step {self._step(checkpoint_id)}: new checkpoint {cid}"
+        self.notice = f"forked from step {self._step(checkpoint_id)}{edited}: new checkpoint {cid}"
         self.refresh()
         return dict(new) if isinstance(new, Mapping) else new
 
+    def fork_with_edits(self, checkpoint_id: str, edits: Mapping[str, Any], *,
+                        as_node: str | None = None) -> dict[str, Any]:
+        """What the page's Fork button does: parse and validate `edits` (``{key: text}``),
+        then :meth:`fork`. Raises :class:`ForkError` (nothing sent) when a field is wrong."""
+        return self.fork(checkpoint_id, self.parse_edits(checkpoint_id, edits), as_node=as_node or None)
+
+    # -- replay --------------------------------------------------------------------------
     def replay(self, checkpoint_id: str, *, display: bool = False) -> Any:
         """``lgnb.run(graph, None, checkpoint_config)``: re-run from that checkpoint.
 
-        Returns the :class:`lgnb.Run`; the timeline refreshes when it pauses or ends.
+        Returns the :class:`lgnb.Run`; its view opens under the timeline (`replays`), and
+        the timeline redraws as the replay's checkpoints land. One replay at a time.
         """
         from lgnb.widgets.run_view import run
 
+        running = self.running_replay()
+        if running is not None:
+            raise RuntimeError(f"a replay from this timeline is still running ({running.view.title}): "
+                               "wait for it to end, or cancel it (run.cancel()), then replay again")
         step = self._step(checkpoint_id)
-        handle = run(self.graph, None, self.checkpoint_config(checkpoint_id), display=display,
-                     title=f"replay from step {step}")
+        config = self.checkpoint_config(checkpoint_id)
+        self.busy = "replay"
+        try:
+            handle = run(self.graph, None, config, display=display, title=f"replay from step {step}")
+        except BaseException:
+            self.busy = ""
+            raise
         self.runs.append(handle)
+        self.replays.children = (*self.replays.children[-(KEEP_REPLAYS - 1):], handle.view)
         self.notice = f"replaying from step {step}…"
 
-        def settled(change: Mapping[str, Any]) -> None:
-            if change["new"] in ("running", "pending"):
-                return
-            self.notice = f"replay from step {step}: {change['new']}"
-            self._safely(self.refresh)
+        def settled(status: str) -> None:
+            self.busy = "" if self.running_replay() is None else "replay"
+            self.notice = f"replay from step {step}: {status}"
 
-        handle.view.observe(settled, names="status")
-        if handle.status not in ("running", "pending"):
-            settled({"new": handle.status})
+        self.follow(handle, on_settle=settled)
         return handle
+
+    def running_replay(self) -> Any:
+        """The replay started from this view that is still running (None if none)."""
+        return next((r for r in reversed(self.runs) if r.status in ("running", "pending")), None)
+
+    # -- following a run on the thread ---------------------------------------------------
+    def follow(self, run: Any = True, *, interval: float = 0.5, on_settle: Any = None) -> HistoryView:
+        """Redraw the timeline while a run on this thread proceeds.
+
+        `run` an :class:`lgnb.Run`: redraw at each of its steps and when it pauses or ends
+        (no polling). ``True``: poll the thread's latest checkpoint every `interval` seconds
+        until :meth:`unfollow` (or the view is closed).
+        """
+        if run is True:
+            self._start_polling(interval)
+            return self
+        view = getattr(run, "view", None)
+        if view is None:
+            raise TypeError(f"follow() takes an lgnb.Run (or True to poll), not {type(run).__name__}")
+
+        def changed(change: Mapping[str, Any]) -> None:
+            self._safely(self.refresh)
+            if change["name"] == "status" and change["new"] not in ("running", "pending") and on_settle:
+                on_settle(change["new"])
+
+        view.observe(changed, names=["step", "status"])
+        self._followed.append((view, changed))
+        self.following = True
+        if run.status not in ("running", "pending"):
+            changed({"name": "status", "new": run.status})
+        return self
+
+    def unfollow(self) -> None:
+        """Stop redrawing by itself (see :meth:`follow`)."""
+        for view, fn in self._followed:
+            try:
+                view.unobserve(fn, names=["step", "status"])
+            except ValueError:
+                pass
+        self._followed.clear()
+        if self._poll is not None:
+            self._poll.cancel()
+            self._poll = None
+        self.following = False
+
+    def _start_polling(self, interval: float) -> None:
+        if self._poll is not None and not self._poll.done():
+            return
+        loop = loop_for_run()
+
+        async def poll() -> None:
+            while getattr(self, "comm", None) is not None:
+                await asyncio.sleep(interval)
+                try:
+                    snap = self.graph.get_state(self.config)
+                except Exception:  # noqa: BLE001 - a saver hiccup: try again next time
+                    continue
+                latest = (getattr(snap, "config", None) or {}).get("configurable", {}).get("checkpoint_id")
+                if latest and latest != self._latest_seen:
+                    self._safely(self.refresh)
+            self.following = False
+
+        self.following = True
+        if _current_loop() is loop:
+            self._poll = loop.create_task(poll())
+        else:
+            self._poll = asyncio.run_coroutine_threadsafe(poll(), loop)  # type: ignore[assignment]
+
+    def close(self) -> None:
+        self.unfollow()
+        super().close()
 
     # -- messages from the browser -----------------------------------------------
     def _step(self, checkpoint_id: str) -> str:
         c = self._timeline.by_id(checkpoint_id) if self._timeline else None
         return "?" if c is None or c.step is None else str(c.step)
 
-    def _safely(self, fn: Any, *args: Any) -> None:
+    def _safely(self, fn: Any, *args: Any) -> bool:
         try:
             self.error = ""
             fn(*args)
         except Exception as exc:  # noqa: BLE001 - shown in the view: a comm handler has nowhere else to report
             self.error = f"{type(exc).__name__}: {exc}"
+            return False
+        return True
+
+    def _reply(self, kind: str, content: Mapping[str, Any], **result: Any) -> None:
+        if getattr(self, "comm", None) is not None:  # a closed view has no one to answer
+            self.send({"kind": kind, "request": content.get("request"), **result})
 
     def _msg_select(self, content: dict[str, Any]) -> None:
         if isinstance(content.get("id"), str):
             self.selected = content["id"]
 
+    def _msg_compare(self, content: dict[str, Any]) -> None:
+        if isinstance(content.get("id"), str):
+            self.compare = content["id"]
+
     def _msg_refresh(self, _content: dict[str, Any]) -> None:
         self._safely(self.refresh)
 
     def _msg_fork(self, content: dict[str, Any]) -> None:
-        if isinstance(content.get("id"), str):
-            self._safely(self.fork, content["id"])
+        cid = content.get("id")
+        if not isinstance(cid, str):
+            return
+        edits = content.get("values") if isinstance(content.get("values"), Mapping) else {}
+        as_node = content.get("as_node") if isinstance(content.get("as_node"), str) else None
+        key = json.dumps([cid, edits, as_node], sort_keys=True, default=str)
+        now = time.monotonic()
+        if self._last_fork is not None and self._last_fork[0] == key and now - self._last_fork[1] < FORK_DEBOUNCE:
+            self._reply("fork-result", content, ok=False, error="this fork was just made (a double click?): nothing sent")
+            return
+        self.fork_errors = {}
+        try:
+            self.error = ""
+            self.fork_with_edits(cid, edits, as_node=as_node)
+        except ForkError as exc:
+            self.fork_errors = dict(exc.errors)
+            self._reply("fork-result", content, ok=False, error="fix the fields marked in red: nothing was sent",
+                        errors=exc.errors)
+            return
+        except Exception as exc:  # noqa: BLE001 - shown in the view
+            message = f"{type(exc).__name__}: {exc}"
+            self.fork_errors = {"": message}
+            self.error = message
+            self._reply("fork-result", content, ok=False, error=message)
+            return
+        self._last_fork = (key, time.monotonic())
+        self._reply("fork-result", content, ok=True, checkpoint=self.selected)
 
     def _msg_replay(self, content: dict[str, Any]) -> None:
-        if isinstance(content.get("id"), str):
-            self._safely(self.replay, content["id"])
+        if not isinstance(content.get("id"), str):
+            return
+        try:
+            self.error = ""
+            handle = self.replay(content["id"])
+        except Exception as exc:  # noqa: BLE001 - shown in the view
+            self.error = f"{type(exc).__name__}: {exc}"
+            self._reply("replay-result", content, ok=False, error=self.error)
+            return
+        self._reply("replay-result", content, ok=True, thread=handle.view.thread)
+
+
+def _current_loop() -> Any:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None,
-            limit: int | None = 200) -> HistoryView:
+            limit: int | None = 200, follow: Any = None) -> HistoryView:
     """The checkpoint timeline of the thread in `config` (``{"configurable": {"thread_id": ...}}``).
 
-    Click a checkpoint for its values, next nodes and metadata; fork or replay from it.
-    The graph needs a checkpointer. `view.refresh()` re-reads the history; `limit` caps
-    how many of the newest checkpoints are drawn (None for all).
+    Click a checkpoint for its values, next nodes and metadata; fork (with edited values)
+    or replay from it; shift-click a second one for the diff between the two. The graph
+    needs a checkpointer. `view.refresh()` re-reads the history; `limit` caps how many of
+    the newest checkpoints are drawn (None for all). `follow`: an :class:`lgnb.Run` on the
+    thread (the timeline redraws as its checkpoints land), or True to poll the thread.
     """
     check_graph(graph, what="lgnb.history")
     if not callable(getattr(graph, "get_state_history", None)):
@@ -166,4 +530,6 @@ def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None,
     view = HistoryView(graph, config, limit=limit)
     view.title = title if title is not None else f"history · thread {view.thread}"
     view.refresh()
+    if follow is not None and follow is not False:
+        view.follow(follow)
     return view

@@ -232,3 +232,203 @@ def test_time_travel_notebook_runs_headless(tmp_path: Path) -> None:
     state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     views = [m["state"] for m in state.values() if m["state"].get("_view_kind") == "history"]
     assert views and max(len(v["timeline"]["branch_points"]) for v in views) >= 1
+
+
+# -- time travel, complete: fork with edits, replays in their own view, diffs, following --------
+
+class Doc(TypedDict):
+    topic: str
+    count: int
+    draft: bool
+    notes: Annotated[list, operator.add]
+
+
+def doc_graph(eng: Any, *, delay: float = 0.0) -> Any:
+    def step(name: str) -> Any:
+        def node(state: Doc) -> dict[str, Any]:
+            time.sleep(delay)
+            return {"notes": [f"{name}: {state['topic']}"], "count": state.get("count", 0) + 1}
+        return node
+
+    b = eng.StateGraph(Doc)
+    for name in ("plan", "write", "review"):
+        b.add_node(name, step(name))
+    b.add_edge(eng.START, "plan")
+    b.add_edge("plan", "write")
+    b.add_edge("write", "review")
+    return b.compile(checkpointer=eng.InMemorySaver())
+
+
+def captured(view: HistoryView) -> list[dict[str, Any]]:
+    sent: list[dict[str, Any]] = []
+    view.send = lambda msg, buffers=None: sent.append(msg)  # type: ignore[method-assign]
+    return sent
+
+
+def test_fork_form_is_generated_from_the_state_schema(eng: Any) -> None:
+    g = doc_graph(eng)
+    g.invoke({"topic": "tea", "count": 0, "draft": True, "notes": []}, CFG)
+    view = history(g, CFG)
+    write = next(c for c in view.timeline["checkpoints"] if c["next"] == ["write"])
+    view._msg_select({"id": write["id"]})
+    form = view.details["form"]
+    fields = {f["key"]: f for f in form["fields"]}
+    assert [(k, f["kind"], f["reducer"]) for k, f in fields.items()] == [
+        ("topic", "string", False), ("count", "integer", False), ("draft", "boolean", False), ("notes", "json", True)]
+    assert fields["topic"]["text"] == "tea" and fields["count"]["text"] == "1" and fields["draft"]["value"] is True
+    assert fields["notes"]["text"] == ""  # a reducer field starts empty: what is typed is added
+    assert form["as_node"] == ["plan", "write", "review"]
+
+
+def test_fork_with_edits_from_the_page(eng: Any) -> None:
+    g = doc_graph(eng)
+    g.invoke({"topic": "tea", "count": 0, "draft": True, "notes": []}, CFG)
+    view = history(g, CFG)
+    sent = captured(view)
+    write = next(c for c in view.timeline["checkpoints"] if c["next"] == ["write"])
+    before = len(view.model.checkpoints)
+
+    # invalid edits: nothing is sent to the graph, each field says what is wrong
+    view._msg_fork({"kind": "fork", "request": 1, "id": write["id"], "as_node": "plan",
+                    "values": {"count": "three", "notes": "[1,", "draft": "maybe", "nope": "1"}})
+    assert sent[-1]["kind"] == "fork-result" and sent[-1]["request"] == 1 and sent[-1]["ok"] is False
+    errors = view.fork_errors
+    assert errors["count"] == "not an integer: 'three'" and errors["notes"].startswith("not valid JSON")
+    assert errors["draft"] == "expected true or false" and errors["nope"] == "not a key of this graph's state"
+    view._msg_fork({"kind": "fork", "request": 2, "id": write["id"], "as_node": "plan", "values": {"notes": '{"a": 1}'}})
+    assert "does not match the state schema" in view.fork_errors["notes"] and sent[-1]["ok"] is False
+    assert len(view.model.checkpoints) == before == len(list(g.get_state_history(CFG)))
+
+    # valid edits: update_state(as_node=...) with the parsed values, a new branch, selected
+    edits = {"topic": "coffee", "count": "7", "draft": "false", "notes": '["edited by hand"]'}
+    view._msg_fork({"kind": "fork", "request": 3, "id": write["id"], "as_node": "plan", "values": edits})
+    assert sent[-1] == {"kind": "fork-result", "request": 3, "ok": True, "checkpoint": view.selected}
+    assert view.fork_errors == {} and view.error == ""
+    t = view.model
+    new = t.by_id(view.selected)
+    assert new is not None and new.parent == write["id"] and new.fork and t.branch_points == [write["id"]]
+    state = g.get_state(view.checkpoint_config(new.id))
+    assert state.values == {"topic": "coffee", "count": 7, "draft": False, "notes": ["plan: tea", "edited by hand"]}
+    assert state.next == ("write",) and state.metadata["source"] == "update"
+    assert "with topic, count, draft, notes edited" in view.notice
+
+    # the same fork again at once (a double click) is refused; nothing new in the history
+    view._msg_fork({"kind": "fork", "request": 4, "id": write["id"], "as_node": "plan", "values": edits})
+    assert sent[-1]["ok"] is False and "double click" in sent[-1]["error"]
+    assert len(list(g.get_state_history(CFG))) == before + 1
+    # unchanged values are not sent: a fork with nothing edited is update_state(config, None)
+    view._msg_fork({"kind": "fork", "request": 5, "id": write["id"], "as_node": "plan", "values": {"topic": "tea"}})
+    assert sent[-1]["ok"] is True and g.get_state(view.checkpoint_config(view.selected)).values["topic"] == "tea"
+    # an as_node the graph refuses: the error is shown, as text
+    view._msg_fork({"kind": "fork", "request": 6, "id": write["id"], "as_node": "<b>nope</b>", "values": {}})
+    assert sent[-1]["ok"] is False and "nope" in view.fork_errors[""] and view.error == view.fork_errors[""]
+
+
+def test_replay_streams_into_its_own_view_and_a_double_click_starts_one(eng: Any) -> None:
+    g = doc_graph(eng, delay=0.3)
+    g.invoke({"topic": "tea", "count": 0, "draft": True, "notes": []}, CFG)
+    view = history(g, CFG)
+    sent = captured(view)
+    first = next(c for c in view.timeline["checkpoints"] if c["next"] == ["plan"])
+    before = len(view.model.checkpoints)
+    view._msg_replay({"kind": "replay", "request": 1, "id": first["id"]})
+    view._msg_replay({"kind": "replay", "request": 2, "id": first["id"]})  # the double click
+    assert [m["ok"] for m in sent] == [True, False] and "still running" in sent[1]["error"]
+    assert len(view.runs) == 1 and view.busy == "replay"
+    run = view.runs[0]
+    assert view.replays.children == (run.view,) and view.panel.children == (view, view.replays)
+    assert run.view.title == "replay from step 0"
+    counts = set()
+    while run.status in ("running", "pending"):
+        counts.add(len(view.model.checkpoints))
+        time.sleep(0.02)
+    run.wait(30)
+    deadline = time.monotonic() + 10
+    while view.busy and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert view.busy == "" and view.notice == "replay from step 0: done"
+    assert len(view.model.checkpoints) == before + 4  # fork + plan, write, review
+    assert len(counts - {before, before + 4}) >= 1, counts  # the timeline grew while it ran
+    assert run.content["updates"] and run.result["notes"] == ["plan: tea", "write: tea", "review: tea"]
+    # once it is over, another replay may start; its view joins the first under the timeline
+    view._msg_replay({"kind": "replay", "request": 3, "id": first["id"]})
+    assert sent[-1]["ok"] is True and len(view.replays.children) == 2
+    view.runs[-1].wait(30)
+
+
+def test_diff_between_two_checkpoints(eng: Any) -> None:
+    def agent(state: Any) -> dict[str, Any]:
+        return {"messages": [("ai", f"reply {len(state['messages'])}")]}
+
+    b = eng.StateGraph(eng.MessagesState)
+    b.add_node("agent", agent)
+    b.add_edge(eng.START, "agent")
+    g = b.compile(checkpointer=eng.InMemorySaver())
+    g.invoke({"messages": [("user", "hi")]}, CFG)
+    g.invoke({"messages": [("user", "again")]}, CFG)
+    view = history(g, CFG)
+    cps = view.model.checkpoints
+    first_end = next(c for c in cps if c.step == 1)
+    last = cps[-1]
+    view._msg_select({"id": last.id})
+    assert view.diff == {}
+    view._msg_compare({"id": first_end.id})
+    d = view.diff
+    assert (d["a"], d["b"], d["a_step"], d["b_step"]) == (first_end.id, last.id, "1", "4")
+    [m] = d["messages"]
+    assert m["key"] == "messages" and m["removed"] == [] and m["replaced"] == []
+    assert [(x["type"], x["content"]) for x in m["added"]] == [("human", "again"), ("ai", "reply 3")]
+    assert d["changed"] == [] and d["same"] == []
+    # a message replaced by id, a plain key changed, a key added
+    from lgnb.draw import checkpoint_diff
+
+    msg = {"type": "ai", "content": "old", "id": "m1"}
+    out = checkpoint_diff({"messages": [msg], "n": 1}, {"messages": [dict(msg, content="new")], "n": 2, "x": "<b>"})
+    assert out["changed"] == [{"key": "n", "before": 1, "after": 2}] and out["added"] == [{"key": "x", "after": "<b>"}]
+    assert out["messages"][0]["replaced"] == [{"before": msg, "after": dict(msg, content="new")}]
+    view._msg_compare({"id": ""})
+    assert view.diff == {}
+
+
+def test_timeline_follows_a_run_on_its_thread(eng: Any) -> None:
+    from lgnb.widgets import run
+
+    g = doc_graph(eng, delay=0.3)
+    r = run(g, {"topic": "tea", "count": 0, "draft": True, "notes": []}, CFG, display=False)
+    view = history(g, CFG, follow=r)
+    assert view.following
+    seen = set()
+    while r.status in ("running", "pending"):
+        seen.add(len(view.model.checkpoints))
+        time.sleep(0.02)
+    r.wait(30)
+    time.sleep(0.1)
+    assert len(view.model.checkpoints) == 5 and len(seen - {5}) >= 2, seen
+    view.unfollow()
+    assert not view.following
+
+    # follow=True polls: a change made elsewhere shows without refresh()
+    polled = history(g, CFG, follow=True)
+    g.update_state(CFG, {"topic": "later"})
+    deadline = time.monotonic() + 5
+    while len(polled.model.checkpoints) == 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(polled.model.checkpoints) == 6
+    polled.close()  # a closed view stops polling
+    deadline = time.monotonic() + 3
+    while polled._poll is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert polled._poll is None and not polled.following
+
+
+def test_a_closed_view_answers_nobody_and_never_hangs(lg: Any) -> None:
+    g = doc_graph(lg)
+    g.invoke({"topic": "tea", "count": 0, "draft": True, "notes": []}, CFG)
+    view = history(g, CFG)
+    first = view.model.checkpoints[0].id
+    view.close()  # the page went away (kernel side of a restarted front end)
+    view._msg_fork({"kind": "fork", "request": 1, "id": first, "values": {"topic": "x"}})
+    assert view.error == "" and view.model.by_id(view.selected).source == "update"
+    view._msg_replay({"kind": "replay", "request": 2, "id": first})
+    view.runs[-1].wait(30)
+    assert view.runs[-1].status == "done"
