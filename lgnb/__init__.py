@@ -34,11 +34,12 @@ __all__ = (
     "get_stream_writer",
     "history",
     "interrupt",
+    "lens",
     "run",
     "show",
 )
 
-_LAZY = {"run", "show", "Run", "history"}
+_LAZY = {"run", "show", "Run", "history", "lens"}
 
 
 def __getattr__(name: str) -> Any:

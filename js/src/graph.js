@@ -90,6 +90,19 @@ export function graphPane({ model, signal, onSelect }) {
         if (shown) byId(idOf.get(shown))?.classList.add(cls);
       }
     }
+    svg.querySelectorAll(".lgnb-badge").forEach((e) => e.remove());
+    for (const [key, text] of Object.entries(next.badges || {})) {
+      const shown = displayKey(key, drawn);
+      const g = shown ? byId(idOf.get(shown)) : null;
+      if (!g) continue;
+      const box = g.getBBox();
+      const t = document.createElementNS("http://www.w3.org/2000/svg", "text");
+      t.setAttribute("class", "lgnb-badge");
+      t.setAttribute("x", String(box.x + box.width + 2));
+      t.setAttribute("y", String(box.y + 9));
+      t.textContent = String(text);
+      g.append(t);
+    }
     for (const [src, dst] of next.taken || []) {
       const s = displayKey(src, drawn), t = displayKey(dst, drawn);
       if (!s || !t || s === t) continue;

@@ -7,9 +7,10 @@ import { injectStyles } from "./styles.js";
 import { renderRun } from "./run.js";
 import { renderGraph } from "./graph-view.js";
 import { renderHistory } from "./history-view.js";
+import { renderLens } from "./lens-view.js";
 import { attachRun } from "./store.js";
 
-const VIEWS = { run: renderRun, graph: renderGraph, history: renderHistory };
+const VIEWS = { run: renderRun, graph: renderGraph, history: renderHistory, lens: renderLens };
 const ATTACH = { run: attachRun };
 const states = new Map(); // model _uid → model-level state
 export const version = "0.1.0";

@@ -12,15 +12,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from lgnb.widgets.graph_view import GraphView, show
     from lgnb.widgets.history_view import HistoryView, history
+    from lgnb.widgets.lens_view import Lens, LensView, lens
     from lgnb.widgets.run_view import Run, RunView, run
 
-__all__ = ["GraphView", "HistoryView", "Run", "RunView", "history", "run", "show"]
+__all__ = ["GraphView", "HistoryView", "Lens", "LensView", "Run", "RunView", "history", "lens", "run", "show"]
 
 _WHERE = {
     "GraphView": "lgnb.widgets.graph_view",
     "show": "lgnb.widgets.graph_view",
     "HistoryView": "lgnb.widgets.history_view",
     "history": "lgnb.widgets.history_view",
+    "Lens": "lgnb.widgets.lens_view",
+    "LensView": "lgnb.widgets.lens_view",
+    "lens": "lgnb.widgets.lens_view",
     "Run": "lgnb.widgets.run_view",
     "RunView": "lgnb.widgets.run_view",
     "run": "lgnb.widgets.run_view",

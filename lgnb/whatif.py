@@ -1,0 +1,130 @@
+"""What if a channel had another reducer? Re-apply a recorded step's writes, nodes not re-run.
+
+A super-step's update phase hands each channel the writes its tasks made, in order; the
+channel's reducer turns (value before, writes) into the value after. Given what a step
+recorded (the lens's ``updates``: ``{"channel", "before", "writes", "after", ...}``), this
+module applies the same writes with another reducer, using the engine's own channels
+(`LastValue`, `BinaryOperatorAggregate`), so the result — or the `InvalidUpdateError` — is
+exactly what the engine would have produced. Pure: nothing runs but the reducer.
+
+>>> reapply([1], [[2], [3]], "operator.add")["value"]
+[1, 2, 3]
+>>> reapply("a", ["b", "c"], "last value")["error"]            # doctest: +ELLIPSIS
+"At key '': Can receive only one value per step..."
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from lgnb.channels.base import MISSING
+from lgnb.channels.binop import BinaryOperatorAggregate
+from lgnb.channels.last_value import LastValue
+from lgnb.errors import InvalidUpdateError
+
+__all__ = ["REDUCERS", "reapply", "reducer_name", "resolve_reducer", "what_if"]
+
+#: The reducers offered by name (the lens's "what if" menu).
+REDUCERS = ("last value", "operator.add", "add_messages")
+_LAST = {"last value", "last_value", "lastvalue", "last", None}
+
+
+def _add_messages() -> Callable[[Any, Any], Any]:
+    from lgnb.graph.message import add_messages
+
+    return add_messages
+
+
+def resolve_reducer(reducer: str | Callable[[Any, Any], Any] | None) -> Callable[[Any, Any], Any] | None:
+    """A reducer function for `reducer` (a name of :data:`REDUCERS` or a function);
+    None means last value. Unknown names raise ValueError listing the known ones."""
+    if callable(reducer):
+        return reducer
+    name = reducer.strip().lower() if isinstance(reducer, str) else reducer
+    if name in _LAST:
+        return None
+    if name in ("operator.add", "add", "+"):
+        return operator.add
+    if name in ("add_messages", "messages"):
+        return _add_messages()
+    raise ValueError(f"unknown reducer {reducer!r}: use one of {', '.join(REDUCERS)}, or pass a function "
+                     "(current, write) -> new value")
+
+
+def reducer_name(reducer: str | Callable[[Any, Any], Any] | None) -> str:
+    """How a reducer is shown: ``"last value"``, ``"operator.add"``, a function's qualified name."""
+    fn = resolve_reducer(reducer)
+    if fn is None:
+        return "last value"
+    if fn is operator.add:
+        return "operator.add"
+    module = getattr(fn, "__module__", "") or ""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    if name == "add_messages":
+        return "add_messages"
+    return f"{module}.{name}" if module and module not in ("builtins", "__main__") else str(name)
+
+
+def reapply(before: Any, writes: Sequence[Any], reducer: str | Callable[[Any, Any], Any] | None, *,
+            channel: str = "", has_before: bool = True) -> dict[str, Any]:
+    """Apply `writes` (in order) to `before` under `reducer`.
+
+    Returns ``{"value", "error"}``: `error` is the engine's message (e.g. the last-value
+    conflict, or a reducer that raised) and `value` then stays `before`. `has_before=False`
+    says the channel was empty (a binary reducer then starts from the first write).
+    """
+    fn = resolve_reducer(reducer)
+    chan: Any = LastValue(Any, channel) if fn is None else BinaryOperatorAggregate(Any, fn, channel)
+    chan = chan.from_checkpoint(before if has_before else MISSING)
+    try:
+        chan.update(list(writes))
+    except InvalidUpdateError as exc:
+        return {"value": before, "error": str(exc).split("\nFor troubleshooting")[0]}
+    except Exception as exc:  # noqa: BLE001 - a user reducer that fails is a result to show
+        return {"value": before, "error": f"{type(exc).__name__}: {exc}".split("\nFor troubleshooting")[0].strip()}
+    value = chan.value
+    return {"value": None if value is MISSING else value, "error": None}
+
+
+def _write_values(update: Mapping[str, Any]) -> list[Any]:
+    out = []
+    for w in update.get("writes") or ():
+        out.append(w.get("value") if isinstance(w, Mapping) and "value" in w else w)
+    return out
+
+
+def what_if(updates: Iterable[Mapping[str, Any]], reducer: str | Callable[[Any, Any], Any] | None, *,
+            channels: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """Re-apply each recorded channel update under `reducer`, beside the real result.
+
+    `updates`: a step's recorded updates, each ``{"channel", "before", "writes" (values, or
+    ``{"value", ...}`` records), "after", "reducer"?}``; `channels` limits which ones.
+    Returns one ``{"channel", "reducer", "real_reducer", "before", "writes", "real",
+    "real_error", "whatif", "error", "same"}`` per channel.
+    """
+    wanted = None if channels is None else set(channels)
+    name = reducer_name(reducer)
+    out: list[dict[str, Any]] = []
+    for update in updates:
+        channel = str(update.get("channel", ""))
+        if wanted is not None and channel not in wanted:
+            continue
+        writes = _write_values(update)
+        has_before = update.get("before", MISSING) is not MISSING and "before" in update
+        before = update.get("before")
+        result = reapply(before, writes, reducer, channel=channel, has_before=has_before)
+        real, real_error = update.get("after"), update.get("error")
+        same = result["error"] is None and real_error is None and _equal(result["value"], real)
+        out.append({"channel": channel, "reducer": name, "real_reducer": update.get("reducer"),
+                    "before": before, "writes": writes, "real": real, "real_error": real_error,
+                    "whatif": result["value"], "error": result["error"], "same": same})
+    return out
+
+
+def _equal(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - values that cannot compare are shown as different
+        return False

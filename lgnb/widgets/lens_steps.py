@@ -1,0 +1,335 @@
+"""Stream chunks → the lens's super-steps (plan → execute → update → checkpoint).
+
+An lgnb graph streams its own records (stream mode ``"pregel"``, `lgnb.pregel.records`).
+Any other graph (LangGraph's) is read through the public ``tasks``, ``updates``,
+``checkpoints`` and ``values`` modes, from which records of the same shape are built, with
+what those modes cannot tell left empty: no reducer names, no channel versions, no
+triggering versions, no task durations. The steps say so (`reduced`).
+
+A step is a dict: ``{"index", "step", "plan", "execute", "update", "checkpoints",
+"before", "after", "changed", "counts", "status", "reduced"}`` (records as in
+`lgnb.pregel.records`, values JSON-able). It is *complete* once the barrier was crossed
+(the ``values`` after it arrived) and, when the graph checkpoints, its checkpoint saved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
+from lgnb.pregel.records import to_jsonable
+from lgnb.widgets._stream import normalize
+
+PUSH = "__pregel_push"
+REDUCED_NOTICE = ("This graph is not an lgnb graph: the lens builds its steps from the public "
+                  "tasks, updates and checkpoints stream modes, which do not say which reducer "
+                  "each channel has, nor channel versions, triggering versions or task durations. "
+                  "Those cells are left empty (—).")
+
+
+def _root(ns: Any) -> bool:
+    return not ns
+
+
+def changed_keys(before: Any, after: Any) -> list[str]:
+    """State keys whose value differs (JSON-able values compared)."""
+    b = before if isinstance(before, Mapping) else {}
+    a = after if isinstance(after, Mapping) else {}
+    return [k for k in a if k not in b or a[k] != b[k]] + [k for k in b if k not in a]
+
+
+class StepBuilder:
+    """Folds chunks into records and steps; `feed` says when the open step is complete."""
+
+    def __init__(self, *, native: bool, checkpointed: bool, input: Any = None) -> None:
+        self.native = native  # records come from the "pregel" stream mode
+        self.checkpointed = checkpointed
+        self.input = input
+        self.records: list[dict[str, Any]] = []  # root-namespace records so far
+        self.steps: list[dict[str, Any]] = []
+        self.values: Any = None  # the latest state (JSON-able)
+        self.raw_values: Any = None
+        self.interrupts: list[dict[str, Any]] = []
+        self.interrupt_nodes: dict[str, str] = {}
+        self.paused = False
+        self.finished = False  # the last checkpoint said nothing comes next
+        self.open: dict[str, Any] | None = None
+        self.last_closed: dict[str, Any] | None = None
+        self._pending_close = False
+        self._seen_values = False
+        self._native_seen = False
+        self._last_step = 0
+
+    # -- steps -------------------------------------------------------------------------
+    def _step(self) -> dict[str, Any]:
+        if self.open is None:
+            self.open = {"index": len(self.steps), "step": None, "plan": None, "execute": None,
+                         "update": None, "checkpoints": [], "before": self.values, "after": None,
+                         "changed": [], "counts": {}, "status": "running", "reduced": not self.native,
+                         "error": None, "interrupts": []}
+            self.steps.append(self.open)
+        return self.open
+
+    def _close(self, status: str) -> dict[str, Any] | None:
+        step, self.open = self.open, None
+        if step is None:
+            return None
+        step["status"] = status
+        step["reduced"] = not self._native_seen
+        if step["after"] is None:
+            step["after"] = self.values
+        step["changed"] = changed_keys(step["before"], step["after"]) if step["update"] or status == "done" else []
+        return step
+
+    def begin_segment(self) -> None:
+        self.paused = False
+        self.interrupts = []
+
+    def end_segment(self, error: BaseException | None = None) -> dict[str, Any] | None:
+        """The stream ended (done, interrupted, or `error`): close the open step."""
+        if error is not None:
+            step = self._step()
+            step["error"] = {"type": type(error).__name__, "message": str(error).split("\nFor troubleshooting")[0]}
+            if step["update"] is None:
+                step["update"] = self._error_update(step, error)
+            return self._close("error")
+        if self.open is None:
+            return None
+        if self.paused:
+            for intr in self.interrupts:
+                intr["node"] = intr.get("node") or self.interrupt_nodes.get(intr["id"], "")
+            self.open["interrupts"] = list(self.interrupts)
+            return self._close("interrupted")
+        return self._close("done")
+
+    def _error_update(self, step: dict[str, Any], error: BaseException) -> dict[str, Any] | None:
+        """An `InvalidUpdateError` at the barrier, told from the exception and the writes."""
+        if type(error).__name__ != "InvalidUpdateError":
+            return None
+        import re
+
+        m = re.search(r"At key '([^']*)'", str(error))
+        channel = m.group(1) if m else None
+        writes = []
+        for task in (step["execute"] or {}).get("tasks", []):
+            for chan, value in task.get("writes") or []:
+                if chan == channel:
+                    writes.append({"task_id": task.get("id"), "node": task.get("node", ""), "value": value})
+        return {"kind": "update", "step": step["step"], "ns": "", "source": "loop", "channels": [],
+                "error": {"type": type(error).__name__, "message": str(error).split("\nFor troubleshooting")[0],
+                          "channel": channel, "writes": writes}}
+
+    # -- feeding -------------------------------------------------------------------------
+    def feed(self, chunk: Any) -> bool:
+        """Take one chunk; True when a step just became complete (`last_closed`)."""
+        ns, mode, payload = normalize(chunk)
+        if not _root(ns):
+            return False
+        handler = getattr(self, f"_on_{mode}", None)
+        if handler is None or not handler(payload):
+            return False
+        if self._pending_close:
+            self._pending_close = False
+            return True
+        if self.open is not None:
+            self.last_closed = self._close("done")
+        return True
+
+    def _complete(self, step: dict[str, Any]) -> bool:
+        """Barrier crossed (values seen; for lgnb records, the update too) and, when the
+        graph checkpoints, the checkpoint saved after it."""
+        if self._native_seen:
+            if step["update"] is None or step["update"].get("error"):
+                return False  # the run fails now: the error closes the step
+            return not self.checkpointed or bool(step.get("_ckpt_after_update"))
+        if not step.get("_values"):
+            return False
+        return not self.checkpointed or bool(step.get("_ckpt_after_values"))
+
+    def _checkpoint(self, record: dict[str, Any]) -> bool:
+        step = self.open
+        if step is None and self.steps and not self.paused:
+            self.steps[-1]["checkpoints"].append(record)  # saved after the step we showed
+            return False
+        step = self._step()
+        step["checkpoints"].append(record)
+        if step["step"] is None:
+            step["step"] = record.get("step")
+        if step.get("_values"):
+            step["_ckpt_after_values"] = True
+        if step["update"] is not None:
+            step["_ckpt_after_update"] = True
+        return self._complete(step)
+
+    def _on_pregel(self, record: Any) -> bool:
+        if not isinstance(record, Mapping) or record.get("ns"):
+            return False
+        record = dict(record)
+        self._native_seen = True
+        self.records.append(record)
+        kind = record.get("kind")
+        if kind == "checkpoint":
+            return self._checkpoint(record)
+        step = self._step()
+        step["reduced"] = False
+        step["step"] = record.get("step")
+        if kind == "plan":
+            step["plan"] = record
+            step["counts"] = _counts(record)
+        elif kind == "execute":
+            step["execute"] = record
+        elif kind == "update":
+            step["update"] = record
+            state = dict(step["before"]) if isinstance(step["before"], Mapping) else {}
+            for chan in record.get("channels") or ():
+                if chan.get("internal"):
+                    continue
+                if chan.get("has_value"):
+                    state[chan["channel"]] = chan.get("after")
+                else:
+                    state.pop(chan["channel"], None)
+            step["after"] = self.values = state
+        return self._complete(step)
+
+    def _on_tasks(self, payload: Any) -> bool:
+        if not isinstance(payload, Mapping) or "name" not in payload:
+            return False
+        node = str(payload["name"])
+        for i in payload.get("interrupts") or ():
+            iid = str(i.get("id", "") if isinstance(i, Mapping) else getattr(i, "id", "") or "")
+            if iid:
+                self.interrupt_nodes.setdefault(iid, node)
+        if self._native_seen:
+            return False
+        step = self._step()
+        if "result" not in payload and "error" not in payload:
+            done = (step["execute"] or {}).get("tasks") or []
+            if step["plan"] is not None and len(done) >= len(step["plan"]["tasks"]):
+                # a new step began before the last one showed a barrier (no state change):
+                # close it, open the next one (shown on the next click)
+                if step["update"] is None:
+                    step["update"] = self._update_from_values(step, self.values, False)
+                self.last_closed = self._close("done")
+                self._on_tasks(payload)
+                return False if self.last_closed is None else self._lookahead()
+            plan = step["plan"]
+            if plan is None:
+                self._last_step = self._last_step + 1 if step["step"] is None else step["step"]
+                step["step"] = self._last_step
+                plan = step["plan"] = self._record({"kind": "plan", "step": step["step"], "ns": "", "tasks": []})
+            triggers = [str(t) for t in payload.get("triggers") or ()]
+            send = {"node": node, "arg": to_jsonable(payload.get("input"))} if PUSH in triggers else None
+            plan["tasks"].append({"id": str(payload.get("id")), "node": node, "send": send, "path": [],
+                                  "triggers": [{"channel": t, "version": None} for t in triggers if t != PUSH]})
+            step["counts"] = _counts(plan)
+            return False
+        if step["execute"] is None:
+            step["execute"] = self._record({"kind": "execute", "step": step["step"], "ns": "", "tasks": []})
+        result, err = payload.get("result"), payload.get("error")
+        if isinstance(result, Mapping):
+            writes = [[str(k), to_jsonable(v)] for k, v in result.items()]
+        elif isinstance(result, (list, tuple)):
+            writes = [[str(w[0]), to_jsonable(w[1])] for w in result if isinstance(w, (list, tuple)) and len(w) == 2]
+        else:
+            writes = []
+        intrs = [to_jsonable(getattr(i, "value", i.get("value") if isinstance(i, Mapping) else i))
+                 for i in payload.get("interrupts") or ()]
+        step["execute"]["tasks"].append({"id": str(payload.get("id")), "node": node, "writes": writes,
+                                         "duration_ms": None,
+                                         "error": None if err is None else f"{type(err).__name__}: {err}",
+                                         "interrupts": intrs})
+        return False
+
+    def _lookahead(self) -> bool:
+        self._pending_close = True
+        return True
+
+    def _record(self, record: dict[str, Any]) -> dict[str, Any]:
+        self.records.append(record)
+        return record
+
+    def _on_values(self, payload: Any) -> bool:
+        if isinstance(payload, Mapping):
+            payload = {k: v for k, v in payload.items() if k != "__interrupt__"}
+        if self._native_seen:
+            self.raw_values, self.values = payload, to_jsonable(payload)
+            return False
+        before, self.raw_values, self.values = self.values, payload, to_jsonable(payload)
+        first = not self._seen_values
+        self._seen_values = True
+        if self.open is None and not first:
+            return False  # a resume's first values: the state as it was
+        step = self._step()
+        step["after"] = self.values
+        step["_values"] = True
+        if first and step["step"] is None:
+            step["step"] = -1
+        if not self._native_seen and step["update"] is None:
+            step["update"] = self._update_from_values(step, before, first)
+        return self._complete(step)
+
+    def _update_from_values(self, step: dict[str, Any], before: Any, first: bool) -> dict[str, Any]:
+        b = before if isinstance(before, Mapping) else {}
+        a = self.values if isinstance(self.values, Mapping) else {}
+        channels = []
+        if first or step["plan"] is None:
+            source = "input"
+            given = self.input if isinstance(self.input, Mapping) else {}
+            for key, value in given.items():
+                channels.append(_chan(str(key), b, a, [{"task_id": None, "node": "input", "value": to_jsonable(value)}]))
+        else:
+            source = "loop"
+            order: dict[str, list[dict[str, Any]]] = {}
+            for task in (step["execute"] or {}).get("tasks", []):
+                for chan, value in task["writes"]:
+                    order.setdefault(chan, []).append({"task_id": task["id"], "node": task["node"], "value": value})
+            channels = [_chan(k, b, a, w) for k, w in order.items()]
+        return self._record({"kind": "update", "step": -1 if first else step["step"], "ns": "", "source": source,
+                             "channels": channels, "error": None})
+
+    def _on_checkpoints(self, payload: Any) -> bool:
+        if not isinstance(payload, Mapping):
+            return False
+        meta = payload.get("metadata") or {}
+        nxt = payload.get("next")
+        self.finished = isinstance(nxt, (list, tuple)) and len(nxt) == 0
+        if self._native_seen:
+            return False  # the "pregel" checkpoint record tells it
+        cfg = (payload.get("config") or {}).get("configurable") or {}
+        record = self._record({"kind": "checkpoint", "step": meta.get("step"), "ns": "",
+                               "id": str(cfg.get("checkpoint_id", "")), "source": str(meta.get("source", ""))})
+        if isinstance(meta.get("step"), int):
+            self._last_step = meta["step"]
+        return self._checkpoint(record)
+
+    def _on_updates(self, payload: Any) -> bool:
+        if not isinstance(payload, Mapping) or "__interrupt__" not in payload:
+            return False
+        self.paused = True
+        for intr in payload["__interrupt__"] or ():
+            field = intr.get if isinstance(intr, Mapping) else partial(getattr, intr)
+            iid = str(field("id", "") or "")
+            entry = {"id": iid, "value": to_jsonable(field("value", intr)), "node": self.interrupt_nodes.get(iid, "")}
+            schema = field("response_schema", None)
+            if schema is not None:
+                entry["response_schema"] = schema
+            self.interrupts.append(entry)
+        return False
+
+
+def _chan(key: str, b: Mapping[str, Any], a: Mapping[str, Any], writes: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"channel": key, "reducer": None, "before": b.get(key), "had_value": key in b, "writes": writes,
+            "after": a.get(key), "has_value": key in a, "version": None, "internal": False}
+
+
+def _counts(plan: Mapping[str, Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for task in plan.get("tasks") or ():
+        counts[task["node"]] = counts.get(task["node"], 0) + 1
+    return counts
+
+
+def public_step(step: Mapping[str, Any]) -> dict[str, Any]:
+    """A step without private keys (what `.steps` and the view show)."""
+    return {k: v for k, v in step.items() if not k.startswith("_")}

@@ -1,0 +1,383 @@
+"""`lgnb.lens(graph, input)`: step a graph one super-step per click and see the mechanism.
+
+Each step shows the graph with that step's tasks lit (a node run as N tasks, a `Send`
+fan-out, shows "×N"), the edges whose channels triggered them, and the plan → execute →
+update table, with the state before and after and the changed keys marked. "What if"
+re-applies the step's writes under another reducer (`lgnb.whatif`), nodes not re-run.
+
+Never blocking the kernel: the graph's `stream` generator lives in one worker thread per
+lens and is advanced there, one super-step per request. A click only queues a request
+(the comm handler returns at once); `.step()` / `.run()` from code wait for theirs. The
+worker publishes each step by setting the view's traits (they reach the browser from any
+thread). Interrupts show the run view's approval form; an answer resumes the graph on the
+same thread and advances one step.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import traitlets
+
+from lgnb.draw import END, START, layout
+from lgnb.pregel.records import to_jsonable
+from lgnb.widgets._forms import form_for
+from lgnb.widgets._runtime import View
+from lgnb.widgets.graph_view import GraphMixin, check_graph
+from lgnb.widgets.lens_steps import REDUCED_NOTICE, StepBuilder, public_step
+from lgnb.widgets.run_view import NO_CHECKPOINTER, _command_type, _has_checkpointer
+from lgnb.whatif import REDUCERS, reducer_name, what_if
+
+PUBLIC_MODES = ["tasks", "updates", "checkpoints", "values"]
+
+
+def _is_lgnb(graph: Any) -> bool:
+    return type(graph).__module__.split(".")[0] == "lgnb"
+
+
+class LensView(GraphMixin, View):
+    """What the browser shows of a lens."""
+
+    _view_kind = traitlets.Unicode("lens").tag(sync=True)
+    status = traitlets.Unicode("ready").tag(sync=True)
+    #: the step shown (JSON: see `lens_steps`), and a one-line summary of every step so far
+    current = traitlets.Dict().tag(sync=True)
+    summary = traitlets.List(traitlets.Dict()).tag(sync=True)
+    active = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    visited = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    taken = traitlets.List(traitlets.List()).tag(sync=True)
+    counts = traitlets.Dict().tag(sync=True)
+    busy = traitlets.Bool(False).tag(sync=True)
+    notice = traitlets.Unicode("").tag(sync=True)
+    error = traitlets.Dict().tag(sync=True)
+    interrupts = traitlets.List(traitlets.Dict()).tag(sync=True)
+    forms = traitlets.List(traitlets.Dict()).tag(sync=True)
+    form_error = traitlets.Unicode("").tag(sync=True)
+    reducers = traitlets.List(traitlets.Unicode(), list(REDUCERS)).tag(sync=True)
+    #: the last "what if": {"step", "reducer", "results": [...]} (JSON-able)
+    whatif = traitlets.Dict().tag(sync=True)
+    thread = traitlets.Unicode("").tag(sync=True)
+
+    _controller: Lens | None = None
+
+    def _msg_step(self, content: dict[str, Any]) -> None:
+        if self._controller is not None:
+            self._controller._request(self._controller._advance)
+
+    def _msg_run(self, content: dict[str, Any]) -> None:
+        if self._controller is not None:
+            self._controller._request(self._controller._run_all)
+
+    def _msg_reset(self, content: dict[str, Any]) -> None:
+        if self._controller is not None:
+            self._controller._request(self._controller._reset)
+
+    def _msg_whatif(self, content: dict[str, Any]) -> None:
+        if self._controller is not None and isinstance(content.get("reducer"), str):
+            index = content.get("index")
+            try:
+                self._controller.what_if(content["reducer"], step=index if isinstance(index, int) else None)
+            except Exception as exc:  # noqa: BLE001 - shown, never lost
+                self.whatif = {"error": f"{type(exc).__name__}: {exc}"}
+
+    def _msg_resume(self, content: dict[str, Any]) -> None:
+        if self._controller is not None:
+            self._controller._request(lambda: self._controller._resume_from_view(content))
+
+
+class Lens:
+    """A graph run one super-step at a time. Create with :func:`lgnb.lens`.
+
+    `status`: ready (nothing ran yet), paused (between steps), interrupted, done, error.
+    """
+
+    def __init__(self, graph: Any, input: Any, config: Mapping[str, Any] | None = None, *,
+                 title: str | None = None, **stream_options: Any) -> None:
+        check_graph(graph, what="lgnb.lens")
+        if not callable(getattr(graph, "stream", None)):
+            raise TypeError(f"lgnb.lens: {type(graph).__name__} has no stream()")
+        self.graph, self.input = graph, input
+        self.config: dict[str, Any] = dict(config or {})
+        self._given_thread = "thread_id" in dict(self.config.get("configurable") or {})
+        self.checkpointed = _has_checkpointer(graph)
+        self.native = _is_lgnb(graph)
+        stream_options.pop("stream_mode", None)
+        stream_options.pop("subgraphs", None)
+        self._options = stream_options
+        self.view = LensView()
+        self.view._controller = self
+        self.view.title = title if title is not None else f"lens · {getattr(graph, 'name', '') or 'graph'}"
+        self.view._set_graph(graph)
+        self._edges = {(e.source, e.target) for e in layout(graph, expanded=True).edges}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lgnb-lens")
+        self._ctx = contextvars.copy_context()
+        self._displayed_at: object = object()
+        self._reset()
+
+    # -- public API ------------------------------------------------------------------------
+    @property
+    def status(self) -> str:
+        return self._status
+
+    @property
+    def trace(self) -> list[dict[str, Any]]:
+        """The records so far (plan, execute, update, checkpoint; `lgnb.pregel.records`)."""
+        return list(self._builder.records)
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        """The super-steps so far, each with its records, state before/after, changed keys."""
+        return [public_step(s) for s in self._builder.steps]
+
+    @property
+    def result(self) -> Any:
+        """The latest state values."""
+        return self._builder.raw_values
+
+    @property
+    def interrupts(self) -> list[dict[str, Any]]:
+        if self._status != "interrupted":
+            return []
+        return [{k: v for k, v in i.items() if k != "response_schema"} for i in self._builder.interrupts]
+
+    def step(self, timeout: float | None = 60) -> dict[str, Any] | None:
+        """Advance one super-step; return it (None when the run has nothing more to do)."""
+        return self._request(self._advance).result(timeout)
+
+    def run(self, timeout: float | None = 120) -> Any:
+        """Step until the run ends or is interrupted; return the latest state values."""
+        self._request(self._run_all).result(timeout)
+        return self.result
+
+    def reset(self) -> Lens:
+        """Start over from the input (on a fresh thread when the lens made the thread id)."""
+        self._request(self._reset).result(30)
+        return self
+
+    def resume(self, value: Any = None, timeout: float | None = 60) -> dict[str, Any] | None:
+        """Answer the pending interrupt(s) (a value, or ``{interrupt_id: value}``) and
+        advance one step."""
+        return self._request(lambda: self._resume(value)).result(timeout)
+
+    def what_if(self, reducer: str | Callable[[Any, Any], Any], *, step: int | None = None,
+                channels: list[str] | None = None) -> list[dict[str, Any]]:
+        """Re-apply step `step`'s writes (index into `.steps`; default: the one shown)
+        under `reducer` ("last value", "operator.add", "add_messages", or a function
+        ``(current, write) -> new``), beside the real result; shown in the view too."""
+        steps = self._builder.steps
+        if not steps:
+            raise RuntimeError("no step yet: call .step() first")
+        index = self._shown if step is None else step
+        chosen = steps[index]
+        update = chosen.get("update") or {}
+        chans = [c for c in update.get("channels") or () if not c.get("internal")]
+        if not chans and update.get("error"):
+            err = update["error"]
+            before = (chosen.get("before") or {}).get(err.get("channel")) if isinstance(chosen.get("before"), Mapping) else None
+            chans = [{"channel": err.get("channel"), "before": before, "writes": err.get("writes") or [],
+                      "after": None, "error": err.get("message"), "reducer": "LastValue"}]
+        results = what_if(chans, reducer, channels=channels)
+        self.view.whatif = {"index": index, "step": chosen.get("step"), "reducer": reducer_name(reducer),
+                            "results": to_jsonable(results)}
+        return results
+
+    # -- display ---------------------------------------------------------------------------
+    def _ipython_display_(self) -> None:
+        from IPython import get_ipython
+        from IPython.display import display
+
+        count = getattr(get_ipython(), "execution_count", None)
+        if count is not None and count == self._displayed_at:
+            return
+        self._displayed_at = count
+        display(self.view)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.view._repr_mimebundle_(**kwargs)
+
+    def __repr__(self) -> str:
+        return f"<lgnb.Lens {self._status} steps={len(self._builder.steps)}>"
+
+    # -- the worker --------------------------------------------------------------------------
+    def _request(self, fn: Callable[[], Any]) -> Future[Any]:
+        self.view.busy = True
+
+        def job() -> Any:
+            try:
+                return fn()
+            finally:
+                self.view.busy = False
+
+        return self._pool.submit(job)
+
+    def _reset(self) -> None:
+        self._gen: Any = None
+        self._next_input: Any = self.input
+        configurable = dict(self.config.get("configurable") or {})
+        if self.checkpointed and not self._given_thread:
+            configurable["thread_id"] = f"lgnb-lens-{uuid.uuid4().hex[:12]}"
+        if configurable:
+            self.config["configurable"] = configurable
+        self._builder = StepBuilder(native=self.native, checkpointed=self.checkpointed, input=self.input)
+        self._status = "ready"
+        self._shown = 0
+        self._error: BaseException | None = None
+        v = self.view
+        with v.hold_sync():
+            v.thread = str(configurable.get("thread_id", ""))
+            v.current, v.summary, v.counts, v.whatif, v.error = {}, [], {}, {}, {}
+            v.active, v.visited, v.taken = [], [START], []
+            v.interrupts, v.forms, v.form_error = [], [], ""
+            v.notice = "" if self.native else REDUCED_NOTICE
+            v.status = "ready"
+
+    def _open(self) -> None:
+        modes = [*PUBLIC_MODES, "pregel"] if self.native else list(PUBLIC_MODES)
+        inp, self._next_input = self._next_input, None
+        self._builder.begin_segment()
+        self._gen = self._ctx.run(self.graph.stream, inp, self.config, stream_mode=modes, subgraphs=True,
+                                  **self._options)
+
+    def _advance(self) -> dict[str, Any] | None:
+        if self._status in ("done", "error", "interrupted"):
+            return None
+        if self._gen is None:
+            self._open()
+        b = self._builder
+        while True:
+            try:
+                chunk = self._ctx.run(next, self._gen)
+            except StopIteration:
+                self._gen = None
+                step = b.end_segment()
+                self._status = "interrupted" if b.paused else "done"
+                self._publish(step)
+                return public_step(step) if step else None
+            except Exception as exc:  # noqa: BLE001 - shown in the view, re-raised by nothing
+                self._gen, self._error = None, exc
+                step = b.end_segment(exc)
+                self._status = "error"
+                self._publish(step)
+                return public_step(step) if step else None
+            if b.feed(chunk):
+                step = b.last_closed
+                if b.finished:  # the checkpoint said nothing is next: end the stream now
+                    self._drain()
+                else:
+                    self._status = "paused"
+                self._publish(step)
+                return public_step(step) if step else None
+
+    def _drain(self) -> None:
+        b = self._builder
+        try:
+            for chunk in self._ctx.run(lambda: list(self._gen)):
+                b.feed(chunk)
+        except Exception as exc:  # noqa: BLE001
+            self._error = exc
+        self._gen = None
+        extra = b.end_segment(self._error)
+        if extra is not None:
+            self._publish(extra)
+        self._status = "error" if self._error else "interrupted" if b.paused else "done"
+
+    def _run_all(self) -> None:
+        while self._status in ("ready", "paused"):
+            self._advance()
+
+    def _resume(self, value: Any) -> dict[str, Any] | None:
+        if self._status != "interrupted":
+            raise RuntimeError(f"the lens is {self._status}: there is no interrupt to answer")
+        if not self.checkpointed:
+            raise RuntimeError(NO_CHECKPOINTER)
+        ids = [i["id"] for i in self._builder.interrupts]
+        Command = _command_type(self.graph)
+        if isinstance(value, Mapping) and value and set(map(str, value)) <= set(ids):
+            command = Command(resume=dict(value))
+        elif len(ids) > 1:
+            raise ValueError(f"{len(ids)} interrupts are pending (ids {', '.join(ids)}): resume with {{id: value}}")
+        else:
+            command = Command(resume=value)
+        self._next_input, self._gen, self._status = command, None, "paused"
+        self.view.forms, self.view.interrupts, self.view.form_error = [], [], ""
+        return self._advance()
+
+    def _resume_from_view(self, content: Mapping[str, Any]) -> None:
+        request, iid, value = content.get("id"), str(content.get("interrupt_id") or ""), content.get("value")
+        try:
+            pending = [i["id"] for i in self._builder.interrupts] if self._status == "interrupted" else []
+            if iid and pending and iid not in pending:
+                raise RuntimeError(f"interrupt {iid} is no longer pending")
+            self.view.send({"kind": "resume-result", "id": request, "ok": True})
+            self._resume({iid: value} if iid and len(pending) > 1 else value)
+        except Exception as exc:  # noqa: BLE001 - shown in the view
+            message = f"Could not resume: {exc}"
+            self.view.form_error = message
+            self.view.send({"kind": "resume-result", "id": request, "ok": False, "error": message})
+
+    # -- publishing ------------------------------------------------------------------------
+    def _publish(self, step: dict[str, Any] | None) -> None:
+        v, b = self.view, self._builder
+        with v.hold_sync():
+            if step is not None:
+                self._shown = step["index"]
+                shown = public_step(step)
+                nodes = list((step.get("counts") or {}).keys())
+                prev = self._prev_nodes(step["index"])
+                taken = [[s, t] for t in nodes for s in prev if (s, t) in self._edges]
+                if self._status == "done" and not step.get("plan"):
+                    taken += [[s, END] for s in prev if (s, END) in self._edges]
+                v.current = shown
+                v.active = nodes
+                v.counts = dict(step.get("counts") or {})
+                v.taken = taken
+                v.visited = list(dict.fromkeys([*v.visited, *nodes]))
+                v.summary = [{"index": s["index"], "step": s["step"], "status": s["status"],
+                              "nodes": [f"{n} ×{c}" if c > 1 else n for n, c in (s.get("counts") or {}).items()]}
+                             for s in b.steps]
+                v.whatif = {}
+            if self._status == "done":
+                last = [s for s in b.steps if s.get("counts")]
+                ends = list((last[-1]["counts"] if last else {}).keys())
+                v.taken = [*v.taken, *([n, END] for n in ends if (n, END) in self._edges and [n, END] not in v.taken)]
+                v.visited = list(dict.fromkeys([*v.visited, END]))
+                v.active = [] if step is None or not step.get("plan") else v.active
+            if self._status == "error" and self._error is not None:
+                v.error = {"type": type(self._error).__name__,
+                           "message": str(self._error).split("\nFor troubleshooting")[0]}
+            if self._status == "interrupted":
+                v.interrupts = self.interrupts
+                v.forms = [dict(form_for(i), resumable=self.checkpointed) for i in b.interrupts]
+                if not self.checkpointed:
+                    v.notice = NO_CHECKPOINTER
+            v.status = self._status
+
+    def _prev_nodes(self, index: int) -> list[str]:
+        for s in reversed(self._builder.steps[:index]):
+            if s.get("counts"):
+                return list(s["counts"].keys())
+        return [START]
+
+
+def lens(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, display: bool = True,
+         title: str | None = None, **stream_options: Any) -> Lens:
+    """A lens on `graph` run on `input`: one super-step per click (Step, Run to end, Reset;
+    → / Enter, e, r on the keyboard), or `.step()`, `.run()`, `.reset()`, `.what_if(...)`
+    from code; `.trace` holds the records so far, `.steps` the steps."""
+    handle = Lens(graph, input, config, title=title, **stream_options)
+    if display:
+        try:
+            from IPython import get_ipython
+
+            if get_ipython() is not None:
+                from IPython.display import display as show
+
+                show(handle)
+        except ImportError:
+            pass
+    return handle

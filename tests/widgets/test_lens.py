@@ -1,0 +1,102 @@
+"""lgnb.lens: stepping super-steps, Send fan-out counts, conflicts, what-if, LangGraph's
+reduced view, interrupts answered in the lens (no browser)."""
+
+from __future__ import annotations
+
+import importlib
+import operator
+from typing import Any
+
+import lens_graphs as L
+
+from lgnb.whatif import reapply, what_if
+from lgnb.widgets.lens_steps import REDUCED_NOTICE
+from lgnb.widgets.lens_view import Lens
+
+
+def _send(eng: Any) -> Any:
+    return importlib.import_module(f"{eng.name}.types").Send
+
+
+def test_diamond_steps_one_at_a_time(eng: Any) -> None:
+    lens = Lens(L.diamond(eng), {"log": [], "last": ""})
+    seen = []
+    while (step := lens.step()) is not None:
+        seen.append(step)
+        assert lens.view.current == step or lens.status == "done"
+    assert lens.status == "done"
+    loop = [s for s in seen if s["plan"] and s["counts"] != {"__start__": 1}]
+    assert [s["counts"] for s in loop] == [{"a": 1}, {"b": 1, "c": 1}, {"d": 1}]
+    bc = loop[1]
+    assert bc["changed"] == ["log", "last"] and bc["after"]["log"] == ["a", "b", "c"]
+    log = next(c for c in bc["update"]["channels"] if c["channel"] == "log")
+    assert [w["value"] for w in log["writes"]] == [["b"], ["c"]] and log["before"] == ["a"]
+    if eng.name == "lgnb":
+        assert log["reducer"] == "operator.add" and log["version"] is not None and not bc["reduced"]
+        assert all(t["triggers"][0]["version"] is not None for t in bc["plan"]["tasks"])
+        assert lens.view.notice == ""
+    else:
+        assert log["reducer"] is None and bc["reduced"] and lens.view.notice == REDUCED_NOTICE
+    assert lens.trace and {r["kind"] for r in lens.trace} >= {"plan", "execute", "update"}
+    assert lens.result["log"] == ["a", "b", "c", "d"]
+    lens.reset()
+    assert lens.status == "ready" and lens.steps == [] and lens.view.current == {}
+
+
+def test_send_fan_out_shows_three_tasks(eng: Any) -> None:
+    lens = Lens(L.fan_out(eng, _send(eng)), {"items": [1, 2, 3], "done": []})
+    lens.run()
+    work = next(s for s in lens.steps if "work" in s["counts"])
+    assert work["counts"] == {"work": 3}
+    assert [t["send"]["arg"] for t in work["plan"]["tasks"]] == [{"item": 1}, {"item": 2}, {"item": 3}]
+    assert any(x["nodes"] == ["work ×3"] for x in lens.view.summary)
+
+
+def test_conflicting_write_shows_the_error_record(eng: Any) -> None:
+    lens = Lens(L.conflict(eng), {"value": ""})
+    lens.run()
+    assert lens.status == "error" and lens.view.error["type"] == "InvalidUpdateError"
+    err = lens.steps[-1]["update"]["error"]
+    assert err["channel"] == "value" and sorted(w["node"] for w in err["writes"]) == ["left", "right"]
+    # what if "value" had operator.add: the two writes concatenate
+    result = lens.what_if("operator.add")
+    assert result[0]["error"] is None and sorted(result[0]["whatif"]) in (["", "left", "right"], sorted("leftright"))
+
+
+def test_whatif_pure() -> None:
+    assert reapply(["a"], [["b"], ["c"]], "operator.add") == {"value": ["a", "b", "c"], "error": None}
+    assert "only one value per step" in reapply("x", ["y", "z"], "last value", channel="k")["error"]
+    assert reapply(0, [1, 2], lambda a, b: a * 10 + b)["value"] == 12
+    out = reapply([], [[{"type": "human", "content": "hi", "id": "1"}], [{"type": "ai", "content": "yo", "id": "1"}]],
+                  "add_messages")
+    assert [m.content for m in out["value"]] == ["yo"]  # replaced by id
+    rows = what_if([{"channel": "log", "before": ["a"], "writes": [{"value": ["b"]}], "after": ["a", "b"],
+                     "reducer": "operator.add"}], "last value")
+    assert rows[0]["whatif"] == ["b"] and rows[0]["real"] == ["a", "b"] and not rows[0]["same"]
+    assert what_if([{"channel": "n", "before": 1, "writes": [2], "after": 3}], operator.add)[0]["same"]
+
+
+def test_whatif_in_the_view(eng: Any) -> None:
+    lens = Lens(L.diamond(eng), {"log": [], "last": ""})
+    while lens.step() and not lens.view.counts.get("b"):
+        pass
+    rows = lens.what_if("last value", channels=["log"])
+    assert rows[0]["error"] and "only one value" in rows[0]["error"]
+    assert lens.view.whatif["reducer"] == "last value" and lens.view.whatif["results"][0]["channel"] == "log"
+
+
+def test_interrupt_answered_in_the_lens(eng: Any) -> None:
+    lens = Lens(L.asking(eng), {"value": ""})
+    lens.run()
+    assert lens.status == "interrupted" and len(lens.view.forms) == 1
+    assert lens.view.forms[0]["node"] == "ask"
+    lens._resume_from_view({"id": 1, "interrupt_id": lens.view.forms[0]["id"], "value": "yes"})
+    lens.run()
+    assert lens.status == "done" and lens.result == {"value": "yes"} and lens.view.forms == []
+
+
+def test_clicks_do_not_block(lg: Any) -> None:
+    lens = Lens(L.diamond(lg), {"log": [], "last": ""})
+    lens.view._msg_step({})  # queued on the lens's worker; returns at once
+    lens._request(lambda: None).result(10)
+    assert lens.view.current.get("index") == 0
