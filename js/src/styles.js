@@ -74,6 +74,23 @@ const CSS = `
 .lgnb-list { max-height: 260px; overflow: auto; display: flex; flex-direction: column; gap: 3px; }
 .lgnb-row { display: grid; grid-template-columns: 140px 1fr; gap: 6px; }
 .lgnb-tag { font-size: 11px; color: #475569; overflow-wrap: anywhere; }
+.lgnb-badge { font: bold 11px sans-serif; fill: #b45309; }
+.lgnb-lens:focus { outline: 2px solid #93c5fd; }
+.lgnb-lens-body { display: flex; flex-direction: column; gap: 8px; margin-top: 8px; }
+.lgnb-lens-phase-title { font-weight: 600; font-size: 12px; color: #334155; margin-bottom: 2px; }
+.lgnb-lens-table { border-collapse: collapse; width: 100%; font-size: 12px; }
+.lgnb-lens-table th, .lgnb-lens-table td { border: 1px solid var(--jp-border-color2, #e3e6ec); padding: 2px 5px; vertical-align: top; text-align: left; }
+.lgnb-lens-table th { background: var(--jp-layout-color2, #f3f4f6); font-weight: 600; }
+.lgnb-lens-val { max-height: 120px; }
+.lgnb-lens-write { display: flex; gap: 4px; align-items: flex-start; }
+.lgnb-lens-chan { color: #475569; white-space: nowrap; font-size: 11px; }
+.lgnb-lens-internal { color: #94a3b8; }
+.lgnb-lens-changed > td { background: #fef9c3; }
+.lgnb-lens-bad { color: #991b1b; }
+.lgnb-lens-here { font-weight: 600; color: #1d4ed8; }
+.lgnb-lens-trail { font-size: 12px; display: flex; flex-direction: column; gap: 2px; margin-bottom: 6px; }
+.lgnb-lens-whatif-bar { display: flex; gap: 6px; align-items: center; margin-bottom: 4px; }
+.lgnb-fold > summary { cursor: pointer; font: 11px var(--jp-code-font-family, ui-monospace, monospace); color: #475569; }
 @media (max-width: 700px) { .lgnb-run-main, .lgnb-graph-main { grid-template-columns: 1fr; } }
 `;
 
