@@ -252,6 +252,8 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
             ctx = TaskContext(task, loop, runtime)
             if task.node.is_error_handler:
                 ctx.node_error = node_error_for(loop, task)
+            if loop.recorder is not None:
+                loop.recorder.start(task)
             exc = yield from task_program(ctx, task.node.retry_policy or default, ex.is_async)
             handler = _commit(loop, task, exc, errors)
             if loop.io:  # a task's writes are saved before anything else runs
@@ -286,6 +288,8 @@ def _concurrently(
             while queue and not stopping and len(running) < limit:
                 task = queue.popleft()
                 ctx = _context(loop, task, runtime)
+                if loop.recorder is not None:
+                    loop.recorder.start(task)
                 running[ex.start(ctx, task.node.retry_policy or default)] = task
             if not running:
                 break

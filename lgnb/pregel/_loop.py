@@ -63,6 +63,7 @@ from lgnb.pregel._io import (
     task_start_payload,
     updates_payload,
 )
+from lgnb.pregel._record import Recorder
 from lgnb.pregel._replay import ReplayBound
 from lgnb.pregel._resume import SAVED_SPECIAL, ResumeMixin
 from lgnb.pregel._handlers import resume_handled
@@ -130,6 +131,8 @@ class Loop(ResumeMixin):
         self.tasks: dict[str, Task] = {}
         self.output: Any = None
         self.emits = run.emits_for(self)
+        # the "pregel" mode's record builder; None (no record work at all) without it
+        self.recorder: Recorder | None = Recorder(self) if self.emits.pregel else None
 
         conf = config.get(CONF, {})
         self.thread_id = conf.get("thread_id")
@@ -287,7 +290,11 @@ class Loop(ResumeMixin):
                 self.exit_command = [(c, v) for c, v in writes if c in self.delta_keys]
         null_writes = [(c, v) for t, c, v in (*self.pending, *self.carried) if t == NULL_TASK_ID]
         if null_writes:
-            updated = self._apply([WriteBatch(INPUT, null_writes)])
+            batch = [WriteBatch(INPUT, null_writes)]
+            rec = self.recorder.before(batch) if self.recorder is not None else None
+            updated = self._apply(batch)
+            if rec is not None:
+                self.recorder.update(rec, "command")  # type: ignore[union-attr]
             if self.updated_channels is not None:
                 self.updated_channels |= updated
         if self.is_resuming:
@@ -316,7 +323,11 @@ class Loop(ResumeMixin):
             discard = self._plan()
             if self.delta_keys:
                 self._store_delta_input(writes)
-            self.updated_channels = self._apply([*discard, WriteBatch(INPUT, writes)])
+            batch = [*discard, WriteBatch(INPUT, writes)]
+            rec = self.recorder.before(batch) if self.recorder is not None else None
+            self.updated_channels = self._apply(batch)
+            if rec is not None:
+                self.recorder.update(rec, "input")  # type: ignore[union-attr]
             self._put_checkpoint({"source": "input"})
         elif not self.is_nested or resuming is None:
             raise EmptyInputError(
@@ -412,6 +423,8 @@ class Loop(ResumeMixin):
             return False
         if self.pending:
             self._reapply_pending_writes()
+        if self.recorder is not None:
+            self.recorder.plan()
         if self.interrupt_before and self._should_interrupt(self.interrupt_before):
             self.status = "interrupt_before"
             raise GraphInterrupt()
@@ -481,6 +494,8 @@ class Loop(ResumeMixin):
             pending.extend([(tid, c, v) for c, v in writes])
         self._save_writes(task.id, writes, _path_str(task.path))
         self._output_writes(task, writes, cached=cached)
+        if self.recorder is not None:
+            self.recorder.task_done(task, writes, cached)
         if not cached and task.cache_key is not None:
             from lgnb.pregel._cache import cache_set_op
 
@@ -544,7 +559,17 @@ class Loop(ResumeMixin):
                 done = self.reapplied_ids
                 self.forced_snapshots.update(c for t, c, _ in self.resume_loaded if t not in done)
                 self.resume_loaded = []
-        self.updated_channels = self._apply(tasks)
+        recorder = self.recorder
+        if recorder is None:
+            self.updated_channels = self._apply(tasks)
+        else:
+            rec = recorder.before(tasks)
+            try:
+                self.updated_channels = self._apply(tasks)
+            except Exception as e:
+                recorder.update(rec, "loop", e)
+                raise
+            recorder.update(rec, "loop")
         self._values(self.updated_channels)
         if self.exit_delta is not None:
             self._collect_exit_delta()
@@ -584,6 +609,8 @@ class Loop(ResumeMixin):
     # ------------------------------------------------------------------ exit
     def finish(self, exc: BaseException | None) -> bool:
         """Save what must be saved on exit; True when `exc` is an interrupt to swallow."""
+        if self.recorder is not None:
+            self.recorder.step_stopped()
         if self.durability == "exit" and self.checkpointer is not None and (
             not self.is_nested
             or exc is not None
@@ -714,6 +741,8 @@ class Loop(ResumeMixin):
                 CONF: {**self.checkpoint_config[CONF], "checkpoint_id": self.checkpoint_id}
             }
             self.checkpoint_id_saved = self.checkpoint_id
+            if self.recorder is not None:
+                self.recorder.checkpoint(self.metadata)
         if not exiting:
             self.step += 1
 

@@ -38,7 +38,7 @@ _PROPAGATE_TO_METADATA = (
 class Emits:
     """Which loop events are wanted, precomputed per loop (checked on hot paths)."""
 
-    __slots__ = ("values", "updates", "tasks", "checkpoints", "custom", "targets")
+    __slots__ = ("values", "updates", "tasks", "checkpoints", "custom", "pregel", "targets")
 
     def __init__(self, targets: list[tuple[Callable[[Any], None], frozenset[str]]]) -> None:
         modes: set[str] = set()
@@ -51,6 +51,7 @@ class Emits:
         self.tasks = "tasks" in modes or debug
         self.checkpoints = "checkpoints" in modes or debug
         self.custom = "custom" in modes
+        self.pregel = "pregel" in modes  # lgnb only: the mechanism's records (records.py)
 
 
 class StreamSink:

@@ -53,7 +53,8 @@ __all__ = ("Pregel",)
 
 
 _VALID_MODES = frozenset(
-    {"values", "updates", "checkpoints", "tasks", "debug", "messages", "custom", "tools"}
+    {"values", "updates", "checkpoints", "tasks", "debug", "messages", "custom", "tools",
+     "pregel"}  # "pregel": lgnb only, the records of lgnb/pregel/records.py
 )
 
 
@@ -583,8 +584,13 @@ class Pregel(CompiledGraphBase):
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         if not live:
-            for _ in drive(loop, input, resuming=resuming):
-                yield from drain(items, fmt)
+            try:
+                for _ in drive(loop, input, resuming=resuming):
+                    yield from drain(items, fmt)
+            except Exception:
+                if "pregel" in run.modes:  # the records of the failing step (its error)
+                    yield from drain(items, fmt)
+                raise
         else:
             yield from stream_threaded(loop, input, sink, fmt, resuming)
         yield from drain(items, fmt)
@@ -643,6 +649,11 @@ class Pregel(CompiledGraphBase):
                     step.result()
                 except StopAsyncIteration:
                     break
+                except Exception:
+                    if "pregel" in run.modes:  # the records of the failing step (its error)
+                        for chunk in drain(items, fmt):
+                            yield chunk
+                    raise
                 for chunk in drain(items, fmt):
                     yield chunk
         finally:

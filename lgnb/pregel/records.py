@@ -260,7 +260,7 @@ def _conv(v: Any, mc: int, mi: int, depth: int) -> Any:
         return {"interrupt": _conv(v.value, mc, mi, d), "id": getattr(v, "id", None)}
     if name == "Overwrite" and hasattr(v, "value"):
         return {"overwrite": _conv(v.value, mc, mi, d)}
-    if hasattr(v, "content") and isinstance(getattr(v, "type", None), str) and hasattr(v, "model_fields"):
+    if hasattr(v, "content") and isinstance(getattr(v, "type", None), str) and hasattr(t, "model_fields"):
         msg: dict[str, Any] = {"type": v.type, "content": _conv(v.content, mc, mi, d), "id": v.id}
         for key in ("name", "tool_calls", "tool_call_id"):
             x = getattr(v, key, None)
