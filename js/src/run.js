@@ -18,6 +18,8 @@ export function renderRun({ model, el, signal, state }) {
     on: { click: () => model.send({ kind: "cancel" }) } });
   const header = h("div", { class: "lgnb-header" }, title, status, step, elapsed, thread, cancel);
   const notice = h("div", { class: "lgnb-notice", "data-testid": "notice" });
+  // how often each node ran in this thread; a resumed node re-runs from its first line
+  const runs = h("div", { class: "lgnb-runs", "data-testid": "runs" });
   const forms = createForms({ model });
   const interrupts = forms.el;
   const content = createContent();
@@ -32,7 +34,7 @@ export function renderRun({ model, el, signal, state }) {
     h("div", { class: "lgnb-run-right" }, content.messagesEl, content.progressEl));
   // Errors are shown once, as the list the kernel's error patches build (node, type,
   // message); the synced `error` trait is the same failure, kept for the Python API.
-  const root = h("div", { class: "lgnb-root lgnb-run" }, header, notice, content.errorsEl, interrupts, main,
+  const root = h("div", { class: "lgnb-root lgnb-run" }, header, notice, runs, content.errorsEl, interrupts, main,
     content.updEl, content.logEl);
   el.append(root);
 
@@ -47,6 +49,12 @@ export function renderRun({ model, el, signal, state }) {
     cancel.style.display = s === "running" ? "" : "none";
     notice.textContent = model.get("notice") || "";
     notice.style.display = notice.textContent ? "" : "none";
+    const counts = Object.entries(model.get("runs") || {});
+    const reruns = (model.get("reruns") || []).filter((k) => (model.get("active") || []).includes(k) || s !== "running");
+    runs.replaceChildren(
+      ...(reruns.length && s === "running" ? [h("span", { class: "lgnb-rerun", text: `↻ ${reruns.join(", ")} re-running from its start · ` })] : []),
+      ...(counts.some(([, n]) => n > 1) ? [h("span", { text: `runs in this thread: ${counts.map(([k, n]) => `${k} ×${n}`).join(", ")}` })] : []));
+    runs.style.display = runs.childNodes.length ? "" : "none";
     graph.mark({ active: model.get("active"), visited: model.get("visited"), taken: model.get("taken") });
     tick();
   }
@@ -56,7 +64,7 @@ export function renderRun({ model, el, signal, state }) {
     elapsed.textContent = fmtSeconds(base + live);
   }
   model.on("change:elapsed", () => { elapsedAt = performance.now(); });
-  for (const name of ["status", "step", "active", "visited", "taken", "interrupts", "notice", "title", "thread", "drawing"]) {
+  for (const name of ["status", "step", "active", "visited", "taken", "interrupts", "notice", "title", "thread", "drawing", "runs", "reruns"]) {
     model.on(`change:${name}`, paint);
   }
   const unsubscribe = store.subscribe((event) => {

@@ -69,6 +69,32 @@ const CSS = `
 .lgnb-form-input { font: inherit; flex: 1 1 220px; max-width: 420px; padding: 2px 6px; border: 1px solid #c5cbd6; border-radius: 4px; }
 .lgnb-forms-busy { opacity: 0.75; }
 .lgnb-form-error { color: #991b1b; background: #fef2f2; border: 1px solid #fecaca; border-radius: 6px; padding: 4px 8px; margin: 4px 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+.lgnb-form-part { border-top: 1px dashed #cbd5e1; padding-top: 6px; display: flex; flex-direction: column; gap: 4px; }
+.lgnb-form-part:first-of-type { border-top: none; padding-top: 0; }
+.lgnb-form-part-title { font-weight: 600; font-family: var(--jp-code-font-family, ui-monospace, monospace); }
+.lgnb-form-desc { white-space: pre-wrap; color: #475569; font-size: 12px; }
+.lgnb-form-inputs { display: flex; flex-direction: column; gap: 4px; }
+.lgnb-field { display: grid; grid-template-columns: 160px minmax(0, 1fr); gap: 2px 8px; align-items: start; }
+.lgnb-field > .lgnb-hint, .lgnb-field > .lgnb-field-error { grid-column: 2; }
+.lgnb-field-label { font-weight: 600; color: #475569; overflow-wrap: anywhere; }
+.lgnb-field textarea.lgnb-form-input, .lgnb-field select.lgnb-form-input { max-width: 520px; }
+.lgnb-field-error { color: #991b1b; font-size: 12px; }
+.lgnb-field-error:empty { display: none; }
+.lgnb-field-bad .lgnb-form-input { border-color: #dc2626; }
+.lgnb-field-group { margin-left: 4px; }
+.lgnb-field-group > summary { cursor: pointer; color: #475569; }
+.lgnb-form-btn[aria-pressed=true] { outline: 2px solid #1d4ed8; outline-offset: 1px; }
+.lgnb-form-note { font-size: 12px; white-space: pre-wrap; overflow-wrap: anywhere; }
+.lgnb-form-note[data-tone=error] { color: #991b1b; }
+.lgnb-form-note[data-tone=info] { color: #475569; }
+.lgnb-form-held:empty, .lgnb-form-note:empty, .lgnb-forms-bar:empty, .lgnb-answers:empty { display: none; }
+.lgnb-form-held { color: #166534; font-size: 12px; }
+.lgnb-forms-bar { display: flex; gap: 8px; align-items: center; margin: 4px 0; }
+.lgnb-answers { margin: 4px 0; font-size: 12px; }
+.lgnb-answer { border-left: 3px solid #16a34a; padding: 1px 8px; margin: 2px 0; background: #f0fdf4; white-space: pre-wrap; overflow-wrap: anywhere; }
+.lgnb-answer-by { color: #166534; font-weight: 600; }
+.lgnb-runs { font-size: 12px; color: #475569; }
+.lgnb-rerun { color: #9a3412; font-weight: 600; }
 .lgnb-section { margin-top: 6px; }
 .lgnb-section > summary { cursor: pointer; color: #475569; font-size: 12px; }
 .lgnb-list { max-height: 260px; overflow: auto; display: flex; flex-direction: column; gap: 3px; }

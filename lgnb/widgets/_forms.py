@@ -1,31 +1,111 @@
-"""Approval forms for pending `interrupt()` payloads.
+"""Approval forms for pending `interrupt()` payloads: renderers chosen by payload shape.
 
-The kernel turns each pending interrupt into a small JSON form description (synced as the
-run view's `forms` trait), so the browser only draws it and the rules are testable here:
+The kernel turns each pending interrupt into a JSON form description (the run view's synced
+`forms` trait); the browser only draws it and sends back what was picked. The kernel then
+computes the resume value, validates it, and resumes keyed by interrupt id. So every rule
+is here and testable without a browser. A form::
 
-  {"id": interrupt id, "node": node key or "", "fields": [{"key", "text"}] (a dict payload),
-   "text": payload as text (any other payload), "actions": [{"label", "value"}],
-   "free_text": whether a text answer may be sent,
-   "resumable": False when the graph has no checkpointer (no buttons then; added by the run)}
+  {"id": interrupt id, "node": node key or "", "kind": renderer kind, "title": str,
+   "fields": [{"key", "text"}] (a dict payload shown as text), "text": any other payload,
+   "parts": [Part], "collect": bool (several parts: each gets a choice, one "Send" sends all),
+   "resumable": False when the graph has no checkpointer (added by the run)}
+  Part   = {"title", "description", "shown": [{"key", "text"}], "inputs": [Input],
+            "choices": [Choice], "inputs_open": inputs shown before any choice}
+  Choice = {"key", "label", "inputs": [names shown when chosen], "confirm": label of the
+            button that sends after filling them ("" when a click sends at once)}
+  Input  = {"name", "label", "type": string|text|number|integer|boolean|enum|lines|json,
+            "options": [{"label", "value"}] (enum), "value": initial, "required", "group"
+            (the folded nested object it belongs to, "" at top level), "description"}
 
-Buttons: one per entry of a dict payload's ``"options"``/``"choices"`` list; else one per
-value of the interrupt's JSON-schema ``response_schema`` ``enum`` (``boolean`` → yes/no);
-else **Approve** → ``"approve"`` and **Reject** → ``"reject"``. Everything is text: the
-browser sets it with ``textContent``.
+The browser answers ``{"kind": "answer", "interrupt_id", "picks": [{"part", "choice",
+"inputs": {name: raw}}]}``; :func:`answer_for` turns picks into ``(value, summary)`` or raises
+:class:`FormInvalid` with errors per input.
+
+Built-in renderers (first match wins; a payload ``{"kind": K, ...}`` whose K is registered
+with :func:`register_form` goes to that renderer first):
+
+- ``hitl``: LangChain v1 ``HumanInTheLoopMiddleware`` (``action_requests`` + ``review_configs``):
+  one part per action request, the decisions its config allows, answered
+  ``{"decisions": [...]}`` in order; edited args validated against the tool's args schema.
+- ``inbox``: agent-inbox ``HumanInterrupt`` (``action_request`` + ``config``), or a list of one.
+- ``schema``: a ``response_schema`` of type object (JSON Schema or a pydantic model): one input
+  per property, validated with ``jsonschema`` (pydantic models with pydantic).
+- ``yes_no``: a boolean schema (answers True/False) or a question that says "yes/no"
+  (answers "yes"/"no").
+- ``options``: an ``enum`` schema or a payload's ``options``/``choices`` list: one button each.
+- ``question``: a string payload, or a dict whose ``question`` has no options: a text box.
+- ``value``: anything else: Approve / Reject, or answer in words.
+
+Everything is text: the browser sets it with ``textContent``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeGuard
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeGuard
 
 from lgnb.draw import jsonable
 
 OPTION_KEYS = ("options", "choices")
-DEFAULT_ACTIONS = [{"label": "Approve", "value": "approve"}, {"label": "Reject", "value": "reject"}]
+INPUT_TYPES = ("string", "text", "number", "integer", "boolean", "enum", "lines", "json")
+_YES_NO = re.compile(r"\b(yes\s*/\s*no|y\s*/\s*n)\b", re.IGNORECASE)
+
+Form = dict[str, Any]
+Picks = list[dict[str, Any]]
 
 
+class FormInvalid(ValueError):
+    """An answer that does not fit its form: `errors` maps ``"<part>.<input>"`` to a message."""
+
+    def __init__(self, message: str, errors: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.errors = dict(errors or {})
+
+
+class BuildForm(Protocol):
+    def __call__(self, payload: Any, interrupt: Mapping[str, Any], context: Mapping[str, Any]) -> Form: ...
+
+
+class AnswerForm(Protocol):
+    def __call__(self, payload: Any, form: Form, picks: Picks, context: Mapping[str, Any]) -> tuple[Any, str]: ...
+
+
+@dataclass(frozen=True)
+class Renderer:
+    """A form kind: `build` makes the form (``parts``, ``title``, ...) of a payload;
+    `answer` turns the browser's picks into ``(resume value, summary)``; `matches` tells
+    whether a payload is of this kind (besides ``{"kind": kind}``)."""
+
+    kind: str
+    build: BuildForm
+    answer: AnswerForm | None = None
+    matches: Callable[[Any, Mapping[str, Any]], bool] | None = None
+
+
+_USER: dict[str, Renderer] = {}
+
+
+def register_form(kind: str, build: BuildForm, answer: AnswerForm | None = None, *,
+                  matches: Callable[[Any, Mapping[str, Any]], bool] | None = None) -> Renderer:
+    """Add (or replace) a form kind. A payload ``{"kind": kind, ...}`` (or one `matches`
+    accepts) is drawn by `build(payload, interrupt, context)`, which returns a form dict with
+    ``parts`` (see the module doc). Without `answer`, a click answers the chosen choice's
+    ``"value"``, or with inputs the dict ``{input name: parsed value}`` (dotted names nest)."""
+    if not isinstance(kind, str) or not kind:
+        raise ValueError("register_form: kind must be a non-empty string")
+    renderer = Renderer(kind, build, answer, matches)
+    _USER[kind] = renderer
+    return renderer
+
+
+def unregister_form(kind: str) -> None:
+    _USER.pop(kind, None)
+
+
+# -- small helpers -------------------------------------------------------------------
 def as_text(value: Any) -> str:
     """A string as itself; anything else as indented JSON text."""
     if isinstance(value, str):
@@ -34,6 +114,11 @@ def as_text(value: Any) -> str:
         return json.dumps(value, indent=2, ensure_ascii=False)
     except (TypeError, ValueError):
         return str(value)
+
+
+def short(value: Any, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else json.dumps(jsonable(value), ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def schema_of(response_schema: Any) -> dict[str, Any] | None:
@@ -45,7 +130,7 @@ def schema_of(response_schema: Any) -> dict[str, Any] | None:
         try:
             schema = to_schema()
             return dict(schema) if isinstance(schema, Mapping) else None
-        except Exception:  # noqa: BLE001 - a schema we cannot read only costs the buttons
+        except Exception:  # noqa: BLE001 - a schema we cannot read only costs the fields
             return None
     return None
 
@@ -57,36 +142,556 @@ def _is_list(value: Any) -> TypeGuard[Sequence[Any]]:
 def _option(option: Any) -> dict[str, Any]:
     if isinstance(option, Mapping) and "value" in option:
         label = option.get("label", option["value"])
-        return {"label": label if isinstance(label, str) else as_text(label), "value": option["value"]}
-    return {"label": option if isinstance(option, str) else as_text(option), "value": option}
+        return {"label": label if isinstance(label, str) else as_text(label), "value": jsonable(option["value"])}
+    return {"label": option if isinstance(option, str) else as_text(option), "value": jsonable(option)}
 
 
-def actions_for(value: Any, schema: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]], bool]:
-    """The buttons for a payload, and whether a free-text answer fits."""
+def _shown(value: Mapping[str, Any], skip: Sequence[str] = ()) -> list[dict[str, str]]:
+    return [{"key": str(k), "text": as_text(jsonable(v))} for k, v in value.items() if k not in skip]
+
+
+def _part(**fields: Any) -> dict[str, Any]:
+    part = {"title": "", "description": "", "shown": [], "inputs": [], "choices": [], "inputs_open": False}
+    part.update(fields)
+    return part
+
+
+def _choice(key: str, label: str, inputs: Sequence[str] = (), confirm: str = "", **extra: Any) -> dict[str, Any]:
+    return {"key": key, "label": label, "inputs": list(inputs), "confirm": confirm, **extra}
+
+
+# -- JSON schema → inputs ----------------------------------------------------------------
+def _resolve(node: Any, root: Mapping[str, Any]) -> dict[str, Any]:
+    seen = 0
+    while isinstance(node, Mapping) and isinstance(node.get("$ref"), str) and seen < 20:
+        ref, seen = node["$ref"], seen + 1
+        target: Any = root
+        if not ref.startswith("#/"):
+            return {}
+        for part in ref[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, Mapping) else {}
+        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+    if isinstance(node, Mapping):
+        for key in ("anyOf", "oneOf"):  # Optional[X] → X
+            branches = [b for b in node.get(key) or () if not (isinstance(b, Mapping) and b.get("type") == "null")]
+            if len(branches) == 1 and key in node:
+                merged = {**_resolve(branches[0], root), **{k: v for k, v in node.items() if k != key}}
+                return merged
+    return dict(node) if isinstance(node, Mapping) else {}
+
+
+def _type_of(schema: Mapping[str, Any]) -> str:
+    t = schema.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), None)
+    return t if isinstance(t, str) else ""
+
+
+def schema_inputs(schema: Mapping[str, Any], initial: Mapping[str, Any] | None = None, *,
+                  root: Mapping[str, Any] | None = None, prefix: str = "", group: str = "") -> list[dict[str, Any]]:
+    """Inputs for an object schema's properties (nested objects flattened with dotted names
+    and a `group`, folded in the browser)."""
+    root = root if root is not None else schema
+    schema = _resolve(schema, root)
+    required = set(schema.get("required") or ())
+    initial = initial or {}
+    out: list[dict[str, Any]] = []
+    for name, raw in (schema.get("properties") or {}).items():
+        prop = _resolve(raw, root)
+        full = f"{prefix}{name}"
+        label = str(prop.get("title") or name)
+        value = initial.get(name, prop.get("default"))
+        base = {"name": full, "label": label, "required": name in required, "group": group,
+                "description": str(prop.get("description") or "")}
+        t = _type_of(prop)
+        if _is_list(prop.get("enum")):
+            out.append({**base, "type": "enum", "options": [_option(v) for v in prop["enum"]], "value": jsonable(value)})
+        elif t == "object" and prop.get("properties"):
+            out += schema_inputs(prop, value if isinstance(value, Mapping) else None, root=root,
+                                 prefix=f"{full}.", group=f"{group}.{label}" if group else label)
+        elif t in ("string", "number", "integer", "boolean"):
+            out.append({**base, "type": t, "value": jsonable(value)})
+        elif t == "array":
+            items = _resolve(prop.get("items") or {}, root)
+            it = _type_of(items)
+            if it in ("string", "number", "integer", "boolean") or _is_list(items.get("enum")):
+                out.append({**base, "type": "lines", "item_type": it or "string", "value": jsonable(value)})
+            else:
+                out.append({**base, "type": "json", "value": jsonable(value)})
+        else:
+            out.append({**base, "type": "json", "value": jsonable(value)})
+    return out
+
+
+def inputs_from_values(values: Mapping[str, Any], prefix: str = "") -> list[dict[str, Any]]:
+    """Inputs guessed from example values (a tool without a readable args schema)."""
+    out = []
+    for name, value in values.items():
+        base = {"name": f"{prefix}{name}", "label": str(name), "required": True, "group": "", "description": "",
+                "value": jsonable(value)}
+        if isinstance(value, bool):
+            out.append({**base, "type": "boolean"})
+        elif isinstance(value, int):
+            out.append({**base, "type": "integer"})
+        elif isinstance(value, float):
+            out.append({**base, "type": "number"})
+        elif isinstance(value, str):
+            out.append({**base, "type": "text" if "\n" in value or len(value) > 60 else "string"})
+        else:
+            out.append({**base, "type": "json"})
+    return out
+
+
+def _parse_one(spec: Mapping[str, Any], raw: Any) -> Any:
+    """A raw browser value → the typed value; raises ValueError with a message for the field."""
+    t = spec.get("type")
+    empty = raw is None or (isinstance(raw, str) and raw.strip() == "")
+    if t in ("string", "text"):
+        return "" if raw is None else str(raw)
+    if t == "boolean":
+        return bool(raw)
+    if empty:
+        return _MISSING
+    if t == "integer":
+        try:
+            return int(str(raw).strip())
+        except ValueError:
+            raise ValueError("a whole number is needed") from None
+    if t == "number":
+        try:
+            number = float(str(raw).strip())
+        except ValueError:
+            raise ValueError("a number is needed") from None
+        return int(number) if number.is_integer() and "." not in str(raw) else number
+    if t == "enum":
+        options = spec.get("options") or []
+        try:
+            return options[int(raw)]["value"]
+        except (ValueError, TypeError, IndexError):
+            raise ValueError("pick one of the options") from None
+    if t == "lines":
+        item = {"type": spec.get("item_type", "string")}
+        return [_parse_one(item, line.strip()) for line in str(raw).splitlines() if line.strip()]
+    try:
+        return json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def parse_inputs(specs: Sequence[Mapping[str, Any]], raw: Mapping[str, Any], names: Sequence[str] | None = None,
+                 *, where: str = "") -> dict[str, Any]:
+    """Raw values of the named inputs → a nested dict (dotted names nest); FormInvalid
+    names each input that cannot be read (``"<where><name>"``)."""
+    errors: dict[str, str] = {}
+    out: dict[str, Any] = {}
+    for spec in specs:
+        name = str(spec["name"])
+        if names is not None and name not in names:
+            continue
+        try:
+            value = _parse_one(spec, raw.get(name))
+        except ValueError as exc:
+            errors[f"{where}{name}"] = str(exc)
+            continue
+        if value is _MISSING:
+            if spec.get("required"):
+                errors[f"{where}{name}"] = "required"
+            continue
+        target = out
+        *head, last = name.split(".")
+        for key in head:
+            target = target.setdefault(key, {})
+        target[last] = value
+    if errors:
+        raise FormInvalid("; ".join(f"{k}: {v}" for k, v in errors.items()), errors)
+    return out
+
+
+def validate(value: Any, schema: Any, *, where: str = "") -> Any:
+    """Check `value` against a JSON schema (``jsonschema``) or a pydantic model (its own
+    validation); FormInvalid with the errors per input path. Returns the value to send."""
+    errors: dict[str, str] = {}
+    model_validate = getattr(schema, "model_validate", None)
+    if callable(model_validate):
+        try:
+            model_validate(value)
+        except Exception as exc:  # noqa: BLE001 - pydantic's ValidationError
+            for err in getattr(exc, "errors", lambda: [])():
+                path = ".".join(str(p) for p in err.get("loc", ()))
+                errors.setdefault(f"{where}{path}", str(err.get("msg", "invalid")))
+            if not errors:
+                errors[where.rstrip(".")] = str(exc)
+    elif isinstance(schema, Mapping):
+        import jsonschema
+
+        validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        for err in validator_cls(schema).iter_errors(value):
+            path = ".".join(str(p) for p in err.absolute_path)
+            if err.validator == "required" and isinstance(err.instance, Mapping):
+                missing = re.findall(r"'([^']+)' is a required property", err.message)
+                path = ".".join(p for p in (path, *missing) if p)
+            errors.setdefault(f"{where}{path}", err.message)
+    if errors:
+        raise FormInvalid("; ".join(f"{k or 'answer'}: {v}" for k, v in errors.items()), errors)
+    return value
+
+
+# -- tools (for HITL args forms) -----------------------------------------------------------
+def tools_of(graph: Any) -> dict[str, Any]:
+    """Tools a graph's nodes hold (a ToolNode's `tools_by_name`), by name."""
+    found: dict[str, Any] = {}
+    nodes = getattr(graph, "nodes", None)
+    for node in (nodes.values() if isinstance(nodes, Mapping) else ()):
+        bound = getattr(node, "bound", None)
+        for obj in (node, bound, getattr(node, "runnable", None), getattr(bound, "runnable", None),
+                    getattr(bound, "func", None)):
+            by_name = getattr(obj, "tools_by_name", None) or getattr(obj, "_tools_by_name", None)
+            if isinstance(by_name, Mapping):
+                found.update(by_name)
+    return found
+
+
+def tool_args_schema(tool: Any) -> dict[str, Any] | None:
+    """The JSON schema of a tool's model-facing arguments, if it can be read."""
+    for attr in ("tool_call_schema", "args_schema"):
+        schema = getattr(tool, attr, None)
+        if schema is None:
+            continue
+        found = schema_of(schema)
+        if found and found.get("properties") is not None:
+            return found
+    return None
+
+
+# -- built-in renderers ---------------------------------------------------------------------
+_DECISION_LABELS = {"approve": "Approve", "edit": "Edit", "reject": "Reject", "respond": "Respond"}
+
+
+def _is_hitl(value: Any, _: Mapping[str, Any]) -> bool:
+    return isinstance(value, Mapping) and isinstance(value.get("action_requests"), list) and "review_configs" in value
+
+
+def _args_inputs(name: str, args: Any, context: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    args = args if isinstance(args, Mapping) else {}
+    schema = tool_args_schema((context.get("tools") or {}).get(name))
+    if schema:
+        return schema_inputs(schema, args), schema
+    return inputs_from_values(args), None
+
+
+def _build_hitl(value: Any, interrupt: Mapping[str, Any], context: Mapping[str, Any]) -> Form:
+    configs = {c.get("action_name"): c for c in value.get("review_configs") or () if isinstance(c, Mapping)}
+    parts = []
+    for i, request in enumerate(value["action_requests"]):
+        request = request if isinstance(request, Mapping) else {}
+        name = str(request.get("name", ""))
+        args = request.get("args") or {}
+        config = configs.get(name) or (value["review_configs"][i] if i < len(value["review_configs"]) else {})
+        allowed = [d for d in (config.get("allowed_decisions") if isinstance(config, Mapping) else None)
+                   or ("approve", "edit", "reject") if d in _DECISION_LABELS]
+        inputs, _ = _args_inputs(name, args, context)
+        names = [i["name"] for i in inputs]
+        message = {"name": "__message", "label": "message", "type": "text", "required": False, "group": "",
+                   "description": "", "value": ""}
+        choices = []
+        for d in allowed:
+            if d == "edit":
+                choices.append(_choice("edit", "Edit", names, "Send edited call"))
+            elif d in ("reject", "respond"):
+                choices.append(_choice(d, _DECISION_LABELS[d], ["__message"],
+                                       "Send rejection" if d == "reject" else "Send response"))
+            else:
+                choices.append(_choice(d, _DECISION_LABELS[d]))
+        parts.append(_part(title=f"tool call: {name}", description=str(request.get("description") or ""),
+                           shown=_shown(args if isinstance(args, Mapping) else {"args": args}),
+                           inputs=[*inputs, message], choices=choices))
+    return {"title": "Review tool calls" if len(parts) > 1 else "Review tool call", "parts": parts,
+            "collect": len(parts) > 1}
+
+
+def _answer_hitl(value: Any, form: Form, picks: Picks, context: Mapping[str, Any]) -> tuple[Any, str]:
+    decisions, summary = [], []
+    by_part = {int(p.get("part", -1)): p for p in picks}
+    for i, request in enumerate(value["action_requests"]):
+        pick = by_part.get(i)
+        part = form["parts"][i]
+        if pick is None or pick.get("choice") not in [c["key"] for c in part["choices"]]:
+            raise FormInvalid(f"tool call {i + 1} ({request.get('name')}) has no decision yet",
+                              {f"{i}.": "choose a decision"})
+        kind, raw = str(pick["choice"]), pick.get("inputs") or {}
+        name = str(request.get("name", ""))
+        if kind == "edit":
+            inputs, schema = _args_inputs(name, request.get("args"), context)
+            args = parse_inputs(inputs, raw, where=f"{i}.")
+            if schema:
+                validate(args, schema, where=f"{i}.")
+            decisions.append({"type": "edit", "edited_action": {"name": name, "args": args}})
+            changed = {k: v for k, v in args.items() if (request.get("args") or {}).get(k) != v}
+            summary.append(f"Edit {name} (edited args {short(changed or args)})")
+        elif kind in ("reject", "respond"):
+            message = str(raw.get("__message") or "")
+            decision = {"type": kind}
+            if message or kind == "respond":
+                decision["message"] = message
+            decisions.append(decision)
+            summary.append(f"{_DECISION_LABELS[kind]} {name}" + (f": {short(message)}" if message else ""))
+        else:
+            decisions.append({"type": kind})
+            summary.append(f"{_DECISION_LABELS.get(kind, kind)} {name}")
+    return {"decisions": decisions}, "; ".join(summary)
+
+
+def _inbox_request(value: Any) -> Mapping[str, Any] | None:
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, Mapping) and isinstance(value.get("action_request"), Mapping) and isinstance(value.get("config"), Mapping):
+        return value
+    return None
+
+
+def _build_inbox(value: Any, interrupt: Mapping[str, Any], context: Mapping[str, Any]) -> Form:
+    request = _inbox_request(value) or {}
+    action = request["action_request"]
+    name, args = str(action.get("action", "")), action.get("args") or {}
+    config = request["config"]
+    inputs, _ = _args_inputs(name, args, context)
+    response = {"name": "__response", "label": "response", "type": "text", "required": True, "group": "",
+                "description": "", "value": ""}
+    choices = []
+    if config.get("allow_accept"):
+        choices.append(_choice("accept", "Accept"))
+    if config.get("allow_edit"):
+        choices.append(_choice("edit", "Edit", [i["name"] for i in inputs], "Send edited action"))
+    if config.get("allow_respond"):
+        choices.append(_choice("response", "Respond", ["__response"], "Send response"))
+    if config.get("allow_ignore"):
+        choices.append(_choice("ignore", "Ignore"))
+    part = _part(title=f"action: {name}", description=str(request.get("description") or ""),
+                 shown=_shown(args if isinstance(args, Mapping) else {"args": args}),
+                 inputs=[*inputs, response], choices=choices)
+    return {"title": "Review action", "parts": [part]}
+
+
+def _answer_inbox(value: Any, form: Form, picks: Picks, context: Mapping[str, Any]) -> tuple[Any, str]:
+    request = _inbox_request(value) or {}
+    action = request["action_request"]
+    name = str(action.get("action", ""))
+    pick = _one_pick(form, picks)
+    kind, raw = pick["choice"], pick.get("inputs") or {}
+    if kind == "edit":
+        inputs, schema = _args_inputs(name, action.get("args"), context)
+        args = parse_inputs(inputs, raw, where="0.")
+        if schema:
+            validate(args, schema, where="0.")
+        response: dict[str, Any] = {"type": "edit", "args": {"action": name, "args": args}}
+        summary = f"Edit {name} (edited args {short(args)})"
+    elif kind == "response":
+        text = str(raw.get("__response") or "")
+        if not text.strip():
+            raise FormInvalid("a response is needed", {"0.__response": "required"})
+        response, summary = {"type": "response", "args": text}, f"Respond: {short(text)}"
+    else:
+        response, summary = {"type": kind, "args": None}, f"{kind.capitalize()} {name}"
+    return ([response] if isinstance(value, list) else response), summary
+
+
+def _object_schema(interrupt: Mapping[str, Any]) -> dict[str, Any] | None:
+    schema = schema_of(interrupt.get("response_schema"))
+    if schema and _type_of(_resolve(schema, schema)) == "object" and _resolve(schema, schema).get("properties"):
+        return schema
+    return None
+
+
+def _build_schema(value: Any, interrupt: Mapping[str, Any], context: Mapping[str, Any]) -> Form:
+    schema = _object_schema(interrupt) or {}
+    part = _part(inputs=schema_inputs(schema), choices=[_choice("send", "Send")], inputs_open=True,
+                 description=str(schema.get("description") or ""))
+    return {"title": str(schema.get("title") or "Answer needed"), "parts": [part], **_payload_shown(value)}
+
+
+def _answer_schema(value: Any, form: Form, picks: Picks, context: Mapping[str, Any]) -> tuple[Any, str]:
+    pick = _one_pick(form, picks)
+    answer = parse_inputs(form["parts"][0]["inputs"], pick.get("inputs") or {}, where="0.")
+    response_schema = context.get("response_schema")
+    validate(answer, response_schema if callable(getattr(response_schema, "model_validate", None))
+             else _object_schema(context.get("interrupt") or {}), where="0.")
+    return answer, f"Send {short(answer)}"
+
+
+def _question(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("question"), str) and not any(
+            _is_list(value.get(k)) for k in OPTION_KEYS):
+        return value["question"]
+    return None
+
+
+def _is_yes_no(value: Any, interrupt: Mapping[str, Any]) -> bool:
+    schema = schema_of(interrupt.get("response_schema"))
+    if schema and _type_of(schema) == "boolean":
+        return True
+    question = _question(value)
+    return bool(question and _YES_NO.search(question)) and not schema
+
+
+def _build_yes_no(value: Any, interrupt: Mapping[str, Any], context: Mapping[str, Any]) -> Form:
+    schema = schema_of(interrupt.get("response_schema"))
+    boolean = bool(schema and _type_of(schema) == "boolean")
+    yes, no = (True, False) if boolean else ("yes", "no")
+    part = _part(choices=[_choice("yes", "Yes", value=yes), _choice("no", "No", value=no)])
+    return {"title": "Answer needed", "parts": [part], **_payload_shown(value)}
+
+
+def _options_of(value: Any, interrupt: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     if isinstance(value, Mapping):
         for key in OPTION_KEYS:
-            options = value.get(key)
-            if _is_list(options):
-                return [_option(o) for o in options], True
-    if schema:
-        enum = schema.get("enum")
-        if _is_list(enum):
-            return [_option(v) for v in enum], False
-        if schema.get("type") == "boolean":
-            return [{"label": "Yes", "value": True}, {"label": "No", "value": False}], False
-    return [dict(a) for a in DEFAULT_ACTIONS], True
-
-
-def form_for(interrupt: Mapping[str, Any]) -> dict[str, Any]:
-    """The form of one pending interrupt (``{"id", "value", "node"?, "response_schema"?}``)."""
-    value = interrupt.get("value")
+            if _is_list(value.get(key)):
+                return [_option(o) for o in value[key]]
     schema = schema_of(interrupt.get("response_schema"))
-    actions, free_text = actions_for(value, schema)
-    form: dict[str, Any] = {"id": str(interrupt.get("id") or ""), "node": str(interrupt.get("node") or ""),
-                            "fields": [], "text": "", "actions": jsonable(actions), "free_text": free_text}
+    if schema and _is_list(schema.get("enum")):
+        return [_option(v) for v in schema["enum"]]
+    return None
+
+
+def _build_options(value: Any, interrupt: Mapping[str, Any], context: Mapping[str, Any]) -> Form:
+    options = _options_of(value, interrupt) or []
+    part = _part(choices=[_choice(str(i), o["label"], value=o["value"]) for i, o in enumerate(options)])
+    skip = [k for k in OPTION_KEYS if isinstance(value, Mapping) and _is_list(value.get(k))][:1]
+    return {"title": "Choose", "parts": [part], **_payload_shown(value, skip)}
+
+
+def _build_question(value: Any, interrupt: Mapping[str, Any], context: Mapping[str, Any]) -> Form:
+    answer = {"name": "answer", "label": "answer", "type": "text", "required": False, "group": "",
+              "description": "", "value": ""}
+    part = _part(inputs=[answer], choices=[_choice("send", "Send", answer_input="answer")], inputs_open=True)
+    return {"title": "Question", "parts": [part], **_payload_shown(value)}
+
+
+def _build_value(value: Any, interrupt: Mapping[str, Any], context: Mapping[str, Any]) -> Form:
+    answer = {"name": "answer", "label": "answer", "type": "text", "required": False, "group": "",
+              "description": "", "value": ""}
+    part = _part(inputs=[answer], choices=[
+        _choice("approve", "Approve", value="approve"), _choice("reject", "Reject", value="reject"),
+        _choice("answer", "Answer in words…", ["answer"], "Send answer", answer_input="answer")])
+    return {"title": "Approval needed", "parts": [part], **_payload_shown(value)}
+
+
+def _payload_shown(value: Any, skip: Sequence[str] = ()) -> dict[str, Any]:
     if isinstance(value, Mapping):
-        shown = [k for k in OPTION_KEYS if _is_list(value.get(k))][:1]  # the list that became buttons
-        form["fields"] = [{"key": str(k), "text": as_text(v)} for k, v in value.items() if k not in shown]
-    else:
-        form["text"] = as_text(value)
-    return form
+        return {"fields": _shown(value, skip), "text": ""}
+    return {"fields": [], "text": as_text(value)}
+
+
+def _one_pick(form: Form, picks: Picks) -> dict[str, Any]:
+    if len(picks) != 1:
+        raise FormInvalid(f"expected one choice, got {len(picks)}")
+    pick = picks[0]
+    part = form["parts"][int(pick.get("part", 0))] if form["parts"] else {"choices": []}
+    if pick.get("choice") not in [c["key"] for c in part["choices"]]:
+        raise FormInvalid(f"no such choice: {pick.get('choice')!r}")
+    return pick
+
+
+def _default_answer(value: Any, form: Form, picks: Picks, context: Mapping[str, Any]) -> tuple[Any, str]:
+    pick = _one_pick(form, picks)
+    part = form["parts"][int(pick.get("part", 0))]
+    choice = next(c for c in part["choices"] if c["key"] == pick["choice"])
+    names = choice.get("inputs") or ([i["name"] for i in part["inputs"]] if part.get("inputs_open") else [])
+    if "answer_input" in choice:
+        spec = next(i for i in part["inputs"] if i["name"] == choice["answer_input"])
+        try:
+            answer = _parse_one(spec, (pick.get("inputs") or {}).get(spec["name"]))
+        except ValueError as exc:
+            raise FormInvalid(str(exc), {f"0.{spec['name']}": str(exc)}) from None
+        answer = "" if answer is _MISSING else answer
+        return answer, f"{choice['label'] if choice['label'] not in ('Send', 'Answer in words…') else 'Answer'}: {short(answer)}"
+    if names:
+        answer = parse_inputs(part["inputs"], pick.get("inputs") or {}, names, where=f"{pick.get('part', 0)}.")
+        return answer, f"{choice['label']}: {short(answer)}"
+    return choice.get("value"), str(choice["label"])
+
+
+BUILTINS: list[Renderer] = [
+    Renderer("hitl", _build_hitl, _answer_hitl, _is_hitl),
+    Renderer("inbox", _build_inbox, _answer_inbox, lambda v, i: _inbox_request(v) is not None),
+    Renderer("schema", _build_schema, _answer_schema, lambda v, i: _object_schema(i) is not None),
+    Renderer("yes_no", _build_yes_no, None, _is_yes_no),
+    Renderer("options", _build_options, None, lambda v, i: _options_of(v, i) is not None),
+    Renderer("question", _build_question, None, lambda v, i: _question(v) is not None),
+    Renderer("value", _build_value, None, lambda v, i: True),
+]
+
+
+def renderer_for(interrupt: Mapping[str, Any]) -> Renderer:
+    value = interrupt.get("value")
+    if isinstance(value, Mapping) and isinstance(value.get("kind"), str) and value["kind"] in _USER:
+        return _USER[value["kind"]]
+    for renderer in [*_USER.values(), *BUILTINS]:
+        if renderer.matches is not None and renderer.matches(value, interrupt):
+            return renderer
+    return BUILTINS[-1]
+
+
+def _context(interrupt: Mapping[str, Any], context: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {**(context or {}), "interrupt": interrupt, "response_schema": interrupt.get("response_schema")}
+
+
+def form_for(interrupt: Mapping[str, Any], context: Mapping[str, Any] | None = None) -> Form:
+    """The form of one pending interrupt (``{"id", "value", "node"?, "response_schema"?}``);
+    `context` may hold ``tools`` (name → tool) for argument forms."""
+    value = interrupt.get("value")
+    renderer = renderer_for(interrupt)
+    ctx = _context(interrupt, context)
+    try:
+        built = renderer.build(value, interrupt, ctx)
+    except Exception as exc:  # noqa: BLE001 - a broken renderer must still leave a usable form
+        built = {**_build_value(value, interrupt, ctx), "title": f"Approval needed (form {renderer.kind!r} failed: {exc})"}
+        renderer = BUILTINS[-1]
+    form: Form = {"id": str(interrupt.get("id") or ""), "node": str(interrupt.get("node") or ""),
+                  "kind": renderer.kind, "title": "Approval needed", "fields": [], "text": "", "collect": False}
+    if "fields" not in built and "text" not in built:
+        form.update(_payload_shown(value))
+    form.update(built)
+    return jsonable(form)
+
+
+def answer_for(interrupt: Mapping[str, Any], picks: Picks, context: Mapping[str, Any] | None = None) -> tuple[Any, str]:
+    """The resume value and its one-line summary for the browser's `picks`; FormInvalid
+    when they do not fit (the errors name the inputs)."""
+    value = interrupt.get("value")
+    form = form_for(interrupt, context)
+    renderer = _USER.get(form["kind"]) or next((r for r in BUILTINS if r.kind == form["kind"]), BUILTINS[-1])
+    answer = renderer.answer or _default_answer
+    return answer(value, form, list(picks), _context(interrupt, context))
+
+
+def describe(value: Any) -> str:
+    """A one-line summary of a resume value given in code (``run.resume(...)``)."""
+    if isinstance(value, Mapping) and isinstance(value.get("decisions"), list):
+        parts = []
+        for d in value["decisions"]:
+            if not isinstance(d, Mapping):
+                parts.append(short(d))
+                continue
+            kind = str(d.get("type", "?"))
+            label = _DECISION_LABELS.get(kind, kind)
+            if kind == "edit" and isinstance(d.get("edited_action"), Mapping):
+                action = d["edited_action"]
+                parts.append(f"{label} {action.get('name', '')} (edited args {short(action.get('args'))})")
+            elif d.get("message"):
+                parts.append(f"{label}: {short(d['message'])}")
+            else:
+                parts.append(label)
+        return "; ".join(parts)
+    if value is True or value is False:
+        return "Yes" if value else "No"
+    return short(value)

@@ -98,6 +98,12 @@ class StreamReducer:
         self.interrupt_nodes: dict[str, str] = {}  # interrupt id → node key (from the tasks stream)
         self.paused = False  # saw "__interrupt__" in this segment
         self.failed_node: str | None = None
+        # the last segment stopped inside a step (an interrupt raised in a node, or an
+        # error): the resume plans that step again, so its first tasks do not count a new one
+        self._replan = False
+        self.runs: dict[str, int] = {}  # node key → times it started in this thread (all segments)
+        self.reruns: list[str] = []  # nodes of this segment that re-run from their start after a resume
+        self._resumed: set[str] = set()  # nodes that were paused at an interrupt when the segment began
         self._seq = 0
         self._msgs: set[str] = set()
         self._n = 0
@@ -130,6 +136,8 @@ class StreamReducer:
 
     def begin_segment(self) -> None:
         """A new stream (first run or a resume) starts."""
+        self._resumed = {str(i.get("node")) for i in self.interrupts if i.get("node")}
+        self.reruns = []
         self.paused = False
         self.interrupts = []
         self.failed_node = None
@@ -139,6 +147,7 @@ class StreamReducer:
     def end_segment(self, *, finished: bool) -> None:
         """The stream ended; when it `finished` (not paused/failed) mark the way to END."""
         self.active.clear()
+        self._replan = not finished and bool(self.interrupts or self.failed_node)
         if finished:
             last = self._cur.get("") or self._prev.get("") or []
             declared = [node for node in last if (node, END) in self.edges]
@@ -177,7 +186,10 @@ class StreamReducer:
                 self._prev[scope] = self._cur.get(scope, [])
                 self._cur[scope] = []
                 if not scope:
-                    self.step += 1
+                    if self._replan:  # the step cut short before: same number as its checkpoint
+                        self._replan = False
+                    else:
+                        self.step += 1
             prev = self._prev.get(scope) or []
             if not prev and not scope:
                 prev = [START]
@@ -187,6 +199,13 @@ class StreamReducer:
             self._cur.setdefault(scope, []).append(key)
             self.active[tid] = (scope, key)
             self._visit(key)
+            self.runs[key] = self.runs.get(key, 0) + 1
+            if key in self._resumed:  # a resumed node runs again from its first line
+                self._resumed.discard(key)
+                self.reruns.append(key)
+                return [self._patch("log", f"rerun-{self._next_id()}", node=key, ns=scope,
+                                    payload=f"↻ {key} re-running from its start (resumed after interrupt(); "
+                                            f"run {self.runs[key]} of this node in this thread)")]
             return []
         self.active.pop(tid, None)
         for intr in payload.get("interrupts") or ():
@@ -244,6 +263,8 @@ class StreamReducer:
             return []
         out: list[Patch] = []
         for node, delta in payload.items():
+            if node == "__metadata__":  # LangGraph's marker of a cached write, not a node
+                continue
             if node == "__interrupt__":
                 if not ns:
                     self.paused = True

@@ -20,8 +20,8 @@ from typing import Any
 
 import traitlets
 
-from lgnb.draw import layout
-from lgnb.widgets._forms import form_for
+from lgnb.draw import jsonable, layout
+from lgnb.widgets._forms import FormInvalid, answer_for, describe, form_for, tools_of
 from lgnb.widgets._loops import background_loop, loop_for_run, running_loop
 from lgnb.widgets._pump import Pump
 from lgnb.widgets._runtime import View
@@ -63,6 +63,14 @@ class RunView(GraphMixin, View):
     forms = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: why the last resume from the view failed ("" once a resume starts)
     form_error = traitlets.Unicode("").tag(sync=True)
+    #: answers on record: {"interrupt_id", "node", "by" (page|code), "at" (HH:MM:SS), "summary"}
+    answers = traitlets.List(traitlets.Dict()).tag(sync=True)
+    #: answers the page collected, not sent yet: interrupt id → summary
+    held = traitlets.Dict().tag(sync=True)
+    #: how many times each node ran in this thread (this run's segments), and the nodes that
+    #: re-run from their first line in the current segment because they were resumed
+    runs = traitlets.Dict().tag(sync=True)
+    reruns = traitlets.List(traitlets.Unicode()).tag(sync=True)
     notice = traitlets.Unicode("").tag(sync=True)
     thread = traitlets.Unicode("").tag(sync=True)
     snapshot = traitlets.Dict().tag(sync=True)
@@ -79,6 +87,18 @@ class RunView(GraphMixin, View):
         else:
             self.send({"kind": "resume-result", "id": content.get("id"), "ok": False,
                        "error": "this view has no run in this kernel (re-run the cell that made it)"})
+
+    def _msg_answer(self, content: dict[str, Any]) -> None:
+        if self._controller is not None:
+            self._controller._answer_from_view(content)
+        else:
+            self.send({"kind": "resume-result", "id": content.get("id"), "ok": False,
+                       "interrupt_id": content.get("interrupt_id"),
+                       "error": "this view has no run in this kernel (re-run the cell that made it)"})
+
+    def _msg_send_held(self, content: dict[str, Any]) -> None:
+        if self._controller is not None:
+            self._controller._send_held(content)
 
     def _msg_cancel(self, content: dict[str, Any]) -> None:
         if self._controller is not None and self._controller.status == "running":
@@ -104,6 +124,10 @@ def _command_type(graph: Any) -> Any:
         except (ImportError, AttributeError):
             continue
     raise RuntimeError("cannot find a Command type (neither lgnb.types nor langgraph.types)")
+
+
+class _Stale(RuntimeError):
+    """An answer to a question the thread no longer asks."""
 
 
 class Run:
@@ -148,6 +172,10 @@ class Run:
         self._settled = threading.Event()
         self._waiters: list[asyncio.Future[None]] = []
         self._pump: Pump | None = None
+        self._answers: list[dict[str, Any]] = []
+        self._held: dict[str, tuple[Any, str]] = {}
+        self._requests: set[Any] = set()  # request ids of the page already handled (one action once)
+        self._tools: dict[str, Any] | None = None
         self._flush_handle: asyncio.TimerHandle | None = None
         self._next_flush = 0.0  # monotonic time the next (unforced) flush may go out
         self._elapsed_before = 0.0
@@ -184,7 +212,21 @@ class Run:
         """The approval forms the view shows: one per pending interrupt."""
         if self._status != "interrupted":
             return []
-        return [dict(form_for(i), resumable=self.checkpointed) for i in self._reducer.interrupts]
+        return [dict(form_for(i, self._form_context()), resumable=self.checkpointed) for i in self._reducer.interrupts]
+
+    @property
+    def answers(self) -> list[dict[str, Any]]:
+        """Answers given so far, in order: ``{"interrupt_id", "node", "by": "page" | "code",
+        "at": "HH:MM:SS", "summary", "value"}``."""
+        return [dict(a) for a in self._answers]
+
+    def _form_context(self) -> dict[str, Any]:
+        if self._tools is None:
+            try:
+                self._tools = tools_of(self.graph)
+            except Exception:  # noqa: BLE001 - no tools found only costs typed argument fields
+                self._tools = {}
+        return {"tools": self._tools}
 
     @property
     def elapsed(self) -> float:
@@ -239,8 +281,12 @@ class Run:
         """Resume an interrupted run with `value` (or ``{interrupt_id: value}``).
 
         Resumes with ``Command(resume=...)`` on the same thread config; a run paused at a
-        static breakpoint (no interrupt value) continues with ``None`` input.
+        static breakpoint (no interrupt value) continues with ``None`` input. The answer is
+        put on record (`answers`, and a line in the view: "answered by code at ...").
         """
+        return self._resume(value, by="code")
+
+    def _resume(self, value: Any, *, by: str, summaries: Mapping[str, str] | None = None) -> Run:
         if self._status in ("running", "pending"):
             raise RuntimeError("the run is still running: wait until it pauses (run.wait()) before resume()")
         if self._status != "interrupted":
@@ -251,35 +297,130 @@ class Run:
         ids = [i["id"] for i in self._reducer.interrupts]
         if not ids:
             command: Any = None
+            answered: dict[str, Any] = {}
         elif isinstance(value, Mapping) and value and set(map(str, value)) <= set(ids):
             command = _command_type(self.graph)(resume=dict(value))
+            answered = {str(k): v for k, v in value.items()}
         elif len(ids) > 1:
             raise ValueError(f"{len(ids)} interrupts are pending (ids {', '.join(ids)}): "
                              "resume with a map {interrupt_id: value}")
-        else:
-            command = _command_type(self.graph)(resume=value)
+        else:  # keyed too: Command(resume=None) unkeyed is no answer for LangGraph
+            command = _command_type(self.graph)(resume={ids[0]: value})
+            answered = {ids[0]: value}
+        at = time.strftime("%H:%M:%S")
+        nodes = {i["id"]: i.get("node", "") for i in self._reducer.interrupts}
+        for iid, answer in answered.items():
+            summary = (summaries or {}).get(iid) or describe(answer)
+            self._answers.append({"interrupt_id": iid, "node": nodes.get(iid, ""), "by": by, "at": at,
+                                  "summary": summary, "value": jsonable(answer)})
+            self._held.pop(iid, None)
         self._status = "running"  # at once, so a second resume() is refused
         self._settled.clear()
         self._call(lambda: self._start(command))
         return self
 
     def _resume_from_view(self, content: Mapping[str, Any]) -> None:
-        """A form's button: resume with its value (keyed by interrupt id when several are
-        pending), answer the request, and show a failure in the view. Runs in the comm
-        handler, on the kernel loop: `resume` only starts the run, it never waits."""
-        request, iid, value = content.get("id"), str(content.get("interrupt_id") or ""), content.get("value")
+        """The old message ({kind: "resume", interrupt_id, value}): a value sent as it is,
+        still keyed by interrupt id and checked against what is pending now."""
+        iid = str(content.get("interrupt_id") or "")
+        self._page_answer(content, iid, lambda interrupt: (content.get("value"), describe(content.get("value"))))
+
+    def _answer_from_view(self, content: Mapping[str, Any]) -> None:
+        """A form's answer ({kind: "answer", id, interrupt_id, picks, hold}): the kernel
+        computes and validates the value, then resumes keyed by interrupt id (or holds it
+        until "send" when several questions are open). Runs in the comm handler, on the
+        kernel loop: resuming only starts the run, it never waits."""
+        iid = str(content.get("interrupt_id") or "")
+        picks = content.get("picks") if isinstance(content.get("picks"), list) else []
+        self._page_answer(content, iid, lambda interrupt: answer_for(interrupt, picks, self._form_context()),
+                          hold=bool(content.get("hold")))
+
+    def _thread_pending(self) -> list[str]:
+        """Interrupt ids pending on the thread now (its latest checkpoint), else the run's."""
+        ours = [i["id"] for i in self._reducer.interrupts]
+        get_state = getattr(self.graph, "get_state", None)
+        if not callable(get_state) or not self.checkpointed:
+            return ours
+        configurable = {k: v for k, v in (self.config.get("configurable") or {}).items() if k != "checkpoint_id"}
         try:
-            pending = [i["id"] for i in self._reducer.interrupts] if self._status == "interrupted" else []
-            if iid and pending and iid not in pending:
-                raise RuntimeError(f"interrupt {iid} is no longer pending (pending now: {', '.join(pending)}); "
-                                   "it was answered already")
-            self.resume({iid: value} if iid and len(pending) > 1 else value)
+            snapshot = get_state({**self.config, "configurable": configurable})
+        except Exception:  # noqa: BLE001 - a thread we cannot read now: trust what the run saw
+            return ours
+        found = getattr(snapshot, "interrupts", None)
+        if found is None:
+            return ours
+        return [str(getattr(i, "id", None) or (i.get("id") if isinstance(i, Mapping) else "")) for i in found]
+
+    def _check_pending(self, iids: list[str]) -> None:
+        if self._status != "interrupted":
+            if self._status in ("running", "pending"):
+                raise RuntimeError("the run is still running (this answer was sent already, or the run "
+                                   "resumed from code): nothing was sent")
+            raise RuntimeError(f"the run has already ended ({self._status}); there is nothing to resume")
+        if not self.checkpointed:
+            raise RuntimeError(NO_CHECKPOINTER)
+        pending = self._thread_pending()
+        stale = [i for i in iids if i not in pending]
+        if stale:
+            raise _Stale("this question is no longer pending on the thread (answered elsewhere, or the "
+                         "thread moved on); nothing was sent"
+                         + (f". Pending now: {', '.join(pending)}" if pending else ""))
+
+    def _page_answer(self, content: Mapping[str, Any], iid: str, compute: Any, *, hold: bool = False) -> None:
+        request = content.get("id")
+        reply: dict[str, Any] = {"kind": "resume-result", "id": request, "interrupt_id": iid}
+        try:
+            if request is not None and request in self._requests:
+                raise RuntimeError("this click was handled already: nothing was sent again")
+            if request is not None:
+                self._requests.add(request)
+            if not iid:
+                raise RuntimeError("the answer names no interrupt: nothing was sent")
+            self._check_pending([iid])
+            interrupt = next((i for i in self._reducer.interrupts if i["id"] == iid), None)
+            if interrupt is None:
+                raise _Stale("this run's view does not know this question (the thread moved on): nothing was sent")
+            value, summary = compute(interrupt)
+            if hold and len(self._reducer.interrupts) > 1:
+                self._held[iid] = (value, summary)
+                self.view.form_error = ""
+                self._flush()
+                self.view.send({**reply, "ok": True, "held": True, "summary": summary})
+                return
+            self._resume({iid: value}, by="page", summaries={iid: summary})
+        except FormInvalid as exc:
+            self.view.send({**reply, "ok": False, "error": f"Not sent: {exc}", "errors": exc.errors})
+            return
         except Exception as exc:  # noqa: BLE001 - any refusal is shown in the view, never lost
             message = f"Could not resume: {exc}"
-            self.view.form_error = message
-            self.view.send({"kind": "resume-result", "id": request, "ok": False, "error": message})
+            if not isinstance(exc, _Stale):
+                self.view.form_error = message
+            self.view.send({**reply, "ok": False, "error": message, "stale": isinstance(exc, _Stale)})
             return
-        self.view.send({"kind": "resume-result", "id": request, "ok": True})
+        self.view.send({**reply, "ok": True, "summary": summary})
+
+    def _send_held(self, content: Mapping[str, Any]) -> None:
+        """Send collected answers as one keyed resume ({kind: "send_held", id, ids?})."""
+        request = content.get("id")
+        wanted = [str(i) for i in content.get("ids") or self._held]
+        reply: dict[str, Any] = {"kind": "resume-result", "id": request, "interrupt_id": ""}
+        try:
+            if request is not None and request in self._requests:
+                raise RuntimeError("this click was handled already: nothing was sent again")
+            if request is not None:
+                self._requests.add(request)
+            chosen = {i: self._held[i] for i in wanted if i in self._held}
+            if not chosen:
+                raise RuntimeError("no answers are ready to send")
+            self._check_pending(list(chosen))
+            self._resume({i: v for i, (v, _) in chosen.items()}, by="page",
+                         summaries={i: s for i, (_, s) in chosen.items()})
+        except Exception as exc:  # noqa: BLE001
+            message = f"Could not resume: {exc}"
+            self.view.form_error = message
+            self.view.send({**reply, "ok": False, "error": message, "stale": isinstance(exc, _Stale)})
+            return
+        self.view.send({**reply, "ok": True})
 
     def cancel(self) -> bool:
         """Stop a running run (a node that is busy finishes in its thread, unseen)."""
@@ -415,7 +556,10 @@ class Run:
         view, r = self.view, self._reducer
         state = {"status": self._status, "step": r.step, "active": r.active_keys,
                  "visited": list(r.visited), "taken": [list(t) for t in r.taken],
-                 "interrupts": self.interrupts, "forms": self.forms}
+                 "interrupts": self.interrupts, "forms": self.forms,
+                 "answers": [{k: v for k, v in a.items() if k != "value"} for a in self._answers],
+                 "held": {k: s for k, (_, s) in self._held.items() if k in {i["id"] for i in r.interrupts}},
+                 "runs": dict(r.runs), "reruns": list(r.reruns)}
         changed: dict[str, Any] = {k: v for k, v in state.items() if getattr(view, k) != v}
         sent = 0
         if self._pending:  # patches first: a view that loads the snapshot then skips them by seq
