@@ -22,7 +22,7 @@ CELLS = [
      "from lgnb.types import interrupt"),
     (f"EVIL = {EVIL!r}\n"
      "def review(state):\n"
-     "    answer = interrupt({'question': 'Send this? ' + EVIL, 'draft': 'Dear <b>team</b>', 'meta': {'n': 2, 'html': EVIL}})\n"
+     "    answer = interrupt({'question': 'Send this? ' + EVIL, 'draft': 'Dear <b>team</b>', 'meta': {'n': 2, 'html': EVIL}, 'options': ['approve', 'reject']})\n"
      "    return {'messages': [('ai', f'review said: {answer}')]}\n"
      "def comment(state):\n"
      "    note = interrupt('Any comment?')\n"
@@ -61,24 +61,28 @@ def test_approve_and_send_resume_from_the_page(lab: Lab, page: Any, artifacts: P
     values = form.locator("dd").all_text_contents()
     assert values[0] == "Send this? " + EVIL and values[1] == "Dear <b>team</b>"
     assert '"html": "<img src=x onerror=\\"window.__pwned=1\\">"' in values[2]
-    assert [b.strip() for b in form.locator(".lgnb-form-actions button").all_text_contents()] == ["Approve", "Reject"]
+    assert [b.strip() for b in form.locator(".lgnb-form-actions button").all_text_contents()] == ["approve", "reject"]
     assert page.evaluate("() => document.querySelectorAll('.lgnb-root img, .lgnb-root b').length") == 0
     run.screenshot(path=str(artifacts / "form-interrupted.png"))
 
     # a click disables the form at once (until the kernel answers and the run pauses again)
-    assert form.evaluate(CLICK_AND_READ) == [True, True, True, True]
+    assert all(form.evaluate(CLICK_AND_READ))
     # the next interrupt (a plain string payload): answer in words
     form = run.locator(".lgnb-form", has_text="Any comment?")
     form.wait_for(timeout=30_000)
     assert "in node comment" in (form.locator(".lgnb-form-node").text_content() or "")
     assert run.locator(".lgnb-form").count() == 1  # the answered form is gone
-    form.locator("input.lgnb-form-input").fill("ship <i>it</i>")
+    assert form.get_by_role("button").all_text_contents() == ["Send"]  # a question: a text box only
+    form.locator(".lgnb-form-input").fill("ship <i>it</i>")
     form.get_by_role("button", name="Send").click()
 
     run.locator("[data-testid=status]", has_text="done").wait_for(timeout=30_000)
     run.locator(".lgnb-text", has_text="review said: approve").wait_for()
     run.locator(".lgnb-text", has_text="comment: ship <i>it</i>").wait_for()
     assert run.locator(".lgnb-form").count() == 0
+    record = run.locator(".lgnb-answer").all_text_contents()  # answered forms stay on record
+    assert len(record) == 2 and "answered by the page at" in record[0] and record[0].endswith(": approve")
+    assert record[1].endswith(": Answer: ship <i>it</i>"), record
     assert (run.locator("[data-testid=form-error]").text_content() or "") == ""
     assert page.evaluate("() => window.__pwned === undefined")
     assert page.evaluate("() => document.querySelectorAll('.lgnb-root img, .lgnb-root i, .lgnb-root b').length") == 0
