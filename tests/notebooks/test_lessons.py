@@ -81,6 +81,8 @@ def test_pregel_lesson_claims(tmp_path_factory: pytest.TempPathFactory) -> None:
     assert diamond.count("input {'log': ['a']}") == 2  # b and c read the same snapshot
     assert "state: {'log': ['a', 'b', 'c']}" in diamond
     assert "b and c overlapped: True" in cell_with(nb, "overlapped")
+    records = cell_with(nb, "step 2 · plan: 2 tasks")  # lgnb's "pregel" stream mode, format_record
+    assert '[operator.add] ["a"] + 2 writes → ["a", "b", "c"]' in records
 
     uneven = [t for t in text(nb) if "step 4: plan    d" in t]
     twice, fixes = uneven[0], uneven[1]
