@@ -11,6 +11,8 @@ import { renderSvg, panZoom } from "./svg.js";
 const CSS = `
 .lgnb-svg g.node.lgnb-selected > path, .lgnb-svg g.node.lgnb-selected > polygon { stroke: #b45309; stroke-width: 3; }
 .lgnb-svg g.node.lgnb-compared > path, .lgnb-svg g.node.lgnb-compared > polygon { stroke: #0e7490; stroke-width: 3; stroke-dasharray: 4 2; }
+.lgnb-history .lgnb-graph { align-self: start; }
+.lgnb-history .lgnb-canvas { box-sizing: border-box; padding-top: 30px; }
 .lgnb-history-actions { display: flex; gap: 6px; flex-wrap: wrap; margin: 4px 0; align-items: center; }
 .lgnb-history-details .lgnb-json { max-height: 160px; }
 .lgnb-fork { border: 1px solid #ddd6fe; border-radius: 6px; padding: 4px 6px; background: #faf8ff; }
@@ -306,7 +308,7 @@ export function renderHistory({ model, el, signal }) {
         if (t) t.textContent = `checkpoint ${c.id}`;
       }
       const natural = next.viewBox.baseVal.height * (4 / 3);
-      canvas.style.height = `${Math.round(Math.min(420, Math.max(140, natural + 24)))}px`;
+      canvas.style.height = `${Math.round(Math.min(450, Math.max(170, natural + 54)))}px`;
       canvas.replaceChildren(next);
       svg = next;
       pz = panZoom(svg, { signal });

@@ -380,12 +380,13 @@ class HistoryView(View):
 
         def changed(change: Mapping[str, Any]) -> None:
             self._safely(self.refresh)
+            self.following = self._polling() or any(v.status in ("running", "pending") for v, _ in self._followed)
             if change["name"] == "status" and change["new"] not in ("running", "pending") and on_settle:
                 on_settle(change["new"])
 
         view.observe(changed, names=["step", "status"])
         self._followed.append((view, changed))
-        self.following = True
+        self.following = self._polling() or run.status in ("running", "pending")
         if run.status not in ("running", "pending"):
             changed({"name": "status", "new": run.status})
         return self
@@ -402,6 +403,9 @@ class HistoryView(View):
             self._poll.cancel()
             self._poll = None
         self.following = False
+
+    def _polling(self) -> bool:
+        return self._poll is not None and not self._poll.done()
 
     def _start_polling(self, interval: float) -> None:
         if self._poll is not None and not self._poll.done():
