@@ -19,7 +19,7 @@ const CSS = `
 .lgnb-fork > summary { cursor: pointer; color: #5b21b6; font-size: 12px; }
 .lgnb-fork-field { display: flex; flex-direction: column; gap: 2px; margin: 4px 0; }
 .lgnb-fork-label { font-size: 11px; color: #475569; }
-.lgnb-fork-label b { color: #1f2430; }
+.lgnb-fork-key { color: #1f2430; font-weight: 600; }
 .lgnb-fork-input { font: 11px/1.35 var(--jp-code-font-family, ui-monospace, monospace); width: 100%; box-sizing: border-box; border: 1px solid #c5cbd6; border-radius: 4px; padding: 2px 4px; resize: vertical; }
 .lgnb-fork-input.lgnb-edited { border-color: #7c3aed; background: #fbf9ff; }
 .lgnb-fork-input.lgnb-invalid { border-color: #dc2626; background: #fef2f2; }
@@ -91,7 +91,7 @@ function forkField(f, cid, edits, errors) {
   return {
     key: f.key,
     el: h("label", { class: "lgnb-fork-field" },
-      h("span", { class: "lgnb-fork-label" }, h("b", { text: f.key }), ` ${kind}`), input, err),
+      h("span", { class: "lgnb-fork-label" }, h("span", { class: "lgnb-fork-key", text: f.key }), ` ${kind}`), input, err),
     changed: () => input.value !== start,
     raw: () => input.value,
   };
