@@ -72,18 +72,17 @@ def plan_load(config: dict[str, Any], ns: str, replay: ReplayBound | None) -> Lo
 def load(saver: Any, plan: LoadPlan) -> Any:
     """The CheckpointTuple `plan` names (None: start empty)."""
     if plan.how == "before":
-        for saved in saver.list(plan.config, before={CONF: {"checkpoint_id": plan.before}}, limit=1):
-            return saved
-        return None
+        # consumed in full (limit=1): a saver's open list() may hold its connection
+        found = list(saver.list(plan.config, before={CONF: {"checkpoint_id": plan.before}}, limit=1))
+        return found[0] if found else None
     return saver.get_tuple(plan.config)
 
 
 async def aload(saver: Any, plan: LoadPlan) -> Any:
     """Async twin of `load`."""
     if plan.how == "before":
-        async for saved in saver.alist(plan.config, before={CONF: {"checkpoint_id": plan.before}}, limit=1):
-            return saved
-        return None
+        found = [c async for c in saver.alist(plan.config, before={CONF: {"checkpoint_id": plan.before}}, limit=1)]
+        return found[0] if found else None
     return await saver.aget_tuple(plan.config)
 
 

@@ -314,7 +314,9 @@ def get_state_history(
         yield from sub[0].get_state_history(sub[1], filter=filter, before=before, limit=limit)
         return
     config = _own_config(graph, config)
-    for saved in saver.list(config, before=before, limit=limit, filter=filter):
+    # Listed in full first: a saver's list() may hold its connection (lock, cursor) while
+    # it yields, and hydrating/snapshotting calls the same saver again (a deadlock).
+    for saved in list(saver.list(config, before=before, limit=limit, filter=filter)):
         saved = hydrate(saver, saved, graph.channels)
         yield _snapshot(graph, config, saved, saver, recurse=False, live=False)
 
@@ -333,7 +335,7 @@ async def aget_state_history(
             yield snap
         return
     config = _own_config(graph, config)
-    async for saved in saver.alist(config, before=before, limit=limit, filter=filter):
+    for saved in [c async for c in saver.alist(config, before=before, limit=limit, filter=filter)]:
         saved = await ahydrate(saver, saved, graph.channels)
         yield await _asnapshot(graph, config, saved, saver, recurse=False, live=False)
 
