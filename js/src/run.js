@@ -6,6 +6,7 @@ import { h, jsonText, fmtSeconds } from "./dom.js";
 import { graphPane, details } from "./graph.js";
 import { createContent } from "./content.js";
 import { createForms } from "./forms.js";
+import { createStatePanel } from "./state-panel.js";
 
 export function renderRun({ model, el, signal, state }) {
   const { store } = state;
@@ -24,14 +25,18 @@ export function renderRun({ model, el, signal, state }) {
   const interrupts = forms.el;
   const content = createContent();
   const detailsBox = h("div", { class: "lgnb-details-slot" });
+  const statePanel = createStatePanel();
+  // every task's update of the node's latest step (a Send fan-out of 3 lists 3)
   const extra = (key) => {
-    const delta = store.lastUpdate(key);
-    return delta === undefined ? null : h("div", {}, h("div", { text: "last update:" }), h("pre", { class: "lgnb-json", text: jsonText(delta) }));
+    const deltas = store.lastUpdates(key);
+    if (!deltas.length) return null;
+    return h("div", {}, h("div", { text: deltas.length > 1 ? `last step: ${deltas.length} updates` : "last update:" }),
+      ...deltas.map((delta) => h("pre", { class: "lgnb-json", text: jsonText(delta) })));
   };
   const graph = graphPane({ model, signal, onSelect: (sel) => detailsBox.replaceChildren(details(sel, { model, extra })) });
   const main = h("div", { class: "lgnb-run-main" },
     h("div", { class: "lgnb-run-left" }, graph.el, detailsBox),
-    h("div", { class: "lgnb-run-right" }, content.messagesEl, content.progressEl));
+    h("div", { class: "lgnb-run-right" }, content.messagesEl, content.progressEl, statePanel.el));
   // Errors are shown once, as the list the kernel's error patches build (node, type,
   // message); the synced `error` trait is the same failure, kept for the Python API.
   const root = h("div", { class: "lgnb-root lgnb-run" }, header, notice, runs, content.errorsEl, interrupts, main,
@@ -56,6 +61,7 @@ export function renderRun({ model, el, signal, state }) {
       ...(counts.some(([, n]) => n > 1) ? [h("span", { text: `runs in this thread: ${counts.map(([k, n]) => `${k} ×${n}`).join(", ")}` })] : []));
     runs.style.display = runs.childNodes.length ? "" : "none";
     graph.mark({ active: model.get("active"), visited: model.get("visited"), taken: model.get("taken") });
+    statePanel.update(model.get("panel"));
     tick();
   }
   function tick() {
@@ -64,7 +70,7 @@ export function renderRun({ model, el, signal, state }) {
     elapsed.textContent = fmtSeconds(base + live);
   }
   model.on("change:elapsed", () => { elapsedAt = performance.now(); });
-  for (const name of ["status", "step", "active", "visited", "taken", "interrupts", "notice", "title", "thread", "drawing", "runs", "reruns"]) {
+  for (const name of ["status", "step", "active", "visited", "taken", "interrupts", "notice", "title", "thread", "drawing", "runs", "reruns", "panel"]) {
     model.on(`change:${name}`, paint);
   }
   const unsubscribe = store.subscribe((event) => {

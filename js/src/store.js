@@ -75,6 +75,14 @@ export function createStore() {
     snapshot() {
       return { seq, messages: [...messages.values()], progress: [...progress.values()], log, updates, errors };
     },
+    /** Every update of the node's latest step (one per task), oldest first. */
+    lastUpdates(key) {
+      let i = updates.length - 1;
+      while (i >= 0 && updates[i].node !== key) i--;
+      if (i < 0) return [];
+      const step = updates[i].step;
+      return updates.filter((u) => u.node === key && u.step === step).map((u) => u.delta);
+    },
     lastUpdate(key) {
       for (let i = updates.length - 1; i >= 0; i--) if (updates[i].node === key) return updates[i].delta;
       return undefined;

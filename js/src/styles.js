@@ -116,6 +116,16 @@ const CSS = `
 .lgnb-lens-here { font-weight: 600; color: #1d4ed8; }
 .lgnb-lens-trail { font-size: 12px; display: flex; flex-direction: column; gap: 2px; margin-bottom: 6px; }
 .lgnb-lens-whatif-bar { display: flex; gap: 6px; align-items: center; margin-bottom: 4px; }
+.lgnb-messages:empty { display: none; }
+.lgnb-state { margin-top: 6px; font-size: 12px; display: flex; flex-direction: column; gap: 4px; overflow-wrap: anywhere; }
+.lgnb-state-head { color: #334155; }
+.lgnb-state-tasks { display: flex; flex-direction: column; gap: 2px; }
+.lgnb-state-task > summary { cursor: pointer; }
+.lgnb-state-count { font-weight: 700; color: #b45309; }
+.lgnb-state-update { display: grid; grid-template-columns: 60px minmax(0, 1fr); gap: 6px; margin-left: 14px; }
+.lgnb-state-table td.lgnb-state-key { white-space: nowrap; font-family: var(--jp-code-font-family, ui-monospace, monospace); }
+.lgnb-state-val { font: 11px var(--jp-code-font-family, ui-monospace, monospace); white-space: pre-wrap; }
+.lgnb-state-msg { font-size: 12px; white-space: pre-wrap; margin-left: 10px; }
 .lgnb-fold > summary { cursor: pointer; font: 11px var(--jp-code-font-family, ui-monospace, monospace); color: #475569; }
 @media (max-width: 700px) { .lgnb-run-main, .lgnb-graph-main { grid-template-columns: 1fr; } }
 `;

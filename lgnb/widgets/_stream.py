@@ -111,6 +111,9 @@ class StreamReducer:
         self._cur: dict[str, list[str]] = {}
         self._seen_values = False
         self._token_types: set[type] = set()  # message chunk classes seen carrying plain text
+        # updates listed for the latest step (node key → JSON deltas): a finished task's write that
+        # a resume re-emits (LangGraph marks it cached) is listed once
+        self._listed: tuple[int, dict[str, list[Any]]] = (0, {})
 
     @property
     def active_keys(self) -> list[str]:
@@ -262,6 +265,10 @@ class StreamReducer:
         if not isinstance(payload, Mapping):
             return []
         out: list[Patch] = []
+        meta = payload.get("__metadata__")
+        cached = isinstance(meta, Mapping) and bool(meta.get("cached"))
+        if self._listed[0] != self.step:
+            self._listed = (self.step, {})
         for node, delta in payload.items():
             if node == "__metadata__":  # LangGraph's marker of a cached write, not a node
                 continue
@@ -280,8 +287,13 @@ class StreamReducer:
                         self.interrupts.append(entry)
                 continue
             key = node_key(ns, str(node))
+            shown = jsonable(delta)
+            listed = self._listed[1].setdefault(key, [])
+            if cached and shown in listed:
+                continue  # listed already (before the interrupt the resume came back from)
+            listed.append(shown)
             out.append(self._patch("update", self._next_id(), step=self.step, node=key,
-                                   ns=ns_key(ns), delta=jsonable(delta)))
+                                   ns=ns_key(ns), delta=shown))
             values = delta.values() if isinstance(delta, Mapping) else ()
             for value in values:
                 for msg in _messages_in(value):
@@ -297,6 +309,9 @@ class StreamReducer:
         if isinstance(payload, Mapping):
             payload = {k: v for k, v in payload.items() if k != "__interrupt__"}
         self.values = payload
+        # the root's barrier: every task of the step is over, also those that send no end
+        # (a write restored on resume, a node cache hit), so the next task starts a new step
+        self.active.clear()
         out: list[Patch] = []
         # Messages the stream did not show: the thread's history (first values), and
         # messages a reducer made from plain data (e.g. ("ai", "hi") tuples).

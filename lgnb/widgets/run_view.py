@@ -23,6 +23,7 @@ import traitlets
 from lgnb.draw import jsonable, layout
 from lgnb.widgets._forms import FormInvalid, answer_for, describe, form_for, tools_of
 from lgnb.widgets._loops import background_loop, loop_for_run, running_loop
+from lgnb.widgets._panel import StatePanel
 from lgnb.widgets._pump import Pump
 from lgnb.widgets._runtime import View
 from lgnb.widgets._store import ContentStore, Patch, coalesce
@@ -74,6 +75,10 @@ class RunView(GraphMixin, View):
     notice = traitlets.Unicode("").tag(sync=True)
     thread = traitlets.Unicode("").tag(sync=True)
     snapshot = traitlets.Dict().tag(sync=True)
+    #: the state panel: the state after the latest step, folded to a bounded size (see `_panel`):
+    #: {"step", "status", "keys": [{"key", "value", "changed"}], "more_keys", "changed",
+    #: "tasks": [{"node", "count", "updates", "more"}]}
+    panel = traitlets.Dict().tag(sync=True)
 
     _controller: Run | None = None
 
@@ -163,6 +168,7 @@ class Run:
         self.view.thread = str(configurable.get("thread_id", ""))
         edges = {(e.source, e.target) for e in layout(graph, expanded=True).edges}
         self._reducer = StreamReducer(edges=edges)
+        self._panel = StatePanel()
         self._store = ContentStore()
         self._pending: list[Patch] = []
         self._loop = loop_for_run()
@@ -460,6 +466,7 @@ class Run:
         self._settled.clear()
         self._t0 = time.monotonic()
         self._reducer.begin_segment()
+        self._panel.begin_segment()
         self.view.notice = ""
         self.view.form_error = ""
         self.view.error = {}
@@ -484,6 +491,10 @@ class Run:
             except Exception as exc:  # noqa: BLE001 - a payload we cannot read must not kill the run
                 patches = [self._reducer._patch("log", f"view-{self._reducer._next_id()}", node="", ns="",
                                                 payload=f"lgnb view could not read a chunk: {exc!r}")]
+            try:
+                self._panel.feed(chunk, self._reducer)
+            except Exception:  # noqa: BLE001 - the panel only shows; the run goes on
+                pass
             for patch in patches:
                 self._store.apply(patch)
             self._pending.extend(patches)
@@ -560,6 +571,8 @@ class Run:
                  "answers": [{k: v for k, v in a.items() if k != "value"} for a in self._answers],
                  "held": {k: s for k, (_, s) in self._held.items() if k in {i["id"] for i in r.interrupts}},
                  "runs": dict(r.runs), "reruns": list(r.reruns)}
+        if self._panel.dirty:  # folded once per flush, however many steps went by
+            state["panel"] = self._panel.render()
         changed: dict[str, Any] = {k: v for k, v in state.items() if getattr(view, k) != v}
         sent = 0
         if self._pending:  # patches first: a view that loads the snapshot then skips them by seq
