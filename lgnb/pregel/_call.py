@@ -361,16 +361,18 @@ def _start_async(
         try:
             exc = await arun_task(ctx, policies)
             _commit(loop, task, exc)
-            await aflush_io(loop)
             value, err = _outcome(task, exc)
         except BaseException as e:  # noqa: BLE001
             value, err = None, e
-        if afut.done():
-            return
-        if err is not None:
-            afut.set_exception(err)
-        else:
-            afut.set_result(value)
+        if not afut.done():
+            if err is not None:
+                afut.set_exception(err)
+            else:
+                afut.set_result(value)
+        # Saved after the caller has its result, as LangGraph's background put_writes: a
+        # slow saver (a database round trip) does not hold the caller back. The step
+        # awaits this (`await_calls`), so a failed save still fails the step.
+        await aflush_io(loop)
 
     runner = asyncio.ensure_future(work())
     _calls(loop).append(runner)
@@ -405,7 +407,7 @@ async def await_calls(loop: Loop) -> None:
         else:
             try:
                 await fut
-            except BaseException:  # noqa: BLE001
+            except asyncio.CancelledError:
                 pass
 
 
