@@ -35,11 +35,12 @@ __all__ = (
     "history",
     "interrupt",
     "lens",
+    "register_form",
     "run",
     "show",
 )
 
-_LAZY = {"run", "show", "Run", "history", "lens"}
+_LAZY = {"run", "show", "Run", "history", "lens", "register_form"}
 
 
 def __getattr__(name: str) -> Any:

@@ -217,7 +217,13 @@ export function createForms({ model }) {
     views.set(form.id, view);
     const box = h("div", { class: "lgnb-interrupt lgnb-form", "data-interrupt-id": form.id, "data-kind": form.kind || "" });
     if (form.resumable === false) {
-      box.append(head, body || "", h("div", { class: "lgnb-hint", text: "No buttons: this graph has no checkpointer, so the run cannot be resumed (see above)." }));
+      // no buttons; a form drawn as cards (tool calls) still shows what each card asks
+      const cards = body ? [] : (form.parts || []).map((p) => h("div", { class: "lgnb-form-part" },
+        p.title ? h("div", { class: "lgnb-form-part-title", text: p.title }) : null,
+        p.description ? h("div", { class: "lgnb-form-desc", text: p.description }) : null,
+        (p.shown || []).length ? h("dl", { class: "lgnb-form-fields" }, ...p.shown.flatMap((f) => [
+          h("dt", { text: f.key }), h("dd", {}, h("div", { class: "lgnb-form-value", text: f.text }))])) : null));
+      box.append(head, body || "", ...cards, h("div", { class: "lgnb-hint", text: "No buttons: this graph has no checkpointer, so the run cannot be resumed (see above)." }));
       return box;
     }
     const parts = form.parts || [];
@@ -271,6 +277,7 @@ export function createForms({ model }) {
   function drawRecord() {
     const answers = model.get("answers") || [];
     record.replaceChildren(...answers.map((a) => h("div", { class: "lgnb-answer", "data-interrupt-id": a.interrupt_id },
+      a.asked ? h("span", { class: "lgnb-answer-asked", text: `“${a.asked}” ` }) : null,
       h("span", { class: "lgnb-answer-by", text: `answered by ${a.by === "page" ? "the page" : a.by} at ${a.at}` }),
       a.node ? h("span", { class: "lgnb-meta", text: ` in ${a.node}` }) : null,
       h("span", { text: `: ${a.summary}` }))));

@@ -78,6 +78,7 @@ const CSS = `
 .lgnb-field > .lgnb-hint, .lgnb-field > .lgnb-field-error { grid-column: 2; }
 .lgnb-field-label { font-weight: 600; color: #475569; overflow-wrap: anywhere; }
 .lgnb-field textarea.lgnb-form-input, .lgnb-field select.lgnb-form-input { max-width: 520px; }
+.lgnb-field > input[type=checkbox] { justify-self: start; margin: 3px 0; }
 .lgnb-field-error { color: #991b1b; font-size: 12px; }
 .lgnb-field-error:empty { display: none; }
 .lgnb-field-bad .lgnb-form-input { border-color: #dc2626; }

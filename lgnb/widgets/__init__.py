@@ -11,13 +11,19 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lgnb.widgets.graph_view import GraphView, show
+    from lgnb.widgets._forms import FormInvalid, Renderer, register_form, unregister_form
     from lgnb.widgets.history_view import HistoryView, history
     from lgnb.widgets.lens_view import Lens, LensView, lens
     from lgnb.widgets.run_view import Run, RunView, run
 
-__all__ = ["GraphView", "HistoryView", "Lens", "LensView", "Run", "RunView", "history", "lens", "run", "show"]
+__all__ = ["FormInvalid", "GraphView", "HistoryView", "Lens", "LensView", "Renderer", "Run", "RunView", "history",
+           "lens", "register_form", "run", "show", "unregister_form"]
 
 _WHERE = {
+    "FormInvalid": "lgnb.widgets._forms",
+    "Renderer": "lgnb.widgets._forms",
+    "register_form": "lgnb.widgets._forms",
+    "unregister_form": "lgnb.widgets._forms",
     "GraphView": "lgnb.widgets.graph_view",
     "show": "lgnb.widgets.graph_view",
     "HistoryView": "lgnb.widgets.history_view",

@@ -311,8 +311,14 @@ def parse_inputs(specs: Sequence[Mapping[str, Any]], raw: Mapping[str, Any], nam
             target = target.setdefault(key, {})
         target[last] = value
     if errors:
-        raise FormInvalid("; ".join(f"{k}: {v}" for k, v in errors.items()), errors)
+        raise FormInvalid(_message(errors, where), errors)
     return out
+
+
+def _message(errors: Mapping[str, str], where: str) -> str:
+    """``"copies: a whole number is needed"``: the inputs by name, without the part prefix."""
+    return "; ".join(f"{(k[len(where):] if where and k.startswith(where) else k) or 'answer'}: {v}"
+                     for k, v in errors.items())
 
 
 def validate(value: Any, schema: Any, *, where: str = "") -> Any:
@@ -340,7 +346,7 @@ def validate(value: Any, schema: Any, *, where: str = "") -> Any:
                 path = ".".join(p for p in (path, *missing) if p)
             errors.setdefault(f"{where}{path}", err.message)
     if errors:
-        raise FormInvalid("; ".join(f"{k or 'answer'}: {v}" for k, v in errors.items()), errors)
+        raise FormInvalid(_message(errors, where), errors)
     return value
 
 
@@ -413,8 +419,9 @@ def _build_hitl(value: Any, interrupt: Mapping[str, Any], context: Mapping[str, 
         parts.append(_part(title=f"tool call: {name}", description=str(request.get("description") or ""),
                            shown=_shown(args if isinstance(args, Mapping) else {"args": args}),
                            inputs=[*inputs, message], choices=choices))
+    # the cards show every request and its arguments: no raw dump of the payload above them
     return {"title": "Review tool calls" if len(parts) > 1 else "Review tool call", "parts": parts,
-            "collect": len(parts) > 1}
+            "collect": len(parts) > 1, "fields": [], "text": ""}
 
 
 def _answer_hitl(value: Any, form: Form, picks: Picks, context: Mapping[str, Any]) -> tuple[Any, str]:
@@ -477,7 +484,7 @@ def _build_inbox(value: Any, interrupt: Mapping[str, Any], context: Mapping[str,
     part = _part(title=f"action: {name}", description=str(request.get("description") or ""),
                  shown=_shown(args if isinstance(args, Mapping) else {"args": args}),
                  inputs=[*inputs, response], choices=choices)
-    return {"title": "Review action", "parts": [part]}
+    return {"title": "Review action", "parts": [part], "fields": [], "text": ""}
 
 
 def _answer_inbox(value: Any, form: Form, picks: Picks, context: Mapping[str, Any]) -> tuple[Any, str]:
@@ -672,6 +679,20 @@ def answer_for(interrupt: Mapping[str, Any], picks: Picks, context: Mapping[str,
     renderer = _USER.get(form["kind"]) or next((r for r in BUILTINS if r.kind == form["kind"]), BUILTINS[-1])
     answer = renderer.answer or _default_answer
     return answer(value, form, list(picks), _context(interrupt, context))
+
+
+def asked(value: Any) -> str:
+    """What an interrupt asked, in one line, for the answer record ("" when it asked in no words)."""
+    if isinstance(value, str):
+        return short(value)
+    if not isinstance(value, Mapping):
+        return ""
+    if _is_hitl(value, {}):
+        return "tool calls: " + ", ".join(str(r.get("name", "")) for r in value["action_requests"] if isinstance(r, Mapping))
+    request = _inbox_request(value)
+    if request is not None:
+        return f"action: {request['action_request'].get('action', '')}"
+    return short(value["question"]) if isinstance(value.get("question"), str) else ""
 
 
 def describe(value: Any) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 import traitlets
 
 from lgnb.draw import jsonable, layout
-from lgnb.widgets._forms import FormInvalid, answer_for, describe, form_for, tools_of
+from lgnb.widgets._forms import FormInvalid, answer_for, asked, describe, form_for, tools_of
 from lgnb.widgets._loops import background_loop, loop_for_run, running_loop
 from lgnb.widgets._panel import StatePanel
 from lgnb.widgets._pump import Pump
@@ -64,7 +64,8 @@ class RunView(GraphMixin, View):
     forms = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: why the last resume from the view failed ("" once a resume starts)
     form_error = traitlets.Unicode("").tag(sync=True)
-    #: answers on record: {"interrupt_id", "node", "by" (page|code), "at" (HH:MM:SS), "summary"}
+    #: answers on record: {"interrupt_id", "node", "by" (page|code), "at" (HH:MM:SS), "asked"
+    #: (the question in one line, or ""), "summary"}
     answers = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: answers the page collected, not sent yet: interrupt id → summary
     held = traitlets.Dict().tag(sync=True)
@@ -223,7 +224,7 @@ class Run:
     @property
     def answers(self) -> list[dict[str, Any]]:
         """Answers given so far, in order: ``{"interrupt_id", "node", "by": "page" | "code",
-        "at": "HH:MM:SS", "summary", "value"}``."""
+        "at": "HH:MM:SS", "asked" (the question in one line), "summary", "value"}``."""
         return [dict(a) for a in self._answers]
 
     def _form_context(self) -> dict[str, Any]:
@@ -315,10 +316,11 @@ class Run:
             answered = {ids[0]: value}
         at = time.strftime("%H:%M:%S")
         nodes = {i["id"]: i.get("node", "") for i in self._reducer.interrupts}
+        values = {i["id"]: i.get("value") for i in self._reducer.interrupts}
         for iid, answer in answered.items():
             summary = (summaries or {}).get(iid) or describe(answer)
             self._answers.append({"interrupt_id": iid, "node": nodes.get(iid, ""), "by": by, "at": at,
-                                  "summary": summary, "value": jsonable(answer)})
+                                  "asked": asked(values.get(iid)), "summary": summary, "value": jsonable(answer)})
             self._held.pop(iid, None)
         self._status = "running"  # at once, so a second resume() is refused
         self._settled.clear()

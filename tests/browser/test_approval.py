@@ -35,6 +35,10 @@ CELLS = [
     "unsaved = lgnb.run(b.compile(), {'messages': []}, title='no checkpointer')",
 ]
 
+# the payloads' and typed answers' markup stayed text (the views' own <b> labels aside)
+NO_MARKUP = """() => document.querySelectorAll('.lgnb-root img').length + Array.from(
+  document.querySelectorAll('.lgnb-root i, .lgnb-root b')).filter((e) => ['team', 'it'].includes(e.textContent)).length"""
+
 CLICK_AND_READ = """(form) => {
   form.querySelector('.lgnb-form-actions button').click();
   return Array.from(form.querySelectorAll('button, input')).map((c) => c.disabled);
@@ -62,7 +66,7 @@ def test_approve_and_send_resume_from_the_page(lab: Lab, page: Any, artifacts: P
     assert values[0] == "Send this? " + EVIL and values[1] == "Dear <b>team</b>"
     assert '"html": "<img src=x onerror=\\"window.__pwned=1\\">"' in values[2]
     assert [b.strip() for b in form.locator(".lgnb-form-actions button").all_text_contents()] == ["approve", "reject"]
-    assert page.evaluate("() => document.querySelectorAll('.lgnb-root img, .lgnb-root b').length") == 0
+    assert page.evaluate(NO_MARKUP) == 0
     run.screenshot(path=str(artifacts / "form-interrupted.png"))
 
     # a click disables the form at once (until the kernel answers and the run pauses again)
@@ -85,7 +89,7 @@ def test_approve_and_send_resume_from_the_page(lab: Lab, page: Any, artifacts: P
     assert record[1].endswith(": Answer: ship <i>it</i>"), record
     assert (run.locator("[data-testid=form-error]").text_content() or "") == ""
     assert page.evaluate("() => window.__pwned === undefined")
-    assert page.evaluate("() => document.querySelectorAll('.lgnb-root img, .lgnb-root i, .lgnb-root b').length") == 0
+    assert page.evaluate(NO_MARKUP) == 0
     assert not dialogs and not page.lgnb_errors, (dialogs, page.lgnb_errors)
     run.screenshot(path=str(artifacts / "form-done.png"))
 

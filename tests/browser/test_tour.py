@@ -1,5 +1,6 @@
 """The tour in a real JupyterLab: tokens reach the page while the model streams, the lit
-node moves, the run ends done, the graph view draws, the interrupt is shown and resumed."""
+node moves, the run ends done, the graph view draws, the interrupt's form is drawn and then,
+answered from code in a later cell, collapses into its recorded answer."""
 
 from __future__ import annotations
 
@@ -42,8 +43,22 @@ def sample_until_done(page: Any, *, timeout: float = 40.0, on_sample: Any = None
     raise AssertionError(f"run did not finish in {timeout} s; last samples {samples[-3:]}")
 
 
+# every approval form the page draws, kept after it collapses (Run All answers it from code)
+WATCH_FORMS = """() => {
+  window.__lgnbForms = [];
+  new MutationObserver((records) => {
+    for (const r of records) for (const n of r.addedNodes) {
+      const forms = n.nodeType !== 1 ? [] : n.matches('.lgnb-form') ? [n] : Array.from(n.querySelectorAll('.lgnb-form'));
+      for (const f of forms) window.__lgnbForms.push({
+        text: f.textContent, buttons: Array.from(f.querySelectorAll('button')).map((b) => b.textContent.trim())});
+    }
+  }).observe(document.body, {childList: true, subtree: true});
+}"""
+
+
 def test_tour_streams_live(lab: Lab, page: Any, artifacts: Path) -> None:
     open_notebook(page, lab, copy_notebook(lab, TOUR))
+    page.evaluate(WATCH_FORMS)
     run_all(page)
     shots: list[str] = []
 
@@ -81,11 +96,18 @@ def test_tour_streams_live(lab: Lab, page: Any, artifacts: Path) -> None:
     assert graph.locator("g.node").count() == 4
     graph.locator("g.node", has_text="tools").first.click()
     graph.locator(".lgnb-details", has_text="comes from: agent").wait_for()
-    # the interrupt, then its resume in the next cell
+    # the interrupt: a form on the page, answered from code in a later cell, on record in the view
     wait_kernel_idle(page)
     review = page.locator(".lgnb-run").nth(1)
     review.locator("[data-testid=status]", has_text="done").wait_for()
     review.locator(".lgnb-text", has_text="Reviewer said: approved").wait_for()
+    seen = page.evaluate("() => window.__lgnbForms")
+    assert any("Send this answer?" in f["text"] and "in node review" in f["text"]
+               and f["buttons"][:2] == ["approved", "needs work"] for f in seen), seen
+    assert review.locator(".lgnb-form").count() == 0  # the form collapsed into its record
+    (record,) = review.locator(".lgnb-answer").all_text_contents()
+    assert record.startswith("“Send this answer?” answered by code at") and record.endswith(" in review: approved"), record
+    review.screenshot(path=str(artifacts / "tour-review.png"))
     run.scroll_into_view_if_needed()
     run.screenshot(path=str(artifacts / "tour-run.png"))
     graph.screenshot(path=str(artifacts / "tour-graph.png"))

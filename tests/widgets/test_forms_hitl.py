@@ -63,7 +63,7 @@ def scenario() -> dict[str, Any]:
     ok = click([{"part": 0, "choice": "edit", "inputs": {"to": "carol", "subject": "<b>hi</b>", "urgent": True, "copies": "1"}},
                 {"part": 1, "choice": "reject", "inputs": {"__message": "never"}}], 3)
     r.wait(timeout=60)
-    return {"kind": form["kind"], "collect": form["collect"],
+    return {"kind": form["kind"], "collect": form["collect"], "fields": form["fields"], "text": form["text"],
             "titles": [p["title"] for p in form["parts"]],
             "choices": [[c["key"] for c in p["choices"]] for p in form["parts"]],
             "inputs": [{i["name"]: i["type"] for i in p["inputs"]} for p in form["parts"]],
@@ -74,6 +74,7 @@ def scenario() -> dict[str, Any]:
 
 def check(out: dict[str, Any]) -> None:
     assert out["kind"] == "hitl" and out["collect"] is True
+    assert out["fields"] == [] and out["text"] == ""  # the cards show the requests: no raw payload dump
     assert out["titles"] == ["tool call: send_email", "tool call: delete_file"]
     assert out["choices"][1] == ["approve", "reject"] and out["choices"][0][:3] == ["approve", "edit", "reject"]
     assert out["inputs"][0] == {"to": "string", "subject": "string", "urgent": "boolean", "copies": "integer",

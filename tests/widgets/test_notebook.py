@@ -90,3 +90,28 @@ def test_errors_in_a_kernel_reraise_from_wait(tmp_path: Path) -> None:
         "try:\n    r.wait(30)\nexcept RuntimeError as e:\n    print('raised:', e, '|', r.view.error['node'])",
     ], tmp_path)
     assert outputs(nb.cells[1], "stream")[0].text.strip() == "raised: node failed | boom"
+
+
+def test_tour_shows_a_form_then_its_answer_from_code(tmp_path: Path) -> None:
+    """Run top to bottom, the tour pauses at a form in one cell and answers it from code in the
+    next: the saved view holds no open form and the answer on record, with what was asked."""
+    nb = nbformat.read(ROOT / "notebooks" / "tour.ipynb", as_version=4)
+    NotebookClient(nb, kernel_name="python3", timeout=120, store_widget_state=True,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    asks = [c for c in nb.cells if c.cell_type == "code" and "review_run = lgnb.run" in c.source]
+    answers = [c for c in nb.cells if c.cell_type == "code" and "review_run.resume(" in c.source]
+    assert len(asks) == 1 and len(answers) == 1
+    assert nb.cells.index(answers[0]) > nb.cells.index(asks[0]) + 1  # a text cell between: the form is explained
+    paused = outputs(asks[0], "execute_result")[0].data["text/plain"]
+    assert paused.startswith("('interrupted',") and "Send this answer?" in paused
+    printed = "".join(o.text for o in outputs(answers[0], "stream"))
+    assert "the form asks: Send this answer?" in printed and "done · Reviewer said: approved" in printed
+    record = outputs(answers[0], "execute_result")[0].data["text/plain"]
+    assert record == "[('code', 'Send this answer?', 'approved')]", record
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    runs = [m["state"] for m in state.values() if m["state"].get("_view_kind") == "run"]
+    review = [s for s in runs if s.get("answers")]
+    assert len(review) == 1 and review[0]["forms"] == [] and review[0]["status"] == "done"
+    (answer,) = review[0]["answers"]
+    assert answer["by"] == "code" and answer["asked"] == "Send this answer?" and answer["summary"] == "approved"
+    assert answer["node"] == "review"
