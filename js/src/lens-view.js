@@ -67,6 +67,19 @@ function updateSection(step) {
     rows.length ? table(["channel", "reducer", "before", "writes", "after", "version"], rows, "lgnb-lens-update") : null, err);
 }
 
+// Records a subgraph streamed during this step, nested under it: one fold per namespace
+// (its own plan / execute / update, as lgnb.pregel.records.format_record prints them).
+function subgraphSection(step) {
+  const subs = step.subgraphs || [];
+  if (!subs.length) return null;
+  return h("div", { class: "lgnb-lens-phase", "data-phase": "subgraphs" },
+    h("div", { class: "lgnb-lens-phase-title", text: `inside ${subs.length === 1 ? "a subgraph" : `${subs.length} subgraphs`} — its own super-steps` }),
+    ...subs.map((sub, i) => h("details", { class: "lgnb-fold lgnb-lens-sub", "data-ns": sub.ns, open: i === 0 ? "" : undefined },
+      h("summary", {}, h("b", { text: sub.name || sub.ns }),
+        h("span", { class: "lgnb-hint", text: ` · ${sub.records.filter((r) => r.kind === "plan" && r.tasks?.length).length} steps · ${sub.ns}` })),
+      h("pre", { class: "lgnb-json", text: sub.text || "" }))));
+}
+
 function stateSection(step) {
   const before = step.before || {}, after = step.after || {};
   const changed = new Set(step.changed || []);
@@ -143,7 +156,7 @@ export function renderLens({ model, el, signal }) {
       ...(model.get("summary") || []).map((x) => h("div", { class: x.index === cur.index ? "lgnb-lens-here" : "" ,
         text: `${x.step === -1 ? "input" : `step ${x.step}`}: ${(x.nodes || []).join(", ") || "—"}${x.status !== "done" ? ` (${x.status})` : ""}` })));
     const parts = cur.index === undefined ? [h("div", { class: "lgnb-hint", text: "Press Step ▶ (or → / Enter) to run one super-step: plan → execute → update." })]
-      : [planSection(cur), executeSection(cur), updateSection(cur), stateSection(cur), whatifSection(model, cur)];
+      : [planSection(cur), executeSection(cur), updateSection(cur), subgraphSection(cur), stateSection(cur), whatifSection(model, cur)];
     body.replaceChildren(...parts.filter(Boolean));
   }
   for (const name of ["status", "current", "summary", "active", "visited", "taken", "counts", "busy", "notice", "error", "whatif", "title", "drawing"]) {

@@ -7,8 +7,11 @@ what those modes cannot tell left empty: no reducer names, no channel versions, 
 triggering versions, no task durations. The steps say so (`reduced`).
 
 A step is a dict: ``{"index", "step", "plan", "execute", "update", "checkpoints",
-"before", "after", "changed", "counts", "status", "reduced"}`` (records as in
-`lgnb.pregel.records`, values JSON-able). It is *complete* once the barrier was crossed
+"before", "after", "changed", "counts", "status", "reduced", "subgraphs"}`` (records as in
+`lgnb.pregel.records`, values JSON-able). `subgraphs` holds the records a subgraph streamed
+while the step ran (lgnb graphs: its own plan/execute/update/checkpoint records), one entry per
+namespace: ``{"ns", "name" ("outer" or "outer › inner"), "records", "text"}``, `text` being
+the records through `format_record`. It is *complete* once the barrier was crossed
 (the ``values`` after it arrived) and, when the graph checkpoints, its checkpoint saved.
 """
 
@@ -18,7 +21,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from lgnb.pregel.records import to_jsonable
+from lgnb.pregel.records import format_record, to_jsonable
 from lgnb.widgets._stream import normalize
 
 PUSH = "__pregel_push"
@@ -47,6 +50,7 @@ class StepBuilder:
         self.checkpointed = checkpointed
         self.input = input
         self.records: list[dict[str, Any]] = []  # root-namespace records so far
+        self.sub_records: list[dict[str, Any]] = []  # records under a subgraph's namespace
         self.steps: list[dict[str, Any]] = []
         self.values: Any = None  # the latest state (JSON-able)
         self.raw_values: Any = None
@@ -67,7 +71,7 @@ class StepBuilder:
             self.open = {"index": len(self.steps), "step": None, "plan": None, "execute": None,
                          "update": None, "checkpoints": [], "before": self.values, "after": None,
                          "changed": [], "counts": {}, "status": "running", "reduced": not self.native,
-                         "error": None, "interrupts": []}
+                         "error": None, "interrupts": [], "subgraphs": []}
             self.steps.append(self.open)
         return self.open
 
@@ -125,6 +129,8 @@ class StepBuilder:
         """Take one chunk; True when a step just became complete (`last_closed`)."""
         ns, mode, payload = normalize(chunk)
         if not _root(ns):
+            if mode == "pregel" and isinstance(payload, Mapping):
+                self._on_sub_record(payload)
             return False
         handler = getattr(self, f"_on_{mode}", None)
         if handler is None or not handler(payload):
@@ -191,6 +197,21 @@ class StepBuilder:
                     state.pop(chan["channel"], None)
             step["after"] = self.values = state
         return self._complete(step)
+
+    def _on_sub_record(self, record: Mapping[str, Any]) -> None:
+        """A record under a subgraph's namespace: kept with the root step it ran in."""
+        record = dict(record)
+        self.sub_records.append(record)
+        ns = str(record.get("ns") or "")
+        subs = self._step()["subgraphs"]
+        entry = next((e for e in subs if e["ns"] == ns), None)
+        if entry is None:
+            name = " › ".join(part.split(":")[0] for part in ns.split("|") if part)
+            entry = {"ns": ns, "name": name, "records": [], "text": ""}
+            subs.append(entry)
+        entry["records"].append(record)
+        text = format_record(record)
+        entry["text"] = f"{entry['text']}\n{text}" if entry["text"] else text
 
     def _on_tasks(self, payload: Any) -> bool:
         if not isinstance(payload, Mapping) or "name" not in payload:

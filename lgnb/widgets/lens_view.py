@@ -10,11 +10,14 @@ lens and is advanced there, one super-step per request. A click only queues a re
 (the comm handler returns at once); `.step()` / `.run()` from code wait for theirs. The
 worker publishes each step by setting the view's traits (they reach the browser from any
 thread). Interrupts show the run view's approval form; an answer resumes the graph on the
-same thread and advances one step.
+same thread and advances one step. With ``use_async=True`` the lens drives ``graph.astream``
+instead (async nodes): each `__anext__` runs on lgnb's background event loop while the
+worker waits for it, so stepping works the same.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import threading
 import uuid
@@ -27,6 +30,7 @@ import traitlets
 from lgnb.draw import END, START, layout
 from lgnb.pregel.records import to_jsonable
 from lgnb.widgets._forms import form_for
+from lgnb.widgets._loops import background_loop
 from lgnb.widgets._runtime import View
 from lgnb.widgets.graph_view import GraphMixin, check_graph
 from lgnb.widgets.lens_steps import REDUCED_NOTICE, StepBuilder, public_step
@@ -97,10 +101,12 @@ class Lens:
     """
 
     def __init__(self, graph: Any, input: Any, config: Mapping[str, Any] | None = None, *,
-                 title: str | None = None, **stream_options: Any) -> None:
+                 use_async: bool = False, title: str | None = None, **stream_options: Any) -> None:
         check_graph(graph, what="lgnb.lens")
-        if not callable(getattr(graph, "stream", None)):
-            raise TypeError(f"lgnb.lens: {type(graph).__name__} has no stream()")
+        method = "astream" if use_async else "stream"
+        if not callable(getattr(graph, method, None)):
+            raise TypeError(f"lgnb.lens: {type(graph).__name__} has no {method}()")
+        self.use_async = use_async
         self.graph, self.input = graph, input
         self.config: dict[str, Any] = dict(config or {})
         self._given_thread = "thread_id" in dict(self.config.get("configurable") or {})
@@ -130,6 +136,12 @@ class Lens:
         return list(self._builder.records)
 
     @property
+    def subgraph_trace(self) -> list[dict[str, Any]]:
+        """The records streamed under subgraphs' namespaces so far (each with its ``ns``);
+        each step's ``subgraphs`` holds those of that step, per namespace."""
+        return list(self._builder.sub_records)
+
+    @property
     def steps(self) -> list[dict[str, Any]]:
         """The super-steps so far, each with its records, state before/after, changed keys."""
         return [public_step(s) for s in self._builder.steps]
@@ -144,6 +156,36 @@ class Lens:
         if self._status != "interrupted":
             return []
         return [{k: v for k, v in i.items() if k != "response_schema"} for i in self._builder.interrupts]
+
+    def text(self) -> str:
+        """The steps so far as text, one line each (what the view's step list says, for a
+        terminal or a headless notebook): ``step 2: b, c | changed: log | log=['a', 'b', 'c']``;
+        a node run as N tasks shows "×N"; an error or interrupt ends its line."""
+        lines = []
+        for s in self._builder.steps:
+            nodes = ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in (s.get("counts") or {}).items()) or "(input)"
+            after = s.get("after") if isinstance(s.get("after"), Mapping) else {}
+            changed = s.get("changed") or []
+            line = f"step {s.get('step')}: {nodes}"
+            if changed:
+                line += " | changed: " + ", ".join(changed) + " | " + " ".join(f"{k}={after.get(k)!r}" for k in changed)
+            if s.get("error"):
+                line += f" | {s['error']['type']}: {s['error']['message'].splitlines()[0]}"
+            if s.get("interrupts"):
+                line += " | interrupted: " + ", ".join(repr(i.get("value")) for i in s["interrupts"])
+            lines.append(line)
+            for sub in s.get("subgraphs") or ():  # nested: the subgraph's own super-steps
+                for r in sub["records"]:
+                    if r.get("kind") == "plan" and r.get("tasks"):
+                        nodes = [t["node"] for t in r["tasks"]]
+                        lines.append(f"  └ {sub['name']} · step {r.get('step')}: "
+                                     + ", ".join(f"{n} ×{nodes.count(n)}" if nodes.count(n) > 1 else n
+                                                 for n in dict.fromkeys(nodes)))
+                    elif r.get("kind") == "update" and r.get("source") != "input":
+                        wrote = [c for c in r.get("channels") or () if not c.get("internal") and c.get("writes")]
+                        if wrote:
+                            lines[-1] += " | " + " ".join(f"{c['channel']}={c.get('after')!r}" for c in wrote)
+        return "\n".join(lines)
 
     def step(self, timeout: float | None = 60) -> dict[str, Any] | None:
         """Advance one super-step; return it (None when the run has nothing more to do)."""
@@ -240,8 +282,9 @@ class Lens:
         modes = [*PUBLIC_MODES, "pregel"] if self.native else list(PUBLIC_MODES)
         inp, self._next_input = self._next_input, None
         self._builder.begin_segment()
-        self._gen = self._ctx.run(self.graph.stream, inp, self.config, stream_mode=modes, subgraphs=True,
-                                  **self._options)
+        stream = self.graph.astream if self.use_async else self.graph.stream
+        gen = self._ctx.run(stream, inp, self.config, stream_mode=modes, subgraphs=True, **self._options)
+        self._gen = _drive(gen) if self.use_async else gen
 
     def _advance(self) -> dict[str, Any] | None:
         if self._status in ("done", "error", "interrupted"):
@@ -364,12 +407,33 @@ class Lens:
         return [START]
 
 
+def _drive(agen: Any) -> Any:
+    """An async generator advanced from the lens's worker thread: each item is awaited on
+    the background loop (in the worker's context, copied by the scheduling call)."""
+    loop = background_loop()
+    try:
+        while True:
+            try:
+                yield asyncio.run_coroutine_threadsafe(agen.__anext__(), loop).result()
+            except StopAsyncIteration:
+                return
+    finally:
+        aclose = getattr(agen, "aclose", None)
+        if aclose is not None:
+            try:
+                asyncio.run_coroutine_threadsafe(aclose(), loop).result(10)
+            except Exception:  # noqa: BLE001 - closing an abandoned run is best effort
+                pass
+
+
 def lens(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, display: bool = True,
-         title: str | None = None, **stream_options: Any) -> Lens:
+         use_async: bool = False, title: str | None = None, **stream_options: Any) -> Lens:
     """A lens on `graph` run on `input`: one super-step per click (Step, Run to end, Reset;
     → / Enter, e, r on the keyboard), or `.step()`, `.run()`, `.reset()`, `.what_if(...)`
-    from code; `.trace` holds the records so far, `.steps` the steps."""
-    handle = Lens(graph, input, config, title=title, **stream_options)
+    from code; `.trace` holds the records so far (`.subgraph_trace` those of subgraphs),
+    `.steps` the steps, `.text()` them as text. `use_async=True` drives `graph.astream`
+    (async nodes)."""
+    handle = Lens(graph, input, config, use_async=use_async, title=title, **stream_options)
     if display:
         try:
             from IPython import get_ipython

@@ -101,6 +101,14 @@ def test_pregel_lesson_claims(tmp_path_factory: pytest.TempPathFactory) -> None:
     assert "last checkpoint: step 3 | n = 3 | next: ('count',)" in limit
     assert "1000 super-steps later: {'n': 5}" in cell_with(nb, "1000 super-steps")
 
+    lens = cell_with(nb, "step 2 barrier:")  # lgnb.lens on the diamond, run from code
+    assert "step 1: a | changed: log" in lens and "step 2: b, c | changed: log | log=['a', 'b', 'c']" in lens
+    assert "step 3: d | changed: log | log=['a', 'b', 'c', 'd']" in lens
+    assert "step 2 barrier: log [operator.add] ['a'] + ['b', 'c'] → ['a', 'b', 'c']" in lens
+    fan = cell_with(nb, "square ×3")  # the Send fan-out in the lens: one node, three tasks
+    assert "step 1: square ×3 | changed: squares | squares=[1, 4, 9]" in fan and "step 2: add_up" in fan
+    assert fan.count("square  ← Send(square, arg=") == 3 and "squares: [[1], [4], [9]] → [1, 4, 9]" in fan
+
 
 def test_reducers_lesson_claims(tmp_path_factory: pytest.TempPathFactory) -> None:
     nb, _ = execute("reducers.ipynb", tmp_path_factory)
@@ -117,9 +125,13 @@ def test_reducers_lesson_claims(tmp_path_factory: pytest.TempPathFactory) -> Non
     assert chat[1] == "1 [('human', 'user-1', 'hi'), ('ai', 'ai-1', 'Helo, how can I help?')]"
     assert chat[2] == "2 [('human', 'user-1', 'hi'), ('ai', 'ai-1', 'Hello, how can I help?')]"
     assert chat[3] == "3 [('ai', 'ai-1', 'Hello, how can I help?')]"
-    what_if = cell_with(nb, "writes of step 1")
+    what_if = cell_with(nb, "writes of step 1")  # lgnb.whatif on the lens's recorded writes
+    assert "writes of step 1: [('alpha', ['alpha']), ('mid', ['mid']), ('zeta', ['zeta'])]" in what_if
     assert "operator.add (the real one): ['alpha', 'mid', 'zeta']" in what_if
-    assert "InvalidUpdateError (3 writes" in what_if and "newest first:               ['zeta', 'mid', 'alpha']" in what_if
+    assert "last value:    At key 'log': Can receive only one value per step." in what_if
+    assert "newest_first:  ['zeta', 'mid', 'alpha']" in what_if
+    assert "add_messages:  [('human', 'alpha'), ('human', 'mid'), ('human', 'zeta')]" in what_if
+    assert "shown in the lens: newest_first → ['zeta', 'mid', 'alpha'] | same as the real one: False" in printed(nb)
 
 
 def test_persistence_lesson_claims(tmp_path_factory: pytest.TempPathFactory) -> None:

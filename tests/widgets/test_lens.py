@@ -3,9 +3,12 @@ reduced view, interrupts answered in the lens (no browser)."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import operator
-from typing import Any
+from typing import Annotated, Any
+
+from typing_extensions import TypedDict
 
 import lens_graphs as L
 
@@ -100,3 +103,101 @@ def test_clicks_do_not_block(lg: Any) -> None:
     lens.view._msg_step({})  # queued on the lens's worker; returns at once
     lens._request(lambda: None).result(10)
     assert lens.view.current.get("index") == 0
+
+
+def _subgraph(eng: Any) -> Any:
+    class S(TypedDict):
+        log: Annotated[list, operator.add]
+
+    sub = eng.StateGraph(S)
+    sub.add_node("inner", lambda state: {"log": ["inner"]})
+    sub.add_node("inner2", lambda state: {"log": ["inner2"]})
+    sub.add_edge(eng.START, "inner")
+    sub.add_edge("inner", "inner2")
+    g = eng.StateGraph(S)
+    g.add_node("outer", sub.compile())
+    g.add_node("after", lambda state: {"log": ["after"]})
+    g.add_edge(eng.START, "outer")
+    g.add_edge("outer", "after")
+    return g.compile()
+
+
+def test_subgraph_records_nested_under_their_step(eng: Any) -> None:
+    lens = Lens(_subgraph(eng), {"log": []})
+    lens.run()
+    assert lens.status == "done" and lens.result == {"log": ["inner", "inner2", "after"]}
+    outer = next(s for s in lens.steps if "outer" in s["counts"])
+    if eng.name != "lgnb":  # LangGraph streams no records of its own: nothing to nest
+        assert outer["subgraphs"] == [] and lens.subgraph_trace == []
+        return
+    [sub] = outer["subgraphs"]
+    assert sub["name"] == "outer" and sub["ns"].startswith("outer:")
+    plans = [r for r in sub["records"] if r["kind"] == "plan" and r["tasks"]]
+    assert [[t["node"] for t in r["tasks"]] for r in plans] == [["__start__"], ["inner"], ["inner2"]]
+    assert {r["ns"] for r in sub["records"]} == {sub["ns"]}, sub["records"]
+    assert f"step 1 [{sub['ns']}] · plan: 1 task" in sub["text"]
+    assert lens.subgraph_trace == sub["records"]
+    assert all(not s["subgraphs"] for s in lens.steps if s["index"] != outer["index"])
+    text = lens.text()
+    assert "step 1: outer | changed: log" in text
+    assert "  └ outer · step 1: inner | log=['inner']" in text
+    assert "  └ outer · step 2: inner2 | log=['inner', 'inner2']" in text
+    assert lens.view.current["subgraphs"] == [] and any(  # shown with the step it ran in
+        s["subgraphs"] for s in lens.steps)
+
+
+def _async_diamond(eng: Any, *, checkpointer: Any = None) -> Any:
+    def node(name: str) -> Any:
+        async def run(state: L.Diamond) -> dict[str, Any]:
+            await asyncio.sleep(0.01)
+            return {"log": [name]}
+        return run
+
+    g = eng.StateGraph(L.Diamond)
+    for name in "abcd":
+        g.add_node(name, node(name))
+    g.add_edge(eng.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("a", "c")
+    g.add_edge(["b", "c"], "d")
+    return g.compile(checkpointer=checkpointer)
+
+
+def test_async_graph_stepped_through_astream(eng: Any) -> None:
+    lens = Lens(_async_diamond(eng), {"log": []}, use_async=True)
+    counts = []
+    while (step := lens.step()) is not None:
+        counts.append(step["counts"])
+    assert lens.status == "done" and lens.result["log"] == ["a", "b", "c", "d"]
+    assert [c for c in counts if c and "__start__" not in c] == [{"a": 1}, {"b": 1, "c": 1}, {"d": 1}]
+    assert "step 2: b, c | changed: log | log=['a', 'b', 'c']" in lens.text() or eng.name != "lgnb"
+    lens.reset()  # a fresh astream; the old one closed
+    lens.run()
+    assert lens.status == "done" and lens.result["log"] == ["a", "b", "c", "d"]
+
+
+def test_async_graph_interrupt_and_resume(eng: Any) -> None:
+    types = importlib.import_module(f"{eng.name}.types")
+
+    class P(TypedDict):
+        value: str
+
+    async def ask(state: P) -> dict[str, Any]:
+        return {"value": types.interrupt("go on?")}
+
+    g = eng.StateGraph(P)
+    g.add_node("ask", ask)
+    g.add_edge(eng.START, "ask")
+    saver = importlib.import_module(f"{eng.name}.checkpoint.memory").InMemorySaver()
+    lens = Lens(g.compile(checkpointer=saver), {"value": ""}, use_async=True)
+    lens.run()
+    assert lens.status == "interrupted" and lens.interrupts[0]["value"] == "go on?"
+    lens.resume("yes")
+    lens.run()
+    assert lens.status == "done" and lens.result == {"value": "yes"}
+
+
+def test_text_shows_send_count(eng: Any) -> None:
+    lens = Lens(L.fan_out(eng, _send(eng)), {"items": [1, 2, 3], "done": []})
+    lens.run()
+    assert "work ×3" in lens.text()
