@@ -5,6 +5,7 @@
 // newest message (scrolling to the bottom) happens once per frame and never forces a layout
 // while a batch is applied.
 import { h, jsonText, clear } from "./dom.js";
+import { foldedValue } from "./state-panel.js";
 
 const ROLE = { ai: "assistant", human: "user", tool: "tool", system: "system" };
 
@@ -158,7 +159,7 @@ export function createContent() {
         counts.updates += 1;
         updSummary.textContent = `updates (${counts.updates})`;
         updList.append(h("div", { class: "lgnb-row" },
-          h("span", { class: "lgnb-tag", text: `step ${p.step} · ${p.node}` }), h("pre", { class: "lgnb-json", text: jsonText(p.delta) })));
+          h("span", { class: "lgnb-tag", text: `step ${p.step} · ${p.node}` }), foldedValue(p.delta)));  // folded by the kernel
         break;
       case "error":
         errorsEl.append(h("div", { class: "lgnb-error", "data-testid": "error" },

@@ -2,11 +2,11 @@
 // per bubble, progress bars, errors, approval forms for interrupts (forms.js), state updates and custom events.
 // State arrives as synced traits; content as batches of patches (custom messages
 // {kind: "patches" | "snapshot", id, ...}).
-import { h, jsonText, fmtSeconds } from "./dom.js";
+import { h, fmtSeconds } from "./dom.js";
 import { graphPane, details } from "./graph.js";
 import { createContent } from "./content.js";
 import { createForms } from "./forms.js";
-import { createStatePanel } from "./state-panel.js";
+import { createStatePanel, foldedValue } from "./state-panel.js";
 
 export function renderRun({ model, el, signal, state }) {
   const { store } = state;
@@ -31,7 +31,7 @@ export function renderRun({ model, el, signal, state }) {
     const deltas = store.lastUpdates(key);
     if (!deltas.length) return null;
     return h("div", {}, h("div", { text: deltas.length > 1 ? `last step: ${deltas.length} updates` : "last update:" }),
-      ...deltas.map((delta) => h("pre", { class: "lgnb-json", text: jsonText(delta) })));
+      ...deltas.map((delta) => foldedValue(delta)));  // folded by the kernel (_panel.fold)
   };
   const graph = graphPane({ model, signal, onSelect: (sel) => detailsBox.replaceChildren(details(sel, { model, extra })) });
   const main = h("div", { class: "lgnb-run-main" },

@@ -264,6 +264,7 @@ class StreamReducer:
     def _on_updates(self, ns: tuple[str, ...], payload: Any) -> list[Patch]:
         if not isinstance(payload, Mapping):
             return []
+        from lgnb.widgets._panel import fold  # _panel imports this module
         out: list[Patch] = []
         meta = payload.get("__metadata__")
         cached = isinstance(meta, Mapping) and bool(meta.get("cached"))
@@ -287,7 +288,7 @@ class StreamReducer:
                         self.interrupts.append(entry)
                 continue
             key = node_key(ns, str(node))
-            shown = jsonable(delta)
+            shown = fold(delta)  # bounded like the state panel's values: a huge write never ships whole
             listed = self._listed[1].setdefault(key, [])
             if cached and shown in listed:
                 continue  # listed already (before the interrupt the resume came back from)

@@ -114,3 +114,29 @@ def test_subgraph_keys(eng: Any) -> None:
     assert "outer:inner" in reducer.visited and "outer" in reducer.visited
     assert store.snapshot()["progress"][0]["node"] == "outer:inner"
     assert any(u["node"] == "outer:inner" for u in store.snapshot()["updates"])
+
+
+def test_updates_are_folded_like_the_state_panel(eng: Any) -> None:
+    """A node's update reaches the page folded by `_panel.fold`: a 1 MB string ships its
+    head and length, a long list its length and last items — never the whole value."""
+    import json
+
+    from lgnb.widgets._panel import FOLD_CHARS, LAST_ITEMS
+
+    class S(TypedDict):
+        text: str
+        items: list[int]
+
+    g = eng.StateGraph(S)
+    g.add_node("big", lambda state: {"text": "x" * 1_000_000, "items": list(range(500))})
+    g.add_edge(eng.START, "big")
+    reducer, store = StreamReducer(), ContentStore()
+    reducer.begin_segment()
+    for chunk in g.compile().stream({"text": "", "items": []}, stream_mode=MODES, subgraphs=True):
+        for p in reducer.feed(chunk):
+            store.apply(p)
+    [update] = [u for u in store.snapshot()["updates"] if u["node"] == "big"]
+    delta = update["delta"]
+    assert delta["text"] == {"__fold__": "str", "len": 1_000_000, "head": "x" * FOLD_CHARS}
+    assert delta["items"] == {"__fold__": "list", "len": 500, "last": [497, 498, 499][-LAST_ITEMS:]}
+    assert len(json.dumps(update)) < 2_000
