@@ -76,7 +76,8 @@ def apply_writes(
     `step_channels` are the channels that may change on a step without writes (they
     empty themselves), `live` the ones of them currently holding a value — only those
     are visited. `finish_channels` change when the run is about to finish. Every channel
-    whose version moved is added to `changed` (for the caller's caches).
+    whose version moved is added to `changed` (for the caller's caches), which must be
+    empty on entry.
     """
     if len(tasks) > 1:
         tasks = sorted(tasks, key=task_sort_key)
@@ -100,7 +101,7 @@ def apply_writes(
     # the version this step's changes get; the running maximum moves only if one is
     # used (as LangGraph, which derives it from the highest version each time)
     next_version = versions.next_version(versions.current, None)
-    moved: set[str] = set()
+    moved = changed  # empty on entry (see above): no set of its own per step
     for chan in consumed:
         if channels[chan].consume():
             cv[chan] = next_version
@@ -161,7 +162,6 @@ def apply_writes(
                         updated.add(chan)
     if moved:
         versions.current = next_version
-        changed |= moved
     return updated
 
 

@@ -336,10 +336,11 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             yield flush
         if loop.is_resuming and wants_lifecycle(loop):
             yield (on_resume, aon_resume, (loop,))
+        cached = loop.graph.cache is not None
         while loop.tick():
             if loop.io:
                 yield flush
-            if loop.graph.cache is not None:  # served from the node cache: not run
+            if cached:  # served from the node cache: not run
                 yield (read_cache, aread_cache, (loop,))
                 yield from _committed(loop)
             try:

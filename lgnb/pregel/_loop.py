@@ -83,6 +83,18 @@ def _int_next_version(current: Any, _: None) -> int:
     return 1 if current is None else current + 1
 
 
+def _graph_delta_keys(graph: Any) -> list[str]:
+    """The graph's DeltaChannel keys, found once per compiled graph (not once per run)."""
+    channels = graph.channels
+    store = getattr(graph, "__dict__", None)
+    memo = store.get("_lgnb_delta_keys") if store is not None else None
+    if memo is None or memo[0] is not channels or memo[1] != len(channels):
+        memo = (channels, len(channels), delta_keys(channels))
+        if store is not None:
+            store["_lgnb_delta_keys"] = memo
+    return list(memo[2])
+
+
 class Loop(ResumeMixin):
     """State of one (sub)graph run between super-steps."""
 
@@ -215,7 +227,7 @@ class Loop(ResumeMixin):
         self.interrupts_seen: list[Interrupt] = []
         self.addressed = bool(conf.get("checkpoint_id")) and saved is not None
         # DeltaChannel keys, and those that must store a full snapshot at the next save
-        self.delta_keys: list[str] = delta_keys(graph.channels)
+        self.delta_keys: list[str] = _graph_delta_keys(graph)
         self.forced_snapshots: set[str] = set()
         # durability "exit": the run's delta writes (step, task id, path, key, value), stored
         # at exit on the checkpoint it started from; the Command's, counted at its first

@@ -205,7 +205,10 @@ def task_program(
             attempt += 1
             try:
                 meta = _messages_start(ctx) if messages else None
-                output = yield (call, _acall, (task.input, ctx))
+                if is_async:
+                    output = yield (call, _acall, (task.input, ctx))
+                else:  # what any sync answerer does with the request: no round trip
+                    output = call(task.input, ctx)
                 if meta is not None:
                     _messages_end(ctx, meta, output)
                 if node_run is not None:
