@@ -47,3 +47,15 @@ class View(anywidget.AnyWidget):
             handler = getattr(self, f"_msg_{content['kind']}", None)
             if handler is not None:
                 handler(content)
+
+
+def show_in_notebook(handle: object) -> None:
+    """Display `handle` when running under IPython; elsewhere (a script) do nothing."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    if get_ipython() is not None:
+        from IPython.display import display
+
+        display(handle)

@@ -31,7 +31,7 @@ from lgnb.draw import END, START, layout
 from lgnb.pregel.records import to_jsonable
 from lgnb.widgets._forms import form_for
 from lgnb.widgets._loops import background_loop
-from lgnb.widgets._runtime import View
+from lgnb.widgets._runtime import View, show_in_notebook
 from lgnb.widgets.graph_view import GraphMixin, check_graph
 from lgnb.widgets.lens_steps import REDUCED_NOTICE, StepBuilder, public_step
 from lgnb.widgets.run_view import NO_CHECKPOINTER, _command_type, _has_checkpointer
@@ -435,13 +435,5 @@ def lens(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, dis
     (async nodes)."""
     handle = Lens(graph, input, config, use_async=use_async, title=title, **stream_options)
     if display:
-        try:
-            from IPython import get_ipython
-
-            if get_ipython() is not None:
-                from IPython.display import display as show
-
-                show(handle)
-        except ImportError:
-            pass
+        show_in_notebook(handle)
     return handle

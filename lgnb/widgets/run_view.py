@@ -25,7 +25,7 @@ from lgnb.widgets._forms import FormInvalid, answer_for, asked, describe, form_f
 from lgnb.widgets._loops import background_loop, loop_for_run, running_loop
 from lgnb.widgets._panel import StatePanel
 from lgnb.widgets._pump import Pump
-from lgnb.widgets._runtime import View
+from lgnb.widgets._runtime import View, show_in_notebook
 from lgnb.widgets._store import ContentStore, Patch, coalesce
 from lgnb.widgets._stream import StreamReducer
 from lgnb.widgets.graph_view import GraphMixin, check_graph
@@ -619,13 +619,5 @@ def run(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, disp
     """
     handle = Run(graph, input, config, use_async=use_async, title=title, **stream_options)
     if display:
-        try:
-            from IPython import get_ipython
-
-            if get_ipython() is not None:
-                from IPython.display import display as show
-
-                show(handle)
-        except ImportError:
-            pass
+        show_in_notebook(handle)
     return handle
