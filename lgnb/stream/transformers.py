@@ -58,6 +58,11 @@ class _ModeProjection(StreamTransformer):
     _native = True
     mode: str = ""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.mode and "required_stream_modes" not in cls.__dict__:
+            cls.required_stream_modes = (cls.mode,)  # a projection needs its own mode
+
     def __init__(self, scope: tuple[str, ...] = ()) -> None:
         super().__init__(scope)
         self._log: StreamChannel[Any] = StreamChannel()
@@ -79,7 +84,6 @@ class ValuesTransformer(_ModeProjection):
     """`run.values`: the state after each step, at the run's own level."""
 
     mode = "values"
-    required_stream_modes = ("values",)
 
     def __init__(self, scope: tuple[str, ...] = ()) -> None:
         super().__init__(scope)
@@ -107,35 +111,30 @@ class UpdatesTransformer(_ModeProjection):
     """`run.updates`: `{node: update}` per finished task, at the run's own level."""
 
     mode = "updates"
-    required_stream_modes = ("updates",)
 
 
 class CustomTransformer(_ModeProjection):
     """`run.custom`: what nodes wrote with `get_stream_writer()`, at the run's own level."""
 
     mode = "custom"
-    required_stream_modes = ("custom",)
 
 
 class CheckpointsTransformer(_ModeProjection):
     """`run.checkpoints`: each checkpoint saved (needs a checkpointer), own level."""
 
     mode = "checkpoints"
-    required_stream_modes = ("checkpoints",)
 
 
 class DebugTransformer(_ModeProjection):
     """`run.debug`: the `debug` stream mode's events, at the run's own level."""
 
     mode = "debug"
-    required_stream_modes = ("debug",)
 
 
 class TasksTransformer(_ModeProjection):
     """`run.tasks`: task starts and results, at the run's own level."""
 
     mode = "tasks"
-    required_stream_modes = ("tasks",)
 
 
 # ---------------------------------------------------------------------------- messages
