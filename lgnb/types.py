@@ -24,6 +24,12 @@ from typing import (
 
 from typing_extensions import NotRequired, TypedDict
 
+from lgnb._internal.constants import RESUME
+from lgnb._internal.context import current_task
+from lgnb._internal.ids import interrupt_id
+from lgnb._internal.missing import MISSING
+from lgnb.errors import GraphInterrupt, mark_invalid_resume
+
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.base import CheckpointMetadata
@@ -499,8 +505,6 @@ class Interrupt:
 
     @classmethod
     def from_ns(cls, value: Any, ns: str, *, response_schema: Any = None) -> Interrupt:
-        from lgnb._internal.ids import interrupt_id
-
         return cls(value=value, id=interrupt_id(ns, 0), response_schema=response_schema)
 
 
@@ -624,10 +628,61 @@ def interrupt(value: Any, *, response_schema: Any = None) -> Any:
     interrupt. `Command(resume=answer)` re-runs the node from its first line and this
     call then returns `answer`. Several calls in one node are answered in order. Needs
     a checkpointer: `compile(checkpointer=InMemorySaver())` and a `thread_id`.
-    """
-    from lgnb.pregel._interrupt import interrupt as _interrupt
 
-    return _interrupt(value, response_schema=response_schema)
+    With `response_schema` (a JSON schema dict, or a type pydantic can validate) the
+    interrupt carries the schema, and an answer is validated against it before the node
+    sees it; an invalid answer raises and is neither recorded nor consumed.
+    """
+    ctx = current_task()
+    task, loop = ctx.task, ctx.loop
+    if ctx.resume is None:
+        ctx.resume, _ = loop.resume_for(task)
+    idx = ctx.interrupt_index
+    ctx.interrupt_index += 1
+    adapter = _schema_adapter(response_schema)
+    if adapter is not None:
+        loop.allow_response_schema(response_schema)
+    answers = ctx.resume
+    if idx < len(answers):
+        validated = _validate_answer(adapter, answers[idx])  # an invalid answer is not recorded
+        task.writes.append((RESUME, answers[: idx + 1]))
+        return validated
+    value_null = loop.peek_null_resume()
+    if value_null is not MISSING:
+        validated = _validate_answer(adapter, value_null)  # an invalid answer is not consumed
+        loop.take_null_resume()
+        answers.append(value_null)
+        task.writes.append((RESUME, list(answers)))
+        return validated
+    schema = None
+    if response_schema is not None:
+        schema = response_schema if isinstance(response_schema, dict) else adapter.json_schema()
+    raise GraphInterrupt(
+        (Interrupt(value=value, id=interrupt_id(task.ns, len(answers)), response_schema=schema),)
+    )
+
+
+def _schema_adapter(schema: Any) -> Any:
+    """A pydantic `TypeAdapter` for a type schema; None for no schema or a JSON-schema dict."""
+    if schema is None or isinstance(schema, dict):
+        return None
+    from pydantic import TypeAdapter  # only when a node asks for validation
+
+    return TypeAdapter(schema)
+
+
+def _validate_answer(adapter: Any, value: Any) -> Any:
+    """The resume value checked against `response_schema`; a failure is flagged so that
+    `lgnb.errors.is_invalid_resume` tells it from other validation errors."""
+    if adapter is None:
+        return value
+    from pydantic import ValidationError
+
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        mark_invalid_resume(exc)
+        raise
 
 
 PLAIN_DATA_TYPES = (

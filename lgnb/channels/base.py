@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from typing_extensions import Self
 
+from lgnb._internal.missing import MISSING
 from lgnb.errors import EmptyChannelError
 
 __all__ = ("BaseChannel", "ValueChannel", "MISSING", "EmptyChannelError")
@@ -26,21 +27,6 @@ __all__ = ("BaseChannel", "ValueChannel", "MISSING", "EmptyChannelError")
 Value = TypeVar("Value")
 Update = TypeVar("Update")
 C = TypeVar("C")
-
-
-class _Missing:
-    """Sentinel for 'no value'; distinct from None, which is a legal value."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-MISSING: Any = _Missing()
 
 
 class BaseChannel(Generic[Value, Update, C], ABC):

@@ -175,6 +175,13 @@ class ResumeMixin:
             loop = loop.parent_ctx.loop if loop.parent_ctx is not None else None
         return None
 
+    def allow_response_schema(self, schema: Any) -> None:
+        """Let this run (and the runs enclosing it) store the classes `schema` names:
+        an `interrupt(response_schema=...)` answer is what its node gets back."""
+        from lgnb.graph._allowlist import allow_response_schema
+
+        allow_response_schema(self, schema)
+
     def peek_null_resume(self) -> Any:
         """The pending `Command(resume=v)` value (here or in an enclosing run), unconsumed."""
         for tid, chan, val in self.pending:

@@ -69,3 +69,60 @@ def test_import_lgnb_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+_PUBLIC_DATA_MODULES = (
+    "types", "config", "runtime", "errors", "constants", "warnings", "managed",
+    "channels", "_internal",
+)
+
+
+def _pregel_imports_in(path) -> list[str]:
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lgnb.pregel"):
+            found.append(f"{path.name}:{node.lineno} from {node.module}")
+        elif isinstance(node, ast.Import):
+            found += [
+                f"{path.name}:{node.lineno} import {a.name}"
+                for a in node.names
+                if a.name.startswith("lgnb.pregel")
+            ]
+    return found
+
+
+def test_public_data_modules_never_reach_into_pregel_even_at_call_time() -> None:
+    """Not at load time and not deferred inside a function: the task context and the
+    interrupt code live below `lgnb.pregel`, so nothing here imports it at all (type-only
+    imports under TYPE_CHECKING excepted)."""
+    from pathlib import Path
+
+    import lgnb
+
+    root = Path(lgnb.__file__).parent
+    offenders: list[str] = []
+    for name in _PUBLIC_DATA_MODULES:
+        target = root / name
+        files = sorted(target.rglob("*.py")) if target.is_dir() else [target.with_suffix(".py")]
+        for f in files:
+            offenders += [
+                o for o in _pregel_imports_in(f)
+                if not _under_type_checking(f, int(o.split(":")[1].split()[0]))
+            ]
+    assert offenders == []
+
+
+def _under_type_checking(path, lineno: int) -> bool:
+    import ast
+
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.Name)
+            and node.test.id == "TYPE_CHECKING"
+            and node.lineno < lineno <= max(getattr(n, "end_lineno", 0) or 0 for n in node.body)
+        ):
+            return True
+    return False
