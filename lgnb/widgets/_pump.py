@@ -127,10 +127,12 @@ class Pump:
             ended = self._ended and not self._finished
             if ended:
                 self._finished = True
-        if chunks:
-            self._on_chunks(chunks)
-        if ended:
-            self._on_end(self._error)
+        try:
+            if chunks:
+                self._on_chunks(chunks)
+        finally:  # the end is delivered once, whatever showing the last chunks raised
+            if ended:
+                self._on_end(self._error)
 
     def pump(self, timeout: float) -> None:
         """Wait up to `timeout` s for chunks or the end, then deliver them (blocking wait)."""

@@ -8,6 +8,7 @@ import anywidget
 import traitlets
 
 from lgnb.widgets._assets import VIEW_ESM, bundle_payload
+from lgnb.widgets._wire import wire_safe
 
 
 class Runtime(anywidget.AnyWidget):
@@ -30,7 +31,12 @@ def get_runtime() -> Runtime:
 
 
 class View(anywidget.AnyWidget):
-    """Base of lgnb views: a tiny ESM that delegates rendering to the shared runtime."""
+    """Base of lgnb views: a tiny ESM that delegates rendering to the shared runtime.
+
+    Everything a view sends passes `wire_safe` here, once: its trait state (the comm's
+    open and every sync go through `get_state`) and its custom messages (`send`). So no
+    string a user or a model produced can make a send fail (see `_wire`).
+    """
 
     _esm = VIEW_ESM
     _view_kind = traitlets.Unicode("").tag(sync=True)
@@ -41,6 +47,12 @@ class View(anywidget.AnyWidget):
         runtime = get_runtime()
         super().__init__(_lgnb_runtime=f"anywidget:{runtime.model_id}", _uid=uuid.uuid4().hex, **kwargs)
         self.on_msg(self._dispatch)
+
+    def get_state(self, key: object = None, drop_defaults: bool = False) -> dict[str, object]:
+        return wire_safe(super().get_state(key=key, drop_defaults=drop_defaults))
+
+    def send(self, content: object, buffers: object = None) -> None:
+        super().send(wire_safe(content), buffers)
 
     def _dispatch(self, _widget: object, content: object, _buffers: object) -> None:
         if isinstance(content, dict) and isinstance(content.get("kind"), str):

@@ -164,7 +164,7 @@ class Run:
 
         self.view = RunView()
         self.view._controller = self
-        self.view.title = title if title is not None else str(getattr(graph, "name", "") or "run")
+        self.view.title = view_title(graph, title, what="lgnb.run")
         self.view._set_graph(graph)
         self.view.thread = str(configurable.get("thread_id", ""))
         edges = {(e.source, e.target) for e in layout(graph, expanded=True).edges}
@@ -176,6 +176,7 @@ class Run:
         self._status = "pending"
         self._result: Any = None
         self._error: BaseException | None = None
+        self._view_error: BaseException | None = None
         self._settled = threading.Event()
         self._waiters: list[asyncio.Future[None]] = []
         self._pump: Pump | None = None
@@ -206,6 +207,15 @@ class Run:
     @property
     def error(self) -> BaseException | None:
         return self._error
+
+    @property
+    def view_error(self) -> BaseException | None:
+        """The first failure to send the view an update (None while every send went out).
+
+        The run never depends on its view: a failed send is recorded here and said in the
+        view's notice (when the page still listens), the run goes on and settles as usual.
+        """
+        return self._view_error
 
     @property
     def interrupts(self) -> list[dict[str, Any]]:
@@ -454,7 +464,8 @@ class Run:
         return self.view._repr_mimebundle_(**kwargs)
 
     def __repr__(self) -> str:
-        return f"<lgnb.Run {self._status} step={self._reducer.step} thread={self.view.thread!r}>"
+        broken = f" view_error={type(self._view_error).__name__}" if self._view_error is not None else ""
+        return f"<lgnb.Run {self._status} step={self._reducer.step} thread={self.view.thread!r}{broken}>"
 
     # -- driving (on the loop) -------------------------------------------------------
     def _call(self, fn: Any) -> None:
@@ -469,9 +480,7 @@ class Run:
         self._t0 = time.monotonic()
         self._reducer.begin_segment()
         self._panel.begin_segment()
-        self.view.notice = ""
-        self.view.form_error = ""
-        self.view.error = {}
+        self._show(notice="", form_error="", error={})
         kwargs = dict(self._options, stream_mode=self._modes, subgraphs=True)
         pump: Pump = Pump(self._loop, lambda chunks: self._on_chunks(chunks, pump),
                           lambda exc: self._on_end(exc, pump))
@@ -511,34 +520,50 @@ class Run:
             self._settle(exc=exc, cancelled=False)
 
     def _settle(self, *, exc: BaseException | None, cancelled: bool) -> None:
+        """End the segment in one ordered step: decide the outcome and record it on the run,
+        then show it (one forced flush), and last, whatever showing it raised, release
+        every waiter (`wait()`, `await run`, observers of the view's status)."""
         if self._status not in ("running", "pending"):
             return
         self._elapsed_before += time.monotonic() - self._t0
-        finished = exc is None and not cancelled and not self._reducer.paused
-        self._reducer.end_segment(finished=finished)
+        paused = self._reducer.paused
         if self._reducer.values is not None:
             self._result = self._reducer.values
         if cancelled:
             self._status = "cancelled"
         elif exc is not None:
             self._status, self._error = "error", exc
-            node, patch = self._reducer.error_patch(exc)
-            if patch is not None:
-                self._store.apply(patch)
-                self._pending.append(patch)
-            self.view.error = {"type": type(exc).__name__, "message": str(exc), "node": node or ""}
-        elif self._reducer.paused:
-            self._status = "interrupted"
-            if not self.checkpointed:
-                self.view.notice = NO_CHECKPOINTER
         else:
-            self._status = "done"
-        self._flush(snapshot=True)
+            self._status = "interrupted" if paused else "done"
+        try:
+            self._reducer.end_segment(finished=self._status == "done")
+            if self._status == "error" and exc is not None:
+                node, patch = self._reducer.error_patch(exc)
+                if patch is not None:
+                    self._store.apply(patch)
+                    self._pending.append(patch)
+                self._show(error={"type": type(exc).__name__, "message": str(exc), "node": node or ""})
+            elif self._status == "interrupted" and not self.checkpointed:
+                self._show(notice=NO_CHECKPOINTER)
+            self._flush(snapshot=True)
+        except Exception as failure:  # noqa: BLE001 - the view's trouble never keeps a run from settling
+            self._view_failed(failure)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Tell everyone the run settled: the view's status first (its observers run), then
+        the `wait()` event and the `await` futures. Never raises."""
+        try:
+            if self.view.status != self._status:
+                self.view.status = self._status
+        except Exception as failure:  # noqa: BLE001 - a failed send or observer: recorded, not raised
+            self._view_failed(failure)
         self._settled.set()
-        for waiter in self._waiters:
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
-        self._waiters.clear()
 
     def _new_waiter(self) -> asyncio.Future[None]:
         waiter: asyncio.Future[None] = self._loop.create_future()
@@ -554,6 +579,28 @@ class Run:
         return self._result
 
     # -- traffic to the browser ------------------------------------------------------
+    def _show(self, **traits: Any) -> None:
+        """Set view traits in one sync; a failure to send them is recorded, never raised."""
+        try:
+            with self.view.hold_sync():
+                for key, value in traits.items():
+                    setattr(self.view, key, value)
+        except Exception as failure:  # noqa: BLE001
+            self._view_failed(failure)
+
+    def _view_failed(self, failure: BaseException) -> None:
+        """A send to the page failed: keep the first failure (`view_error`) and, if the page
+        still listens, tell it the view may be behind and where the run stands."""
+        if self._view_error is None:
+            self._view_error = failure
+        try:
+            self.view.notice = (f"This view could not be updated ({type(failure).__name__}: {failure}), so it "
+                                "may be behind. The run itself goes on in the kernel: see run.status, "
+                                "run.result and run.view_error.")
+            self.view.send_state(["status", "notice"])
+        except Exception:  # noqa: BLE001 S110 - the page is out of reach; view_error holds why
+            pass
+
     def _schedule_flush(self) -> None:
         if self._flush_handle is None:
             delay = max(0.0, self._next_flush - time.monotonic())
@@ -580,7 +627,10 @@ class Run:
         if self._pending:  # patches first: a view that loads the snapshot then skips them by seq
             patches, self._pending = coalesce(self._pending), []
             self._batches += 1
-            view.send({"kind": "patches", "id": self._batches, "t": time.time(), "patches": patches})
+            try:
+                view.send({"kind": "patches", "id": self._batches, "t": time.time(), "patches": patches})
+            except Exception as failure:  # noqa: BLE001 - the store keeps them: a hello reloads the snapshot
+                self._view_failed(failure)
             sent += 1
             self.stats["batches"] += 1
             self.stats["patches"] += len(patches)
@@ -588,9 +638,7 @@ class Run:
             changed["snapshot"] = self._store.snapshot()
         if changed:
             changed["elapsed"] = round(self.elapsed, 3)
-            with view.hold_sync():
-                for key, value in changed.items():
-                    setattr(view, key, value)
+            self._show(**changed)
             sent += 1
             self.stats["trait_syncs"] += 1
         self.stats["messages"] += sent
@@ -601,7 +649,10 @@ class Run:
     def _send_snapshot(self) -> None:
         self._flush()
         self._batches += 1
-        self.view.send({"kind": "snapshot", "id": self._batches, "snapshot": self._store.snapshot()})
+        try:
+            self.view.send({"kind": "snapshot", "id": self._batches, "snapshot": self._store.snapshot()})
+        except Exception as failure:  # noqa: BLE001
+            self._view_failed(failure)
         self.stats["messages"] += 1
         self._next_flush = max(self._next_flush, time.monotonic()) + 1 / MESSAGE_RATE
 
