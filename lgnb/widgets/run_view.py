@@ -164,7 +164,7 @@ class Run:
 
         self.view = RunView()
         self.view._controller = self
-        self.view.title = view_title(graph, title, what="lgnb.run")
+        self.view.title = title if title is not None else str(getattr(graph, "name", "") or "run")
         self.view._set_graph(graph)
         self.view.thread = str(configurable.get("thread_id", ""))
         edges = {(e.source, e.target) for e in layout(graph, expanded=True).edges}
