@@ -13,6 +13,7 @@ import traitlets
 
 from lgnb.draw import Drawing, drawing_to_dot, layout
 from lgnb.widgets._runtime import View
+from lgnb.widgets._title import view_title
 
 
 def check_graph(graph: Any, *, what: str) -> None:
@@ -82,6 +83,6 @@ def show(graph: Any, *, expanded: bool | list[str] = False, title: str | None = 
     """
     check_graph(graph, what="lgnb.show")
     view = GraphView()
-    view.title = title if title is not None else str(getattr(graph, "name", "") or "graph")
+    view.title = view_title(graph, title, what="lgnb.show")
     view._set_graph(graph, expanded=expanded)
     return view

@@ -30,6 +30,7 @@ from lgnb.draw import jsonable
 from lgnb.draw.history import Timeline, checkpoint_diff, timeline, timeline_to_dot
 from lgnb.widgets._loops import loop_for_run
 from lgnb.widgets._runtime import View
+from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import check_graph
 
 #: a second identical fork (same checkpoint, values, as_node) within this many seconds is
@@ -532,7 +533,7 @@ def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None,
         raise ValueError("lgnb.history: the graph has no checkpointer, so it keeps no history. "
                          "Compile it with one: builder.compile(checkpointer=InMemorySaver())")
     view = HistoryView(graph, config, limit=limit)
-    view.title = title if title is not None else f"history · thread {view.thread}"
+    view.title = view_title(graph, title, what="lgnb.history", detail=f"thread {view.thread}")
     view.refresh()
     if follow is not None and follow is not False:
         view.follow(follow)

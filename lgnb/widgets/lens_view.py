@@ -32,6 +32,7 @@ from lgnb.pregel.records import to_jsonable
 from lgnb.widgets._forms import form_for
 from lgnb.widgets._loops import background_loop
 from lgnb.widgets._runtime import View, show_in_notebook
+from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import GraphMixin, check_graph
 from lgnb.widgets.lens_steps import REDUCED_NOTICE, StepBuilder, public_step
 from lgnb.widgets.run_view import NO_CHECKPOINTER, _command_type, _has_checkpointer
@@ -117,7 +118,7 @@ class Lens:
         self._options = stream_options
         self.view = LensView()
         self.view._controller = self
-        self.view.title = title if title is not None else f"lens · {getattr(graph, 'name', '') or 'graph'}"
+        self.view.title = view_title(graph, title, what="lgnb.lens")
         self.view._set_graph(graph)
         self._edges = {(e.source, e.target) for e in layout(graph, expanded=True).edges}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lgnb-lens")

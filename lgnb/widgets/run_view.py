@@ -28,6 +28,7 @@ from lgnb.widgets._pump import Pump
 from lgnb.widgets._runtime import View, show_in_notebook
 from lgnb.widgets._store import ContentStore, Patch, coalesce
 from lgnb.widgets._stream import StreamReducer
+from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import GraphMixin, check_graph
 
 #: Comm messages a view sends per second at most (trait syncs and patch batches together;
@@ -164,7 +165,7 @@ class Run:
 
         self.view = RunView()
         self.view._controller = self
-        self.view.title = title if title is not None else str(getattr(graph, "name", "") or "run")
+        self.view.title = view_title(graph, title, what="lgnb.run")
         self.view._set_graph(graph)
         self.view.thread = str(configurable.get("thread_id", ""))
         edges = {(e.source, e.target) for e in layout(graph, expanded=True).edges}
