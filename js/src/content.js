@@ -3,13 +3,15 @@
 // Streamed text is appended as a new Text node per batch (appending to one ever-longer node
 // costs time proportional to its length); every string is text, never HTML. Following the
 // newest message (scrolling to the bottom) happens once per frame and never forces a layout
-// while a batch is applied.
+// while a batch is applied. The event log and the update list hold at most the store's
+// caps (the kernel's numbers) of rows: older rows leave the DOM, and a line says how many.
 import { h, jsonText, clear } from "./dom.js";
 import { foldedValue } from "./state-panel.js";
 
 const ROLE = { ai: "assistant", human: "user", tool: "tool", system: "system" };
 
-export function createContent() {
+/** `store` (store.js) gives the row caps and how many rows it dropped. */
+export function createContent(store) {
   const messagesEl = h("div", { class: "lgnb-messages", "data-testid": "messages" });
   const progressEl = h("div", { class: "lgnb-progress-list" });
   const errorsEl = h("div", { class: "lgnb-errors" });
@@ -17,10 +19,28 @@ export function createContent() {
   const updList = h("div", { class: "lgnb-list" });
   const logSummary = h("summary", { text: "events (0)" });
   const updSummary = h("summary", { text: "updates (0)" });
-  const logEl = h("details", { class: "lgnb-section" }, logSummary, logList);
-  const updEl = h("details", { class: "lgnb-section" }, updSummary, updList);
+  const logDropped = h("div", { class: "lgnb-dropped", "data-testid": "log-dropped", style: "display:none" });
+  const updDropped = h("div", { class: "lgnb-dropped", "data-testid": "updates-dropped", style: "display:none" });
+  const logEl = h("details", { class: "lgnb-section" }, logSummary, logDropped, logList);
+  const updEl = h("details", { class: "lgnb-section" }, updSummary, updDropped, updList);
 
-  let bubbles = new Map(), bars = new Map(), counts = { log: 0, updates: 0 };
+  let bubbles = new Map(), bars = new Map();
+  const lists = {
+    log: { list: logList, summary: logSummary, note: logDropped, noun: "events" },
+    updates: { list: updList, summary: updSummary, note: updDropped, noun: "updates" },
+  };
+  // Add a row to a bounded list, drop the oldest rows beyond the cap, and say how many
+  // rows went (`dropped`: the store's count, or the snapshot's on a reload).
+  function addRow(name, row, dropped) {
+    const { list, summary, note, noun } = lists[name];
+    list.append(row);
+    const cap = store.caps[name];
+    while (list.childElementCount > cap) list.firstElementChild.remove();
+    const shown = list.childElementCount, gone = Number(dropped?.[name]) || 0;
+    summary.textContent = gone ? `${noun} (${(shown + gone).toLocaleString("en-US")}, the latest ${shown} shown)` : `${noun} (${shown})`;
+    note.textContent = gone ? `${gone.toLocaleString("en-US")} older ${noun} dropped: the kernel and this page keep the latest ${cap}.` : "";
+    note.style.display = gone ? "" : "none";
+  }
 
   // Follow the newest text unless the reader scrolled up; checked once per frame.
   let follow = true, autoTop = 0, frame = 0;
@@ -113,7 +133,7 @@ export function createContent() {
     tool.args.data = call.args || "";
   }
 
-  function apply(p) {
+  function apply(p, dropped) {
     switch (p.kind) {
       case "msg.new": newBubble(p); stickToBottom(); break;
       case "msg.delta": { const b = bubbles.get(p.id); if (b) { appendText(b, p.text); stickToBottom(); } break; }
@@ -150,16 +170,14 @@ export function createContent() {
         break;
       }
       case "log":
-        counts.log += 1;
-        logSummary.textContent = `events (${counts.log})`;
-        logList.append(h("div", { class: "lgnb-row" },
-          h("span", { class: "lgnb-tag", text: p.node || "custom" }), h("pre", { class: "lgnb-json", text: jsonText(p.payload) })));
+        addRow("log", h("div", { class: "lgnb-row" },
+          h("span", { class: "lgnb-tag", text: p.node || "custom" }), h("pre", { class: "lgnb-json", text: jsonText(p.payload) })),
+        dropped ?? store.dropped);
         break;
       case "update":
-        counts.updates += 1;
-        updSummary.textContent = `updates (${counts.updates})`;
-        updList.append(h("div", { class: "lgnb-row" },
-          h("span", { class: "lgnb-tag", text: `step ${p.step} · ${p.node}` }), foldedValue(p.delta)));  // folded by the kernel
+        addRow("updates", h("div", { class: "lgnb-row" },
+          h("span", { class: "lgnb-tag", text: `step ${p.step} · ${p.node}` }), foldedValue(p.delta)),  // folded by the kernel
+        dropped ?? store.dropped);
         break;
       case "error":
         errorsEl.append(h("div", { class: "lgnb-error", "data-testid": "error" },
@@ -173,13 +191,19 @@ export function createContent() {
 
   function load(snap) {
     if (!snap || typeof snap !== "object") return;
-    bubbles = new Map(); bars = new Map(); counts = { log: 0, updates: 0 };
+    bubbles = new Map(); bars = new Map();
     for (const el of [messagesEl, progressEl, errorsEl, logList, updList]) clear(el);
     logSummary.textContent = "events (0)"; updSummary.textContent = "updates (0)";
+    for (const { note } of Object.values(lists)) { note.textContent = ""; note.style.display = "none"; }
     for (const m of snap.messages || []) { newBubble(m); if (m.final) bubbles.get(m.id).el.classList.add("lgnb-final"); }
     for (const p of snap.progress || []) apply({ ...p, kind: "progress" });
-    for (const p of snap.log || []) apply({ ...p, kind: "log" });
-    for (const p of snap.updates || []) apply({ ...p, kind: "update" });
+    // rows beyond the cap at the snapshot's start count as dropped before it
+    const early = (name, rows) => Math.max(0, rows.length - store.caps[name]);
+    const log = snap.log || [], updates = snap.updates || [];
+    const dropped = { log: (Number(snap.dropped?.log) || 0) + early("log", log),
+      updates: (Number(snap.dropped?.updates) || 0) + early("updates", updates) };
+    for (const p of log.slice(-store.caps.log)) apply({ ...p, kind: "log" }, dropped);
+    for (const p of updates.slice(-store.caps.updates)) apply({ ...p, kind: "update" }, dropped);
     for (const p of snap.errors || []) apply({ ...p, kind: "error" });
     toBottom();
   }

@@ -23,7 +23,7 @@ export function renderRun({ model, el, signal, state }) {
   const runs = h("div", { class: "lgnb-runs", "data-testid": "runs" });
   const forms = createForms({ model });
   const interrupts = forms.el;
-  const content = createContent();
+  const content = createContent(store);
   const detailsBox = h("div", { class: "lgnb-details-slot" });
   const statePanel = createStatePanel();
   // every task's update of the node's latest step (a Send fan-out of 3 lists 3)

@@ -1,7 +1,14 @@
 // Model-level run content: the same patch rules as lgnb/widgets/_store.py, kept per widget
 // model from the moment the model exists (anywidget `initialize`), so no patch is missed
 // before a view renders, and every view of the model renders the same data.
-const MAX_ITEMS = 500;
+// The event log and the update list keep the latest `caps[name]` rows, the kernel's own
+// numbers (the run view's `caps` trait), and count the rows they dropped.
+
+/** The row limit of a bounded list: the kernel's number, or none when it sent none. */
+function capOf(caps, name) {
+  const n = caps?.[name];
+  return Number.isInteger(n) && n > 0 ? n : Infinity;
+}
 
 function toolSlot(msg, index) {
   let call = msg.tool_calls.find((c) => c.index === index);
@@ -12,9 +19,19 @@ function toolSlot(msg, index) {
   return call;
 }
 
-export function createStore() {
+export function createStore(caps = {}) {
   let seq = 0;
   let messages = new Map(), progress = new Map(), log = [], updates = [], errors = [];
+  let dropped = { log: 0, updates: 0 };
+  const limits = { log: capOf(caps, "log"), updates: capOf(caps, "updates") };
+  function bounded(list, name, item) {
+    list.push(item);
+    if (list.length > limits[name]) {
+      const extra = list.length - limits[name];
+      list.splice(0, extra);
+      dropped[name] += extra;
+    }
+  }
   const listeners = new Set();
   // A view that fails on one patch must not stop the others (nor the rest of the batch),
   // and must not fail silently: widget message handlers swallow exceptions.
@@ -45,8 +62,8 @@ export function createStore() {
         break;
       }
       case "progress": progress.set(p.id, { id: p.id, node: p.node, ns: p.ns, stage: p.stage, label: p.label, value: p.value }); break;
-      case "log": log.push(p); if (log.length > MAX_ITEMS) log.shift(); break;
-      case "update": updates.push(p); if (updates.length > MAX_ITEMS) updates.shift(); break;
+      case "log": bounded(log, "log", p); break;
+      case "update": bounded(updates, "updates", p); break;
       case "error": errors.push(p); break;
       default: break;
     }
@@ -54,6 +71,9 @@ export function createStore() {
 
   return {
     get seq() { return seq; },
+    /** Rows kept per bounded list ({log, updates}) and rows dropped so far (oldest first). */
+    get caps() { return { ...limits }; },
+    get dropped() { return { ...dropped }; },
     /** Apply a patch once (by seq) and tell the views. */
     apply(p) {
       if (typeof p.seq === "number") {
@@ -69,11 +89,15 @@ export function createStore() {
       seq = snap.seq ?? 0;
       messages = new Map((snap.messages ?? []).map((m) => [m.id, { ...m, tool_calls: (m.tool_calls ?? []).map((c) => ({ ...c })) }]));
       progress = new Map((snap.progress ?? []).map((p) => [p.id, { ...p }]));
-      log = [...(snap.log ?? [])]; updates = [...(snap.updates ?? [])]; errors = [...(snap.errors ?? [])];
+      log = []; updates = []; errors = [...(snap.errors ?? [])];
+      dropped = { log: Number(snap.dropped?.log) || 0, updates: Number(snap.dropped?.updates) || 0 };
+      for (const p of snap.log ?? []) bounded(log, "log", p);
+      for (const p of snap.updates ?? []) bounded(updates, "updates", p);
       emit({ type: "reset" });
     },
     snapshot() {
-      return { seq, messages: [...messages.values()], progress: [...progress.values()], log, updates, errors };
+      return { seq, messages: [...messages.values()], progress: [...progress.values()], log, updates, errors,
+        dropped: { ...dropped } };
     },
     /** Every update of the node's latest step (one per task), oldest first. */
     lastUpdates(key) {
@@ -98,7 +122,7 @@ const MAX_LOG = 20000;
 
 /** Model-level state of a run view: the store fed by the kernel's custom messages. */
 export function attachRun(model) {
-  const store = createStore();
+  const store = createStore(model.get("caps"));
   store.load(model.get("snapshot"));
   model.on("change:snapshot", () => {
     const snap = model.get("snapshot");

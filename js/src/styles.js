@@ -98,6 +98,7 @@ const CSS = `
 .lgnb-rerun { color: #9a3412; font-weight: 600; }
 .lgnb-section { margin-top: 6px; }
 .lgnb-section > summary { cursor: pointer; color: #475569; font-size: 12px; }
+.lgnb-dropped { font-size: 11px; color: #92400e; background: #fffbeb; border-radius: 4px; padding: 1px 6px; margin: 2px 0; }
 .lgnb-list { max-height: 260px; overflow: auto; display: flex; flex-direction: column; gap: 3px; }
 .lgnb-row { display: grid; grid-template-columns: 140px 1fr; gap: 6px; }
 .lgnb-tag { font-size: 11px; color: #475569; overflow-wrap: anywhere; }

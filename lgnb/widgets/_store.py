@@ -26,6 +26,9 @@ Patch = dict[str, Any]
 
 MAX_LOG = 500
 MAX_UPDATES = 500
+#: How many rows of each bounded list the kernel and the page keep (the oldest go first).
+#: The run view sends these to the page in its `caps` trait: one number, both sides.
+CAPS = {"log": MAX_LOG, "updates": MAX_UPDATES}
 
 
 class ContentStore:
@@ -74,9 +77,9 @@ class ContentStore:
         elif kind == "progress":
             self.progress[pid] = {k: patch.get(k) for k in ("id", "node", "ns", "stage", "label", "value")}
         elif kind == "log":
-            self._bounded(self.log, "log", MAX_LOG, {k: v for k, v in patch.items() if k != "kind"})
+            self._bounded(self.log, "log", CAPS["log"], {k: v for k, v in patch.items() if k != "kind"})
         elif kind == "update":
-            self._bounded(self.updates, "updates", MAX_UPDATES, {k: v for k, v in patch.items() if k != "kind"})
+            self._bounded(self.updates, "updates", CAPS["updates"], {k: v for k, v in patch.items() if k != "kind"})
         elif kind == "error":
             self.errors.append({k: v for k, v in patch.items() if k != "kind"})
         else:

@@ -26,7 +26,7 @@ from lgnb.widgets._loops import background_loop, loop_for_run, running_loop
 from lgnb.widgets._panel import StatePanel
 from lgnb.widgets._pump import Pump
 from lgnb.widgets._runtime import View, show_in_notebook
-from lgnb.widgets._store import ContentStore, Patch, coalesce
+from lgnb.widgets._store import CAPS, ContentStore, Patch, coalesce
 from lgnb.widgets._stream import StreamReducer
 from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import GraphMixin, check_graph
@@ -81,6 +81,9 @@ class RunView(GraphMixin, View):
     #: {"step", "status", "keys": [{"key", "value", "changed"}], "more_keys", "changed",
     #: "tasks": [{"node", "count", "updates", "more"}]}
     panel = traitlets.Dict().tag(sync=True)
+    #: rows the page keeps per bounded list, the kernel's own caps ({"log", "updates"}); the
+    #: page counts what it drops and says so
+    caps = traitlets.Dict(default_value=dict(CAPS)).tag(sync=True)
 
     _controller: Run | None = None
 
