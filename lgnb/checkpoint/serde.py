@@ -14,6 +14,10 @@ between machines, so lgnb never does that. `StrictSerializer`:
 * checks at *write* time too, so an unregistered type fails the step that produced it
   rather than surfacing later as an unreadable thread;
 * refuses `pickle` payloads (there is no pickle fallback, in either direction).
+
+Every saver lgnb hands out — SQLite and PostgreSQL, sync and async — picks its
+serializer with `saver_serializer`: strict by default, LangGraph's permissive one only
+when asked for by name (`allow_unsafe_deserialization=True`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import ormsgpack
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
@@ -33,6 +38,7 @@ __all__ = [
     "CheckpointDecodeError",
     "StrictSerializer",
     "UnsafeCheckpointTypeError",
+    "saver_serializer",
     "type_key",
 ]
 
@@ -135,8 +141,10 @@ class UnsafeCheckpointTypeError(TypeError):
         super().__init__(
             f"Refused to {action} a checkpoint value of type {dotted}: it is not on "
             "lgnb's checkpoint allowlist, and lgnb never imports or calls code named "
-            "by checkpoint data. If you trust this type, register it: "
-            f"SqliteSaver.from_conn_string(path, allow=[{name}]) or "
+            "by checkpoint data. The classes a graph's state schema names are allowed "
+            "automatically; if you trust this type, register it with the saver: "
+            f"SqliteSaver.from_conn_string(path, allow=[{name}]), "
+            f"PostgresSaver.from_conn_string(url, allow=[{name}]) or "
             f"StrictSerializer(allow=[({module!r}, {name!r})])."
         )
 
@@ -257,6 +265,50 @@ class StrictSerializer(JsonPlusSerializer):
             f"Cannot load a checkpoint value stored as {type_!r}: lgnb's strict "
             "serializer reads only 'msgpack', 'null', 'bytes' and 'bytearray'."
         )
+
+
+def saver_serializer(
+    *,
+    serde: SerializerProtocol | None = None,
+    allow: Iterable[AllowEntry] = (),
+    allow_unsafe_deserialization: bool = False,
+) -> SerializerProtocol:
+    """The serializer an lgnb saver (SQLite or PostgreSQL) loads and stores with.
+
+    By default a `StrictSerializer` accepting `allow` on top of the default types;
+    the graph that compiles with the saver adds the classes its schemas name (through
+    `BaseCheckpointSaver.with_allowlist`). `serde` is used as given. With
+    `allow_unsafe_deserialization=True` it is LangGraph's own `JsonPlusSerializer()`,
+    as LangGraph's savers use it by default: loading then imports and calls whatever
+    a stored row names, so a crafted row runs code. Only for databases that no one
+    else can write to.
+    """
+    allow = tuple(allow)
+    if not isinstance(allow_unsafe_deserialization, bool):
+        raise TypeError(
+            "allow_unsafe_deserialization must be True or False, got "
+            f"{allow_unsafe_deserialization!r}."
+        )
+    if serde is not None and allow:
+        raise TypeError(
+            "Pass either serde= or allow=, not both: with a custom serializer, "
+            "configure its allowlist there (StrictSerializer(allow=[...]))."
+        )
+    if allow_unsafe_deserialization and serde is not None:
+        raise TypeError(
+            "Pass either serde= or allow_unsafe_deserialization=True, not both: the "
+            "latter selects LangGraph's JsonPlusSerializer(); a serializer you pass "
+            "is used as it is."
+        )
+    if allow_unsafe_deserialization and allow:
+        raise TypeError(
+            "allow= has no effect with allow_unsafe_deserialization=True (every type "
+            "is loaded then); drop one of them. Keeping allow= and the strict default "
+            "is the safe choice."
+        )
+    if allow_unsafe_deserialization:
+        return JsonPlusSerializer()
+    return serde if serde is not None else StrictSerializer(allow=allow)
 
 
 def _unstorable(obj: Any, exc: Exception) -> TypeError:

@@ -23,3 +23,19 @@ def config(thread_id: str, checkpoint_id: str | None = None, ns: str = "") -> di
 
 def count(saver: Any, table: str, where: str = "1", params: tuple = ()) -> int:
     return saver.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}", params).fetchone()[0]
+
+
+def os_system_row(command: str) -> bytes:
+    """msgpack bytes asking the loader to call `os.system(command)`, as an attacker
+    who can write to the database would store them (LangGraph's wire format)."""
+    import ormsgpack
+
+    inner = ormsgpack.packb(("os", "system", command))
+    return ormsgpack.packb({"value": ormsgpack.Ext(0, inner)})
+
+
+def subprocess_row(argv: list[str]) -> bytes:
+    """msgpack bytes asking the loader to call `subprocess.run(argv)`."""
+    import ormsgpack
+
+    return ormsgpack.packb(ormsgpack.Ext(1, ormsgpack.packb(("subprocess", "run", [argv]))))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
-import os
 import pickle
 import uuid
 from decimal import Decimal
+from pathlib import Path
 
 import ormsgpack
 import pydantic
@@ -24,7 +24,7 @@ from lgnb.checkpoint.serde import (
 )
 from lgnb.checkpoint.sqlite import SqliteSaver
 
-from _ckpt_helpers import checkpoint, config
+from _ckpt_helpers import checkpoint, config, os_system_row
 
 
 @dataclasses.dataclass
@@ -42,26 +42,35 @@ class Color(enum.Enum):
     RED = "red"
 
 
-def _os_system_payload(command: str) -> bytes:
-    """msgpack bytes asking the loader to call os.system(command), as an attacker would."""
-    inner = ormsgpack.packb(("os", "system", command))
-    return ormsgpack.packb({"value": ormsgpack.Ext(0, inner)})
-
-
 def test_crafted_row_naming_os_system_is_refused_and_nothing_runs(
-    saver: SqliteSaver, monkeypatch: pytest.MonkeyPatch
+    saver: SqliteSaver, tmp_path: Path
 ) -> None:
-    calls: list[str] = []
-    monkeypatch.setattr(os, "system", lambda cmd: calls.append(cmd) or 0)
+    marker = tmp_path / "pwned"
     v = saver.get_next_version(None)
     stored = saver.put(config("t"), checkpoint({"doc": "ok"}, {"doc": v}), {}, {"doc": v})
     saver.conn.execute(
         "UPDATE lgnb_blobs SET blob = ?, type = 'msgpack' WHERE channel = 'doc'",
-        (_os_system_payload("touch /tmp/pwned"),),
+        (os_system_row(f"touch {marker}"),),
     )
     with pytest.raises(UnsafeCheckpointTypeError, match=r"os\.system.*allow"):
         saver.get_tuple(stored)
-    assert calls == []
+    assert not marker.exists()
+
+
+def test_the_unsafe_opt_in_runs_what_a_crafted_row_names(db_path: Path, tmp_path: Path) -> None:
+    """What the strict default prevents: LangGraph's permissive loading, asked for by
+    name, runs the command a row names (so the refusal tests above refuse real code)."""
+    marker = tmp_path / "pwned"
+    with SqliteSaver.from_conn_string(db_path, allow_unsafe_deserialization=True) as saver:
+        assert type(saver.serde) is JsonPlusSerializer
+        v = saver.get_next_version(None)
+        stored = saver.put(config("t"), checkpoint({"doc": "ok"}, {"doc": v}), {}, {"doc": v})
+        saver.conn.execute(
+            "UPDATE lgnb_blobs SET blob = ?, type = 'msgpack' WHERE channel = 'doc'",
+            (os_system_row(f"touch {marker}"),),
+        )
+        saver.get_tuple(stored)
+    assert marker.exists()
 
 
 def test_refused_type_is_refused_even_nested_inside_an_allowed_one() -> None:

@@ -24,9 +24,13 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from lgnb.checkpoint.serde import AllowEntry
 from lgnb.checkpoint.sqlite._saver import SqliteSaverBase
-from lgnb.checkpoint.sqlite._schema import CheckpointDatabaseError, Synchronous
+from lgnb.checkpoint.sqlite._errors import (
+    CheckpointDatabaseError,
+    CheckpointDatabaseOperationalError,
+)
+from lgnb.checkpoint.sqlite._schema import Synchronous
 
-__all__ = ["CheckpointDatabaseError", "SqliteSaver"]
+__all__ = ["CheckpointDatabaseError", "CheckpointDatabaseOperationalError", "SqliteSaver"]
 
 
 class SqliteSaver(SqliteSaverBase):
@@ -40,6 +44,7 @@ class SqliteSaver(SqliteSaverBase):
         *,
         serde: SerializerProtocol | None = None,
         allow: Iterable[AllowEntry] = (),
+        allow_unsafe_deserialization: bool = False,
         busy_timeout: float = 30.0,
         synchronous: Synchronous = "NORMAL",
     ) -> Iterator[SqliteSaver]:
@@ -49,6 +54,7 @@ class SqliteSaver(SqliteSaverBase):
             conn_string,
             serde=serde,
             allow=allow,
+            allow_unsafe_deserialization=allow_unsafe_deserialization,
             busy_timeout=busy_timeout,
             synchronous=synchronous,
         )

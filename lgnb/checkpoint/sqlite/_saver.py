@@ -13,7 +13,7 @@ import asyncio
 import os
 import random
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -26,10 +26,12 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from lgnb.checkpoint.serde import AllowEntry, StrictSerializer
+from lgnb.checkpoint.serde import AllowEntry, saver_serializer
 from lgnb.checkpoint.sqlite import _schema
-from lgnb.checkpoint.sqlite._schema import CheckpointDatabaseError, Synchronous
+from lgnb.checkpoint.sqlite._errors import cannot_open, explain
+from lgnb.checkpoint.sqlite._schema import Synchronous
 from lgnb.checkpoint.sqlite._store import SqliteStore
+from lgnb.checkpoint.sqlite._stored import StoredValue, list_stored
 
 _DONE = object()
 # Version suffixes only need to be unique, not secret (os.urandom can be slow).
@@ -43,10 +45,9 @@ def open_connection(
     try:
         return _schema.connect(path, busy_timeout=busy_timeout)
     except sqlite3.Error as exc:
-        raise CheckpointDatabaseError(
-            f"Cannot open checkpoint database {os.fspath(path)!r}: {exc}. Check that "
-            "the directory exists and is writable, or pass a different path."
-        ) from exc
+        label = os.fspath(path)
+        explained = explain(label, exc)
+        raise (cannot_open(label, exc) if explained is exc else explained) from exc
 
 
 class SqliteSaverBase(BaseCheckpointSaver[str]):
@@ -60,8 +61,13 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
             use the saver.
         serde: serializer; defaults to `StrictSerializer` (allowlist, no pickle).
         allow: extra types the default serializer may store and load (your pydantic
-            models, dataclasses, enums). Cannot be combined with `serde`; use
-            `StrictSerializer(allow=...)` then.
+            models, dataclasses, enums that the graph's state schema does not name;
+            the ones it names are allowed when the graph compiles). Cannot be
+            combined with `serde`; use `StrictSerializer(allow=...)` then.
+        allow_unsafe_deserialization: `True` loads with LangGraph's
+            `JsonPlusSerializer()` instead, which imports and calls whatever a
+            stored value names: a crafted file runs code in this process. Only for
+            files no one else can write.
         busy_timeout: seconds to wait for another process's write lock.
         synchronous: SQLite `synchronous` level. `"NORMAL"` (default) is durable
             across process crashes (a kernel dying loses nothing committed) and
@@ -74,16 +80,17 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
         *,
         serde: SerializerProtocol | None = None,
         allow: Iterable[AllowEntry] = (),
+        allow_unsafe_deserialization: bool = False,
         busy_timeout: float = 30.0,
         synchronous: Synchronous = "NORMAL",
     ) -> None:
-        allow = tuple(allow)
-        if serde is not None and allow:
-            raise TypeError(
-                "Pass either serde= or allow=, not both: with a custom serializer, "
-                "configure its allowlist there (StrictSerializer(allow=[...]))."
+        super().__init__(
+            serde=saver_serializer(
+                serde=serde,
+                allow=allow,
+                allow_unsafe_deserialization=allow_unsafe_deserialization,
             )
-        super().__init__(serde=serde or StrictSerializer(allow=allow))
+        )
         self._owns_conn = not isinstance(conn, sqlite3.Connection)
         if self._owns_conn:
             conn = open_connection(conn, busy_timeout=busy_timeout)  # type: ignore[arg-type]
@@ -145,6 +152,25 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         return self.store.list(config, filter=filter, before=before, limit=limit)
+
+    def list_stored(
+        self,
+        config: RunnableConfig | None,
+        *,
+        load: Callable[[StoredValue], Any],
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+        inline_max: int = 65536,
+    ) -> Iterator[CheckpointTuple]:
+        """An lgnb extra: `list()` without decoding values. Each channel value and
+        pending write is passed to `load` as a `StoredValue` (channel, version or task,
+        type, serialized size; its bytes when at most `inline_max`, else `read()` them)
+        and what `load` returns stands in the tuple. `lgnb.history` uses it to draw a
+        timeline without decoding values it does not show, and to decode each stored
+        version once; other savers fall back to `list()`."""
+        return list_stored(self.store, config, load=load, filter=filter, before=before,
+                           limit=limit, inline_max=inline_max)
 
     def put(
         self,

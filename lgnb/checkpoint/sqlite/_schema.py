@@ -22,6 +22,12 @@ import os
 import sqlite3
 from typing import Literal
 
+from lgnb.checkpoint.sqlite._errors import (
+    CheckpointDatabaseError,
+    explain,
+    rollback_quietly,
+)
+
 SCHEMA_VERSION = 1
 
 INLINE_MAX = 2048
@@ -78,10 +84,6 @@ CREATE TABLE IF NOT EXISTS lgnb_values (
     data BLOB NOT NULL
 );
 """
-
-
-class CheckpointDatabaseError(RuntimeError):
-    """The checkpoint database file cannot be used; the message says why and what to do."""
 
 
 def connect(
@@ -148,25 +150,9 @@ def prepare(
                 "or use a different file."
             )
         conn.execute("COMMIT")
-    except sqlite3.DatabaseError as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise _open_error(label, exc) from exc
-
-
-def _open_error(label: str, exc: sqlite3.DatabaseError) -> Exception:
-    code = getattr(exc, "sqlite_errorname", "")
-    if code in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "not a database" in str(exc):
-        return CheckpointDatabaseError(
-            f"Cannot use {label!r} as a checkpoint database: {exc}. The file exists "
-            "but is not a SQLite database, or it is damaged. Move it aside (or delete "
-            "it if you do not need its threads) and lgnb will create a fresh database "
-            "at that path; or pass a different path."
-        )
-    if code in ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM"):
-        return CheckpointDatabaseError(
-            f"Cannot write checkpoint database {label!r}: {exc}. Check that the file "
-            "and its directory are writable (SQLite also creates -wal and -shm files "
-            "next to it), or pass a different path."
-        )
-    return exc
+    except sqlite3.Error as exc:
+        rollback_quietly(conn)
+        explained = explain(label, exc)
+        if explained is exc:
+            raise
+        raise explained from exc

@@ -34,7 +34,8 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from lgnb.checkpoint.sqlite import _sql
-from lgnb.checkpoint.sqlite._schema import INLINE_MAX
+from lgnb.checkpoint.sqlite._errors import explain, rollback_quietly
+from lgnb.checkpoint.sqlite._schema import INLINE_MAX, database_label
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 
@@ -81,14 +82,18 @@ def _json_ok(value: Any) -> bool:
 class SqliteStore:
     """All checkpoint operations over one SQLite connection (see module doc)."""
 
-    def __init__(self, conn: sqlite3.Connection, serde: SerializerProtocol) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, serde: SerializerProtocol, *, label: str | None = None
+    ) -> None:
         self.conn = conn
         self.serde = serde
         self.lock = threading.Lock()
+        # the file, named by errors (a failing connection may not say it any more)
+        self.label = database_label(conn) if label is None else label
 
     def with_serde(self, serde: SerializerProtocol) -> SqliteStore:
         """A store on the same connection (and lock) with another serializer."""
-        clone = SqliteStore(self.conn, serde)
+        clone = SqliteStore(self.conn, serde, label=self.label)
         clone.lock = self.lock
         return clone
 
@@ -96,16 +101,22 @@ class SqliteStore:
 
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
+        """One transaction under the lock: the choke point every operation goes
+        through, where SQLite's errors become ones naming the file and the fix."""
         with self.lock:
-            self.conn.execute(begin)
             try:
-                yield self.conn
-            except BaseException:
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
-                raise
-            else:
-                self.conn.execute("COMMIT")
+                self.conn.execute(begin)
+                try:
+                    yield self.conn
+                    self.conn.execute("COMMIT")
+                except BaseException:
+                    rollback_quietly(self.conn)
+                    raise
+            except sqlite3.Error as exc:
+                explained = explain(self.label, exc)
+                if explained is exc:
+                    raise
+                raise explained from exc
 
     def reading(self) -> Any:
         return self._transaction("BEGIN")

@@ -23,9 +23,17 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from lgnb.checkpoint.serde import AllowEntry
 from lgnb.checkpoint.sqlite._saver import SqliteSaverBase
-from lgnb.checkpoint.sqlite._schema import CheckpointDatabaseError, Synchronous
+from lgnb.checkpoint.sqlite._errors import (
+    CheckpointDatabaseError,
+    CheckpointDatabaseOperationalError,
+)
+from lgnb.checkpoint.sqlite._schema import Synchronous
 
-__all__ = ["AsyncSqliteSaver", "CheckpointDatabaseError"]
+__all__ = [
+    "AsyncSqliteSaver",
+    "CheckpointDatabaseError",
+    "CheckpointDatabaseOperationalError",
+]
 
 
 class AsyncSqliteSaver(SqliteSaverBase):
@@ -39,6 +47,7 @@ class AsyncSqliteSaver(SqliteSaverBase):
         *,
         serde: SerializerProtocol | None = None,
         allow: Iterable[AllowEntry] = (),
+        allow_unsafe_deserialization: bool = False,
         busy_timeout: float = 30.0,
         synchronous: Synchronous = "NORMAL",
     ) -> AsyncIterator[AsyncSqliteSaver]:
@@ -50,6 +59,7 @@ class AsyncSqliteSaver(SqliteSaverBase):
             conn_string,
             serde=serde,
             allow=allow,
+            allow_unsafe_deserialization=allow_unsafe_deserialization,
             busy_timeout=busy_timeout,
             synchronous=synchronous,
         )
