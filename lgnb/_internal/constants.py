@@ -38,4 +38,19 @@ CONFIG_KEY_DURABILITY: Final = sys.intern("__pregel_durability")
 # writes that never reach a channel: they carry control information for the loop
 SPECIAL_WRITES: Final = frozenset({NO_WRITES, INTERRUPT, RESUME, ERROR, RETURN, "__error_source_node__"})
 
-RESERVED_NODE_NAMES: Final = frozenset({START, END, INTERRUPT, RESUME, ERROR, NO_WRITES, TASKS, PUSH, PULL})
+# names no channel, managed value or node may take (LangGraph 1.2's `RESERVED`, checked by
+# `Pregel.validate`): write keys the loop gives a meaning to, `configurable` keys the runtime
+# sets, the task kinds, the namespace separators. START, END and the Send queue `__pregel_tasks`
+# are checked apart (`add_node`, `Pregel(...)`), as LangGraph does.
+RESERVED: Final = frozenset({
+    TAG_HIDDEN,
+    # write keys
+    INPUT, INTERRUPT, RESUME, ERROR, "__error_source_node__", NO_WRITES, "__snapshot_bumps__",
+    # configurable keys
+    "__pregel_send", "__pregel_read", "__pregel_checkpointer", "__pregel_stream",
+    "checkpoint_map", "__pregel_resuming", "__pregel_replay_state", "__pregel_task_id",
+    "checkpoint_id", "checkpoint_ns", "__pregel_timed_attempt_observer", "__pregel_resume_map",
+    "__pregel_strict_resume", "__pregel_stream_messages_v2",
+    # task kinds, namespace separators, the config key
+    PUSH, PULL, NS_SEP, NS_END, CONF,
+})

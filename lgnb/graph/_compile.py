@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lgnb._internal.callable import NodeCallable
-from lgnb._internal.constants import END, ROOT, START, TAG_HIDDEN, TASKS
+from lgnb._internal.constants import END, ROOT, START, TAG_HIDDEN
 from lgnb._internal.context import current_task
 from lgnb.channels.ephemeral_value import EphemeralValue
 from lgnb.channels.last_value import LastValueAfterFinish
@@ -20,7 +20,6 @@ from lgnb.channels.named_barrier_value import (
     NamedBarrierValue,
     NamedBarrierValueAfterFinish,
 )
-from lgnb.channels.topic import Topic
 from lgnb.graph._branch import Branch
 from lgnb.graph._schema import schema_mapper
 from lgnb.graph._writers import control_writer, updates_writer
@@ -28,7 +27,7 @@ from lgnb.graph.state import CompiledStateGraph, StateGraph
 from lgnb.managed import is_managed_value
 from lgnb.pregel._node import PregelNode, check_timeout_supported
 from lgnb.pregel._task import Task
-from lgnb.types import RetryPolicy, Send
+from lgnb.types import RetryPolicy
 
 __all__ = ("lower",)
 
@@ -60,9 +59,10 @@ def lower(
     name: str,
     cache: Any = None,
 ) -> CompiledStateGraph:
-    channels: dict[str, Any] = dict(builder.channels)
+    # managed values ride along so Pregel(...) validates their names as LangGraph does (a
+    # reserved name, a state key `__pregel_tasks`); it adds the Send queue itself
+    channels: dict[str, Any] = {**builder.channels, **builder.managed}
     channels[START] = EphemeralValue(builder.input_schema, key=START)
-    channels[TASKS] = Topic(Send, accumulate=False, key=TASKS)
     out_schema = builder.schemas[builder.output_schema]
     output_channels: Any = (
         ROOT

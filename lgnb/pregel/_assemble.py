@@ -13,14 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lgnb._internal.constants import (
-    ERROR,
-    INTERRUPT,
-    NO_WRITES,
-    RESUME,
-    TAG_HIDDEN,
-    TASKS,
-)
+from lgnb._internal.constants import RESERVED, TASKS
 from lgnb.channels.base import BaseChannel
 from lgnb.channels.topic import Topic
 from lgnb.managed import is_managed_value
@@ -33,8 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = ("Assembled", "assemble", "validate_graph")
 
-# names a channel or node may not take: they are write keys the loop reserves
-_RESERVED = frozenset({TAG_HIDDEN, "__input__", INTERRUPT, RESUME, ERROR, "__error_source_node__", NO_WRITES})
+# the help line under LangGraph's "... is reserved" message (its first line, kept verbatim)
+_RENAME = "Rename this {what}: LangGraph and lgnb use that name for themselves."
 
 
 @dataclass
@@ -89,27 +82,27 @@ def assemble(
             if node.bound is not None and not getattr(node.bound, "name", None):
                 node.bound.name = name
         built[name] = node
+    channels = channels or {}
+    if TASKS in channels and not isinstance(channels[TASKS], Topic):
+        raise ValueError(
+            f"Channel '{TASKS}' is reserved and cannot be used in the graph.\n"
+            "It is the queue of Send packets: rename your state key or channel."
+        )
     chans: dict[str, BaseChannel] = {}
     managed: dict[str, Any] = {}
-    for key, channel in (channels or {}).items():
+    for key, channel in channels.items():
         if is_managed_value(channel):
             managed[key] = channel
             continue
         if not getattr(channel, "key", ""):
             channel.key = key
         chans[key] = channel
-    if TASKS in chans:
-        if not isinstance(chans[TASKS], Topic):
-            raise ValueError(
-                f"Channel '{TASKS}' is reserved (the queue of Send packets) and cannot be "
-                "used in the graph; rename your channel."
-            )
-    else:
+    if TASKS not in chans:
         chans[TASKS] = Topic(Send, accumulate=False, key=TASKS)
     if managed:
         for node in built.values():
             if isinstance(node.channels, list):
-                node.managed = {k: managed[k] for k in node.channels if k in managed}
+                node.managed = {**node.managed, **{k: managed[k] for k in node.channels if k in managed}}
                 node.channels = [k for k in node.channels if k not in managed]
     if stream_channels is None:
         stream_channels = [k for k in chans]
@@ -182,15 +175,15 @@ def _validate(
     interrupt_after: Any,
 ) -> None:
     for chan in channels:
-        if chan in _RESERVED:
-            raise ValueError(f"Channel name '{chan}' is reserved")
+        if chan in RESERVED:
+            raise ValueError(f"Channel name '{chan}' is reserved\n{_RENAME.format(what='state key or channel')}")
     for name in managed:
-        if name in _RESERVED:
-            raise ValueError(f"Managed name '{name}' is reserved")
+        if name in RESERVED:
+            raise ValueError(f"Managed name '{name}' is reserved\n{_RENAME.format(what='managed value')}")
     subscribed: set[str] = set()
     for name, node in nodes.items():
-        if name in _RESERVED:
-            raise ValueError(f"Node name '{name}' is reserved")
+        if name in RESERVED:
+            raise ValueError(f"Node name '{name}' is reserved\n{_RENAME.format(what='node')}")
         if node.timeout is not None:
             check_timeout_supported(node)
         subscribed.update(node.triggers)

@@ -7,9 +7,12 @@ improves a message, switch that one test to ``exc="class"`` and say why.
 import operator
 from typing import Annotated
 
+import langgraph._internal._constants as _lg_constants
+import langgraph.constants as _lg_public_constants
+import pytest
 from typing_extensions import TypedDict
 
-from _diff import attempt
+from _diff import attempt, exc_obs
 
 
 class S(TypedDict):
@@ -231,3 +234,121 @@ def test_compiled_graph_name_and_builder_attributes(differential):
         return app.name, sorted(app.nodes), sorted(app.channels) if hasattr(app, "channels") else None
 
     differential(scenario)
+
+
+# ---------------------------------------------------------------------------------------
+# reserved names: every name LangGraph gives a meaning to, as a node, a state key and a
+# managed value. LangGraph's own constants are the list (so a name it adds is tried too);
+# names it does NOT reserve are in the list on purpose: both engines must accept them.
+# ---------------------------------------------------------------------------------------
+
+_NAMES = sorted(
+    {v for mod in (_lg_constants, _lg_public_constants) for k, v in vars(mod).items()
+     if isinstance(v, str) and not k.startswith("__") and v != _lg_constants.NULL_TASK_ID}
+    | set(_lg_constants.RESERVED)
+    | {"branch:to:a", "__root__", "__error_handler__a", "messages"}
+)
+
+
+def test_lgnb_reserves_exactly_the_names_langgraph_reserves():
+    from lgnb._internal.constants import RESERVED
+
+    assert set(RESERVED) == set(_lg_constants.RESERVED)
+    assert len(RESERVED) == 27  # LangGraph 1.2.22's set
+
+
+def _run(E, build):
+    """Build (add_node / schema) → compile → invoke, reporting the first stage that raises."""
+    for stage in ("build", "compile", "invoke"):
+        try:
+            result = build(stage)
+        except Exception as e:  # the observable: which stage, which class, which message
+            return stage, exc_obs(e)
+        if stage == "invoke":
+            return stage, result
+
+
+@pytest.mark.parametrize("name", _NAMES)
+def test_reserved_name_as_node(differential, name):
+    def scenario(E):
+        g = E.StateGraph(S)
+        app = None
+
+        def build(stage):
+            nonlocal app
+            if stage == "build":
+                g.add_node(name, lambda s: {"x": 1})
+                g.add_edge(E.START, name)
+            elif stage == "compile":
+                app = g.compile()
+            else:
+                return app.invoke({"log": [], "x": 0})
+
+        return _run(E, build)
+
+    obs = differential(scenario, exc="extends")  # lgnb adds a line saying to rename it
+    refused = name in _lg_constants.RESERVED or name in ("__start__", "__end__") or ":" in name or "|" in name
+    assert (obs[0] != "invoke") == refused, obs  # the scenario really tells the two apart
+
+
+def _keyed_state(E, name, managed):
+    # the functional TypedDict form takes any string as a key ("|", "langsmith:hidden", ...)
+    return TypedDict("KeyedState", {"x": int, name: E.RemainingSteps if managed else int})
+
+
+@pytest.mark.parametrize("managed", [False, True], ids=["channel", "managed"])
+@pytest.mark.parametrize("name", _NAMES)
+def test_reserved_name_as_state_key(differential, name, managed):
+    def scenario(E):
+        app = None
+        g = None
+
+        def build(stage):
+            nonlocal app, g
+            if stage == "build":
+                g = E.StateGraph(_keyed_state(E, name, managed))
+                g.add_node("a", lambda s: {"x": 1})
+                g.add_edge(E.START, "a")
+            elif stage == "compile":
+                app = g.compile()
+            else:
+                return app.invoke({"x": 0})
+
+        return _run(E, build)
+
+    obs = differential(scenario, exc="extends")
+    refused = name in _lg_constants.RESERVED or name == _lg_constants.TASKS
+    assert (obs[0] == "compile") == refused and obs[0] != "build", obs
+
+
+def test_node_named_interrupt_is_refused_so_no_finished_run_looks_interrupted(differential):
+    def scenario(E):
+        g = E.StateGraph(S)
+        g.add_node("__interrupt__", lambda s: {"x": 1})
+        g.add_edge(E.START, "__interrupt__")
+        return attempt(lambda: g.compile(checkpointer=E.InMemorySaver()))
+
+    obs = differential(scenario, exc="extends")
+    assert obs[0] == "raises"
+
+
+def test_functional_entrypoint_named_like_a_reserved_key(differential):
+    def scenario(E):
+        def configurable(x):
+            return x
+
+        return attempt(lambda: E.func.entrypoint()(configurable).invoke(1))
+
+    obs = differential(scenario, exc="extends")
+    assert obs[0] == "raises"
+
+
+def test_state_key_pregel_tasks_is_the_send_queue(differential):
+    def scenario(E):
+        g = E.StateGraph(_keyed_state(E, "__pregel_tasks", False))
+        g.add_node("a", _noop)
+        g.add_edge(E.START, "a")
+        return attempt(g.compile)
+
+    obs = differential(scenario, exc="extends")
+    assert obs == ("raises", "ValueError", "Channel '__pregel_tasks' is reserved and cannot be used in the graph.")
