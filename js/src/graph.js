@@ -4,11 +4,22 @@
 import { h, jsonText } from "./dom.js";
 import { renderSvg, panZoom } from "./svg.js";
 
+const SHORT_ESCAPES = { "\t": "\\t", "\n": "\\n", "\r": "\\r" };
+// control characters, lone surrogates, line and paragraph separators (Python: lgnb.draw._dot.visible)
+const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** `s` with control characters drawn as escapes ("a\\x00b"), exactly as the kernel's DOT labels. */
+export function visible(s) {
+  return String(s).replace(INVISIBLE, (c) => SHORT_ESCAPES[c] ??
+    (c.charCodeAt(0) <= 0xff ? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`
+      : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
+}
+
 export function labelOf(node) {
   if (node.kind === "start") return "START";
   if (node.kind === "end") return "END";
-  if (node.kind === "subgraph") return `${node.name} ⊞`;
-  return node.name;
+  if (node.kind === "subgraph") return `${visible(node.name)} ⊞`;
+  return visible(node.name);
 }
 
 /** The drawn key standing for a live key: itself, or its collapsed subgraph. */
@@ -45,7 +56,7 @@ export function graphPane({ model, signal, onSelect }) {
       const texts = g.querySelectorAll("text");
       texts.forEach((t, i) => (i === 0 ? (t.textContent = labelOf(node)) : t.remove()));
       const title = g.querySelector("title");
-      if (title) title.textContent = node.key;
+      if (title) title.textContent = visible(node.key);
     }
   }
 
@@ -135,22 +146,22 @@ export function details(selection, { model, extra } = {}) {
   if (selection.type === "cluster") {
     const c = selection.cluster;
     return h("div", { class: "lgnb-details" },
-      h("div", { class: "lgnb-details-title", text: `subgraph ${c.name}` }),
-      h("div", { text: `key: ${c.key}` }), toggle(c.key, "collapse"));
+      h("div", { class: "lgnb-details-title", text: `subgraph ${visible(c.name)}` }),
+      h("div", { text: `key: ${visible(c.key)}` }), toggle(c.key, "collapse"));
   }
   const n = selection.node;
   const out = d.edges.filter((e) => e.source === n.key);
   const inc = d.edges.filter((e) => e.target === n.key);
-  const edgeText = (e, other) => `${name.get(other) ?? other}${e.label != null ? ` [${e.label}]` : ""}${e.conditional ? " (conditional)" : ""}`;
+  const edgeText = (e, other) => `${name.get(other) ?? visible(other)}${e.label != null ? ` [${visible(e.label)}]` : ""}${e.conditional ? " (conditional)" : ""}`;
   const meta = n.metadata && Object.keys(n.metadata).length ? n.metadata : null;
   return h("div", { class: "lgnb-details" },
     h("div", { class: "lgnb-details-title", text: `${labelOf(n)}  ·  ${n.kind}` }),
-    n.key !== n.name ? h("div", { text: `key: ${n.key}` }) : null,
+    n.key !== n.name ? h("div", { text: `key: ${visible(n.key)}` }) : null,
     n.data ? h("div", { text: `runs: ${n.data}` }) : null,
     h("div", { text: `goes to: ${out.map((e) => edgeText(e, e.target)).join(", ") || "—"}` }),
     h("div", { text: `comes from: ${inc.map((e) => edgeText(e, e.source)).join(", ") || "—"}` }),
     meta ? h("pre", { class: "lgnb-json", text: jsonText(meta) }) : null,
     n.kind === "subgraph" ? toggle(n.key, "expand subgraph") : null,
-    n.cluster ? toggle(n.cluster, `collapse ${n.cluster}`) : null,
+    n.cluster ? toggle(n.cluster, `collapse ${visible(n.cluster)}`) : null,
     extra ? extra(n.key) : null);
 }

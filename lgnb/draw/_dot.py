@@ -2,15 +2,17 @@
 
 Every user-controlled string (node names, edge labels, subgraph names) goes through
 `_text`, so it is a plain DOT string: never an HTML-like label (``<...>``), never an
-escape sequence (``\\N``, ``\\l``), never an entity (``&amp;``). Graphviz then writes it as escaped XML text
-in SVG. Node, edge and cluster DOT ids are ours (``n0``, ``lgnb-e3``...), so no user string
-ever becomes an id either.
+escape sequence (``\\N``, ``\\l``), never an entity (``&amp;``), and its control characters
+are drawn as escapes (`visible`: a NUL would end the DOT text early, a tab or newline would
+reshape the label). Graphviz then writes it as escaped XML text in SVG. Node, edge and
+cluster DOT ids are ours (``n0``, ``lgnb-e3``...), so no user string ever becomes an id either.
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,10 +31,37 @@ _NODE_STYLE = {
 }
 
 
+_SHORT_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+# control characters, lone surrogates (not encodable), line and paragraph separators
+_INVISIBLE = frozenset({"Cc", "Cs", "Zl", "Zp"})
+
+
+def visible(s: str) -> str:
+    """`s` with its control characters written as Python-style escapes (``"a\\x00b"``).
+
+    A label shows every character of a name: a NUL, a tab or a newline in a node name is
+    drawn as ``\\x00``, ``\\t``, ``\\n`` rather than cutting, blanking or reshaping the
+    drawing. The browser views apply the same rule (``visible`` in ``js/src/graph.js``).
+    """
+    if s.isprintable():
+        return s
+    out = []
+    for ch in s:
+        if ch in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[ch])
+        elif unicodedata.category(ch) in _INVISIBLE:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def _text(s: str) -> str:
-    """A user string as literal DOT label text: no HTML label, no escapes, no entities
-    (Graphviz decodes ``&amp;``-style entities even in plain labels)."""
-    return graphviz.escape(s.replace("&", "&amp;"))
+    """A user string as literal DOT label text: control characters made `visible`, no HTML
+    label, no escapes, no entities (Graphviz decodes ``&amp;``-style entities even in plain
+    labels)."""
+    return graphviz.escape(visible(s).replace("&", "&amp;"))
 
 
 def _label(node: DrawnNode) -> str:
