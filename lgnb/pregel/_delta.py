@@ -13,7 +13,7 @@ each checkpoint adds a superstep, and an update when the step wrote the key. A k
 snapshots when updates reach its `snapshot_frequency` or supersteps reach
 `MAX_SUPERSTEPS_SINCE_SNAPSHOT`, which bounds the replay even for a key nobody writes.
 
-Pure functions here; `hydrate` / `ahydrate` are the thin sync/async I/O shims.
+Pure functions here; `hydrating` asks for the saver I/O (a `_program` program).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from lgnb._internal.constants import NS_END, NS_SEP, NULL_TASK_ID
 from lgnb.channels.base import MISSING, BaseChannel
 from lgnb.channels.binop import BinaryOperatorAggregate, as_overwrite
 from lgnb.channels.delta import DeltaChannel
+from lgnb.pregel._program import Program, saver_request
 
 __all__ = (
     "COUNTERS",
@@ -44,8 +45,7 @@ __all__ = (
     "mark_bump_seen",
     "seen_without_bumps",
     "replayed",
-    "hydrate",
-    "ahydrate",
+    "hydrating",
 )
 
 #: metadata key of the per-key `(updates, supersteps)` counters
@@ -315,7 +315,7 @@ def _require_saver(targets: list[str], saver: Any) -> None:
         )
 
 
-def hydrate(saver: Any, saved: Any, channels: Mapping[str, Any]) -> Any:
+def hydrating(saver: Any, saved: Any, channels: Mapping[str, Any]) -> Program[Any]:
     """`saved` (a CheckpointTuple) with the values of its delta keys rebuilt in place."""
     if saved is None:
         return None
@@ -323,19 +323,9 @@ def hydrate(saver: Any, saved: Any, channels: Mapping[str, Any]) -> Any:
     if not targets:
         return saved
     _require_saver(targets, saver)
-    histories = saver.get_delta_channel_history(config=saved.config, channels=targets)
-    return _with_values(saved, _rebuilt(channels, histories))
-
-
-async def ahydrate(saver: Any, saved: Any, channels: Mapping[str, Any]) -> Any:
-    """Async twin of `hydrate`."""
-    if saved is None:
-        return None
-    targets = replay_targets(channels, saved.checkpoint)
-    if not targets:
-        return saved
-    _require_saver(targets, saver)
-    histories = await saver.aget_delta_channel_history(config=saved.config, channels=targets)
+    histories = yield saver_request(
+        saver, "get_delta_channel_history", config=saved.config, channels=targets
+    )
     return _with_values(saved, _rebuilt(channels, histories))
 
 

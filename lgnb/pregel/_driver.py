@@ -5,8 +5,11 @@ plan, which tasks start, how many at once, the order in which finished tasks com
 a failure or a cancellation stops the step) and *asks* its driver for what needs a clock
 or a thread. It yields requests:
 
-    (sync_fn, async_fn, args)   call one of them (await the async one) and send back the
-                                result; an exception is thrown back into `_run`
+    (sync_fn, async_fn, args[, kwargs])
+                                call one of them (await the async one) and send back the
+                                result; an exception is thrown back into `_run` (the
+                                protocol of `lgnb.pregel._program`, whose programs `_run`
+                                runs inline with `yield from`)
     _EMIT                       a task committed: hand control to the caller, which drains
                                 the stream queue
 
@@ -37,11 +40,12 @@ from lgnb.pregel._cache import aread_cache, read_cache
 from lgnb.pregel._call import await_calls, wait_calls
 from lgnb.pregel._handlers import ERROR_SOURCE_NODE, handler_task, handles, node_error_for
 from lgnb.pregel._loop import Loop
-from lgnb.pregel._migrate import asave, save
+from lgnb.pregel._migrate import save_request
+from lgnb.pregel._program import Program, aanswer, answer
 from lgnb.pregel._runner import arun_task, commit_writes, run_task, task_program
 from lgnb.pregel._task import Task
 from lgnb.pregel._lifecycle import aon_interrupt, aon_resume, on_interrupt, on_resume, wants_lifecycle
-from lgnb.pregel._trace import aend_graph, astart_graph, end_graph, start_graph
+from lgnb.pregel._trace import graph_ended, graph_started
 
 __all__ = ("drive", "adrive", "flush_io", "aflush_io")
 
@@ -59,30 +63,28 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL
 
 
-def flush_io(loop: Loop) -> None:
-    """Carry out queued checkpoint saves with a sync saver."""
-    if not loop.io:
-        return
+def _flushing(loop: Loop) -> Program[None]:
+    """Carry out the loop's queued checkpoint saves and node-cache writes, in order."""
     ops, loop.io = loop.io, []
     saver = loop.checkpointer
     for op in ops:
         if op[0] == "cache_set":
-            loop.graph.cache.set(op[1])
+            cache = loop.graph.cache
+            yield (cache.set, cache.aset, (op[1],))
         else:
-            save(saver, op)
+            yield save_request(saver, op)
+
+
+def flush_io(loop: Loop) -> None:
+    """Carry out queued checkpoint saves with a sync saver."""
+    if loop.io:
+        answer(_flushing(loop))
 
 
 async def aflush_io(loop: Loop) -> None:
     """Carry out queued checkpoint saves with an async saver."""
-    if not loop.io:
-        return
-    ops, loop.io = loop.io, []
-    saver = loop.checkpointer
-    for op in ops:
-        if op[0] == "cache_set":
-            await loop.graph.cache.aset(op[1])
-        else:
-            await asave(saver, op)
+    if loop.io:
+        await aanswer(_flushing(loop))
 
 
 # ---------------------------------------------------------------------- executors
@@ -330,7 +332,7 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
         run.messages_handler.observe(loop.state)
     try:
         if tracing:
-            yield (start_graph, astart_graph, (loop, input))
+            yield from graph_started(loop, input, ex.is_async)
         loop.first(input, resuming=resuming)
         if loop.io:
             yield flush
@@ -363,7 +365,7 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
     if isinstance(exc, GraphInterrupt) and not loop.is_nested and wants_lifecycle(loop):
         yield (on_interrupt, aon_interrupt, (loop, exc))
     if tracing:
-        yield (end_graph, aend_graph, (loop, None if swallow else exc))
+        yield from graph_ended(loop, None if swallow else exc)
     if exc is not None and not swallow:
         raise exc
 
@@ -409,7 +411,8 @@ def drive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Iterator[N
                 error = _Closed()
             continue
         try:
-            reply = request[0](*request[2])
+            fn = request[0]
+            reply = fn(*request[2], **request[3]) if len(request) > 3 else fn(*request[2])
         except BaseException as e:  # noqa: BLE001 - the run decides what to do with it
             error = e
     if closed:
@@ -440,10 +443,13 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
                 error = _Closed()
             continue
         try:
-            if request[1] is aflush_io:
+            fn = request[1]
+            if fn is aflush_io:
                 reply = await _saving(request[2][0])
+            elif len(request) > 3:
+                reply = await fn(*request[2], **request[3])
             else:
-                reply = await request[1](*request[2])
+                reply = await fn(*request[2])
         except BaseException as e:  # noqa: BLE001
             error = e
     if closed:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import END, INTERRUPT, START, TASKS
+from lgnb.pregel._program import Request
 from lgnb.types import Send
 
 if TYPE_CHECKING:
@@ -30,11 +31,10 @@ if TYPE_CHECKING:
 
 __all__ = (
     "CHECKPOINT_VERSION",
-    "asave",
     "migrate_checkpoint",
     "portable_checkpoint",
     "portable_writes",
-    "save",
+    "save_request",
     "storable_send",
     "storable_writes",
 )
@@ -197,28 +197,25 @@ def _takes_task_path(put_writes: Any) -> bool:
     return known
 
 
-def save(saver: Any, op: tuple) -> Any:
-    """Carry out a queued `("put", ...)` / `("put_writes", ...)` call; put's config."""
+def save_request(saver: Any, op: tuple) -> Request:
+    """The request that carries out a queued `("put", ...)` / `("put_writes", ...)`
+    call (answered with the saver's sync or async method); a put answers its config."""
     if op[0] == "put":
-        return saver.put(op[1], portable_checkpoint(op[2]), op[3], op[4])
-    put_writes = saver.put_writes
-    if _takes_task_path(put_writes):
-        put_writes(op[1], portable_writes(op[2]), op[3], op[4])
-    else:
-        put_writes(op[1], portable_writes(op[2]), op[3])
-    return None
+        return (saver.put, saver.aput, (op[1], portable_checkpoint(op[2]), op[3], op[4]))
+    return (_put_writes, _aput_writes, (saver, op))
 
 
-async def asave(saver: Any, op: tuple) -> Any:
-    """`save` with the saver's async methods."""
-    if op[0] == "put":
-        return await saver.aput(op[1], portable_checkpoint(op[2]), op[3], op[4])
-    aput_writes = saver.aput_writes
-    if _takes_task_path(aput_writes):
-        await aput_writes(op[1], portable_writes(op[2]), op[3], op[4])
-    else:
-        await aput_writes(op[1], portable_writes(op[2]), op[3])
-    return None
+def _writes_args(method: Any, op: tuple) -> tuple[Any, ...]:
+    writes = portable_writes(op[2])
+    return (op[1], writes, op[3], op[4]) if _takes_task_path(method) else (op[1], writes, op[3])
+
+
+def _put_writes(saver: Any, op: tuple) -> None:
+    saver.put_writes(*_writes_args(saver.put_writes, op))
+
+
+async def _aput_writes(saver: Any, op: tuple) -> None:
+    await saver.aput_writes(*_writes_args(saver.aput_writes, op))
 
 
 # ---------------------------------------------------------------------- untracked values

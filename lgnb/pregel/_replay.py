@@ -13,7 +13,7 @@ which this replay just wrote.
 A config taken from `get_state(subgraphs=True)` addresses a subgraph's own checkpoint
 through `checkpoint_map`: that subgraph starts from exactly that checkpoint, time-travelled.
 
-`plan_load` decides (pure); `load` / `aload` do the saver I/O.
+`plan_load` decides (pure); `loading` asks for the saver I/O (a `_program` program).
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from typing import Any, Literal
 
 from lgnb._internal.constants import CONF
 from lgnb.pregel._options import saver_config
+from lgnb.pregel._program import Program, saver_request
 
-__all__ = ("ReplayBound", "LoadPlan", "plan_load", "load", "aload", "superseded", "asuperseded")
+__all__ = ("ReplayBound", "LoadPlan", "plan_load", "loading", "superseding")
 
 
 @dataclass
@@ -69,28 +70,16 @@ def plan_load(config: dict[str, Any], ns: str, replay: ReplayBound | None) -> Lo
     return LoadPlan("latest", base)
 
 
-def load(saver: Any, plan: LoadPlan) -> Any:
+def loading(saver: Any, plan: LoadPlan) -> Program[Any]:
     """The CheckpointTuple `plan` names (None: start empty)."""
     if plan.how == "before":
-        # consumed in full (limit=1): a saver's open list() may hold its connection
-        found = list(saver.list(plan.config, before={CONF: {"checkpoint_id": plan.before}}, limit=1))
+        before = {CONF: {"checkpoint_id": plan.before}}
+        found = yield saver_request(saver, "list", plan.config, before=before, limit=1)
         return found[0] if found else None
-    return saver.get_tuple(plan.config)
+    return (yield saver_request(saver, "get_tuple", plan.config))
 
 
-async def aload(saver: Any, plan: LoadPlan) -> Any:
-    """Async twin of `load`."""
-    if plan.how == "before":
-        found = [c async for c in saver.alist(plan.config, before={CONF: {"checkpoint_id": plan.before}}, limit=1)]
-        return found[0] if found else None
-    return await saver.aget_tuple(plan.config)
-
-
-def _latest_config(config: dict[str, Any]) -> dict[str, Any]:
-    return {**config, CONF: {**config[CONF], "checkpoint_id": None}}
-
-
-def superseded(saver: Any, config: dict[str, Any], saved: Any) -> bool:
+def superseding(saver: Any, config: dict[str, Any], saved: Any) -> Program[bool]:
     """Whether the thread has moved past `saved`, the checkpoint `config` addressed by
     `checkpoint_id` (it may then have children, which read what is stored on it).
 
@@ -98,13 +87,6 @@ def superseded(saver: Any, config: dict[str, Any], saved: Any) -> bool:
     of an abandoned branch counts too (telling it apart would mean listing the thread)."""
     if saved is None or not (config.get(CONF) or {}).get("checkpoint_id"):
         return False
-    latest = saver.get_tuple(_latest_config(config))
-    return latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
-
-
-async def asuperseded(saver: Any, config: dict[str, Any], saved: Any) -> bool:
-    """Async twin of `superseded`."""
-    if saved is None or not (config.get(CONF) or {}).get("checkpoint_id"):
-        return False
-    latest = await saver.aget_tuple(_latest_config(config))
+    latest_config = {**config, CONF: {**config[CONF], "checkpoint_id": None}}
+    latest = yield saver_request(saver, "get_tuple", latest_config)
     return latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]

@@ -28,15 +28,13 @@ from lgnb.errors import (
 )
 from lgnb.pregel._options import recast_ns
 from lgnb.pregel._task import Task
+from lgnb.pregel._program import aanswer, answer
 from lgnb.pregel._trace import (
-    aend_node,
-    astart_node,
-    atap_output,
-    end_node,
     enter_run_tree,
     exit_run_tree,
-    start_node,
-    tap_output,
+    node_ended,
+    node_failed,
+    node_started,
 )
 from lgnb.types import Command, RetryPolicy, TimeoutPolicy
 
@@ -198,7 +196,7 @@ def task_program(
     attempt = 0
     run = ctx.loop.run
     messages = run.messages_handler is not None
-    node_run = (yield (start_node, astart_node, (ctx,))) if run.tracing else None
+    node_run = (yield from node_started(ctx)) if run.tracing else None
     tokens = _enter(ctx)
     try:
         while True:
@@ -212,7 +210,7 @@ def task_program(
                 if meta is not None:
                     _messages_end(ctx, meta, output)
                 if node_run is not None:
-                    yield (_end_traced, _aend_traced, (ctx, node_run, output))
+                    yield from node_ended(ctx, node_run, output)
                     node_run = None
                 if (rest := _finish(task, output, is_async)) is not None:
                     yield (None, _afinish, (task, output, rest))
@@ -230,19 +228,19 @@ def task_program(
                 # a node raised it itself (no event loop cancels a sync node): a failure
                 error = _node_cancelled(task, exc)
                 if node_run is not None:
-                    yield (_chain_error, _achain_error, (node_run, error))
+                    yield from node_failed(node_run, error)
                 return error
             except Exception as exc:
                 delay = _retry_delay(policies, attempt, exc) if policies else None
                 if delay is None:
                     if node_run is not None:
-                        yield (_chain_error, _achain_error, (node_run, exc))
+                        yield from node_failed(node_run, exc)
                     return exc
                 _reset_for_retry(ctx)
                 yield (time.sleep, asyncio.sleep, (delay,))
             except BaseException as exc:  # KeyboardInterrupt: stop now
                 if node_run is not None:
-                    yield (_chain_error, _achain_error, (node_run, exc))
+                    yield from node_failed(node_run, exc)
                 return exc
     finally:
         _exit(tokens)
@@ -250,36 +248,12 @@ def task_program(
 
 def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException | None:
     """Run a task to completion in this thread; return its exception, if any."""
-    program = task_program(ctx, policies, False)
-    reply: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            request = program.send(reply) if error is None else program.throw(error)
-        except StopIteration as done:
-            return done.value
-        reply = error = None
-        try:
-            reply = request[0](*request[2])
-        except BaseException as e:  # noqa: BLE001 - the task decides what to do with it
-            error = e
+    return answer(task_program(ctx, policies, False))
 
 
 async def arun_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException | None:
     """Run a task to completion as a coroutine; return its exception, if any."""
-    program = task_program(ctx, policies, True)
-    reply: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            request = program.send(reply) if error is None else program.throw(error)
-        except StopIteration as done:
-            return done.value
-        reply = error = None
-        try:
-            reply = await request[1](*request[2])
-        except BaseException as e:  # noqa: BLE001
-            error = e
+    return await aanswer(task_program(ctx, policies, True))
 
 
 async def _acall(value: Any, ctx: TaskContext) -> Any:
@@ -292,24 +266,6 @@ async def _acall(value: Any, ctx: TaskContext) -> Any:
     if bound.is_async or bound.subgraph is not None or bound.runnable is not None:  # type: ignore[union-attr]
         return await bound.acall(value, ctx)  # type: ignore[union-attr]
     return await _in_thread(bound.call, value, ctx)  # type: ignore[union-attr]
-
-
-def _end_traced(ctx: TaskContext, node_run: Any, output: Any) -> None:
-    tap_output(node_run, output)
-    end_node(ctx, node_run, output)
-
-
-async def _aend_traced(ctx: TaskContext, node_run: Any, output: Any) -> None:
-    await atap_output(node_run, output)
-    await aend_node(ctx, node_run, output)
-
-
-def _chain_error(node_run: Any, exc: BaseException) -> None:
-    node_run.on_chain_error(exc)
-
-
-async def _achain_error(node_run: Any, exc: BaseException) -> None:
-    await node_run.on_chain_error(exc)
 
 
 class _AttemptClock:

@@ -9,7 +9,7 @@ the result as a new checkpoint (`source: "update"`) — on an old checkpoint, a 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Generator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid5
@@ -28,16 +28,17 @@ from lgnb._internal.context import TASK_CTX, TaskContext
 from lgnb.errors import InvalidUpdateError
 from lgnb.pregel._delta import (
     COUNTERS,
-    ahydrate,
-    hydrate,
+    hydrating,
     overwritten_delta_keys,
     seen_without_bumps,
     ensure_message_ids,
 )
 from lgnb.pregel._io import read_channels, result_writes
 from lgnb.pregel._loop import Loop
-from lgnb.pregel._migrate import asave, save
+from lgnb.pregel._migrate import save_request
 from lgnb.pregel._options import recast_ns
+from lgnb.pregel._program import Program, aanswer, answer, saver_request
+from lgnb.pregel._replay import superseding
 from lgnb.pregel._run import RunContext
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task, WriteBatch
@@ -256,49 +257,58 @@ def _finish_snapshot(
     )
 
 
-def _snapshot(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, *, recurse: bool, live: bool) -> StateSnapshot:
+def _snapshotting(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, *, recurse: bool, live: bool) -> Program[StateSnapshot]:
     parts = _snapshot_parts(graph, config, saved, saver, live=live)
     if parts is None:
         return _empty(config)
     loop, tasks = parts
     states, requests = _subgraph_states(loop, tasks, saver, saved.config[CONF]["thread_id"], recurse)
     for task, cfg in requests:
-        states[task.id] = task.node.subgraphs[0].get_state(cfg, subgraphs=True)
-    return _finish_snapshot(loop, tasks, saved, states, live=live)
-
-
-async def _asnapshot(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, *, recurse: bool, live: bool) -> StateSnapshot:
-    parts = _snapshot_parts(graph, config, saved, saver, live=live)
-    if parts is None:
-        return _empty(config)
-    loop, tasks = parts
-    states, requests = _subgraph_states(loop, tasks, saver, saved.config[CONF]["thread_id"], recurse)
-    for task, cfg in requests:
-        states[task.id] = await task.node.subgraphs[0].aget_state(cfg, subgraphs=True)
+        sub = task.node.subgraphs[0]
+        states[task.id] = yield (sub.get_state, sub.aget_state, (cfg,), {"subgraphs": True})
     return _finish_snapshot(loop, tasks, saved, states, live=live)
 
 
 # ---------------------------------------------------------------------- reading
-def get_state(graph: Pregel, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
+def _reading(graph: Pregel, config: dict[str, Any], subgraphs: bool) -> Program[StateSnapshot]:
     saver = _checkpointer(graph, config)
     if (sub := _subgraph_for_ns(graph, config)) is not None:
-        return sub[0].get_state(sub[1], subgraphs=subgraphs)
+        graph, config = sub
+        return (yield (graph.get_state, graph.aget_state, (config,), {"subgraphs": subgraphs}))
     own = _own_config(graph, config)
-    saved = hydrate(saver, saver.get_tuple(own), graph.channels)
+    found = yield saver_request(saver, "get_tuple", own)
+    saved = yield from hydrating(saver, found, graph.channels)
     if saved is None:
         return _empty(config)
-    return _snapshot(graph, own, saved, saver, recurse=subgraphs, live="checkpoint_id" not in own[CONF])
+    live = "checkpoint_id" not in own[CONF]
+    return (yield from _snapshotting(graph, own, saved, saver, recurse=subgraphs, live=live))
+
+
+def get_state(graph: Pregel, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
+    return answer(_reading(graph, config, subgraphs))
 
 
 async def aget_state(graph: Pregel, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
+    return await aanswer(_reading(graph, config, subgraphs))
+
+
+def _listing(
+    graph: Pregel, config: dict[str, Any], kwargs: dict[str, Any]
+) -> Program[tuple[Any, dict[str, Any], list[Any]] | tuple[Pregel, dict[str, Any], None]]:
+    """(saver, config, the checkpoints listed), or (subgraph, its config, None) when a
+    subgraph answers. Listed in full first: a saver's list() may hold its connection
+    (lock, cursor) while it yields, and hydrating/snapshotting calls the same saver again
+    (a deadlock)."""
     saver = _checkpointer(graph, config)
     if (sub := _subgraph_for_ns(graph, config)) is not None:
-        return await sub[0].aget_state(sub[1], subgraphs=subgraphs)
-    own = _own_config(graph, config)
-    saved = await ahydrate(saver, await saver.aget_tuple(own), graph.channels)
-    if saved is None:
-        return _empty(config)
-    return await _asnapshot(graph, own, saved, saver, recurse=subgraphs, live="checkpoint_id" not in own[CONF])
+        return sub[0], sub[1], None
+    config = _own_config(graph, config)
+    return saver, config, (yield saver_request(saver, "list", config, **kwargs))
+
+
+def _history_entry(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any) -> Program[StateSnapshot]:
+    saved = yield from hydrating(saver, saved, graph.channels)
+    return (yield from _snapshotting(graph, config, saved, saver, recurse=False, live=False))
 
 
 def get_state_history(
@@ -309,16 +319,13 @@ def get_state_history(
     before: dict[str, Any] | None = None,
     limit: int | None = None,
 ) -> Iterator[StateSnapshot]:
-    saver = _checkpointer(graph, config)
-    if (sub := _subgraph_for_ns(graph, config)) is not None:
-        yield from sub[0].get_state_history(sub[1], filter=filter, before=before, limit=limit)
+    kwargs = {"filter": filter, "before": before, "limit": limit}
+    saver, config, listed = answer(_listing(graph, config, kwargs))
+    if listed is None:  # a subgraph's namespace: the subgraph answers
+        yield from saver.get_state_history(config, **kwargs)
         return
-    config = _own_config(graph, config)
-    # Listed in full first: a saver's list() may hold its connection (lock, cursor) while
-    # it yields, and hydrating/snapshotting calls the same saver again (a deadlock).
-    for saved in list(saver.list(config, before=before, limit=limit, filter=filter)):
-        saved = hydrate(saver, saved, graph.channels)
-        yield _snapshot(graph, config, saved, saver, recurse=False, live=False)
+    for saved in listed:
+        yield answer(_history_entry(graph, config, saved, saver))
 
 
 async def aget_state_history(
@@ -329,15 +336,14 @@ async def aget_state_history(
     before: dict[str, Any] | None = None,
     limit: int | None = None,
 ) -> AsyncIterator[StateSnapshot]:
-    saver = _checkpointer(graph, config)
-    if (sub := _subgraph_for_ns(graph, config)) is not None:
-        async for snap in sub[0].aget_state_history(sub[1], filter=filter, before=before, limit=limit):
+    kwargs = {"filter": filter, "before": before, "limit": limit}
+    saver, config, listed = await aanswer(_listing(graph, config, kwargs))
+    if listed is None:
+        async for snap in saver.aget_state_history(config, **kwargs):
             yield snap
         return
-    config = _own_config(graph, config)
-    for saved in [c async for c in saver.alist(config, before=before, limit=limit, filter=filter)]:
-        saved = await ahydrate(saver, saved, graph.channels)
-        yield await _asnapshot(graph, config, saved, saver, recurse=False, live=False)
+    for saved in listed:
+        yield await aanswer(_history_entry(graph, config, saved, saver))
 
 
 # ---------------------------------------------------------------------- writing
@@ -356,42 +362,26 @@ def _infer_as_node(graph: Pregel, loop: Loop) -> str | None:
     return None
 
 
-def _plan_update(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, updates: Sequence[Any], **kw: Any) -> Loop:
-    """`_update_steps` with the nodes' writers run synchronously."""
+def _run_writers(task: Task, ctx: TaskContext) -> None:
+    """Run a node's writers on the update it stands for (its conditional edges too)."""
     from lgnb.pregel._runner import _finish
 
-    steps = _update_steps(graph, config, saved, saver, updates, **kw)
+    token = TASK_CTX.set(ctx)
     try:
-        request = next(steps)
-        while True:
-            task, ctx = request
-            token = TASK_CTX.set(ctx)
-            try:
-                _finish(task, task.input)
-            finally:
-                TASK_CTX.reset(token)
-            request = steps.send(None)
-    except StopIteration as done:
-        return done.value
+        _finish(task, task.input)
+    finally:
+        TASK_CTX.reset(token)
 
 
-async def _aplan_update(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any, updates: Sequence[Any], **kw: Any) -> Loop:
-    """`_update_steps` with the nodes' writers awaited (async conditional edges)."""
+async def _arun_writers(task: Task, ctx: TaskContext) -> None:
+    """`_run_writers` for an async run: async conditional edges are awaited."""
     from lgnb.pregel._runner import _afinish
 
-    steps = _update_steps(graph, config, saved, saver, updates, **kw)
+    token = TASK_CTX.set(ctx)
     try:
-        request = next(steps)
-        while True:
-            task, ctx = request
-            token = TASK_CTX.set(ctx)
-            try:
-                await _afinish(task, task.input)
-            finally:
-                TASK_CTX.reset(token)
-            request = steps.send(None)
-    except StopIteration as done:
-        return done.value
+        await _afinish(task, task.input)
+    finally:
+        TASK_CTX.reset(token)
 
 
 def _update_steps(
@@ -403,11 +393,11 @@ def _update_steps(
     *,
     is_first: bool = True,
     superseded: bool = False,
-) -> Generator[tuple[Task, Any], None, Loop]:
+) -> Program[Loop]:
     """Apply one superstep of updates to a Loop built from `saved`; queue the save.
 
-    Yields `(task, context)` for each node the update stands for: the caller runs the
-    node's writers on `task.input` (sync or async), then resumes this; returns the Loop.
+    Asks (a `_program` request) to run the writers of each node the update stands for on
+    `task.input`, sync or async; returns the Loop.
     `superseded`: the thread has moved past `saved` (an update on an older checkpoint)."""
     loop = _loop_for(graph, config, saved, saver)
     if loop.delta_keys and is_first and saved is not None:
@@ -484,7 +474,7 @@ def _update_steps(
         ids = planned.get(as_node) or []
         tid = task_id or (ids.pop(0) if ids else str(uuid5(UUID(loop.checkpoint_id), INTERRUPT if i == 0 else f"{INTERRUPT}:{i}")))
         task = Task(id=tid, name=as_node, path=(INTERRUPT, i), input=values, node=node, triggers=(INTERRUPT,), ns=loop.ns)
-        yield task, TaskContext(task, loop, loop.run.runtime_for(loop))
+        yield (_run_writers, _arun_writers, (task, TaskContext(task, loop, loop.run.runtime_for(loop))))
         batches.append(task)
     # as LangGraph: the update's writes are also the results of the tasks it stands for
     _store_delta_update(loop, saved, [(t.id, t.writes, "") for t in batches], superseded)
@@ -567,58 +557,39 @@ def _after_copy(updates: Sequence[Any]) -> list[list[StateUpdate]]:
     return [[u for group in by_node.values() for u in group]]
 
 
-def bulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
+def _bulk_updating(graph: Pregel, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Program[dict[str, Any]]:
     saver = _checkpointer(graph, config)
     if not supersteps:
         raise ValueError("No supersteps provided")
     if any(len(u) == 0 for u in supersteps):
         raise ValueError("No updates provided")
     if (sub := _subgraph_for_ns(graph, config, for_update=True)) is not None:
-        return bulk_update_state(sub[0], sub[1], supersteps)
+        return (yield from _bulk_updating(sub[0], sub[1], supersteps))
     current = _own_config(graph, config)
     steps = list(supersteps)
     for i, updates in enumerate(steps):
-        saved = hydrate(saver, saver.get_tuple(current), graph.channels)
-        superseded = False
-        if i == 0 and saved is not None and current[CONF].get("checkpoint_id"):
-            latest = saver.get_tuple({**current, CONF: {**current[CONF], "checkpoint_id": None}})
-            superseded = latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
-        loop = _plan_update(graph, current, saved, saver, updates, is_first=i == 0, superseded=superseded)
+        found = yield saver_request(saver, "get_tuple", current)
+        saved = yield from hydrating(saver, found, graph.channels)
+        superseded = (yield from superseding(saver, current, saved)) if i == 0 else False
+        loop = yield from _update_steps(
+            graph, current, saved, saver, updates, is_first=i == 0, superseded=superseded
+        )
         for op in loop.io:
             if op[0] == "put":
-                current = save(saver, op)
+                current = yield save_request(saver, op)
             elif op[0] == "put_writes":
-                save(saver, op)
+                yield save_request(saver, op)
         current = _patch_map(current, loop.metadata) or current
         steps[i + 1:i + 1] = _after_copy(updates)
     return current
+
+
+def bulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    return answer(_bulk_updating(graph, config, supersteps))
 
 
 async def abulk_update_state(graph: Pregel, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
-    saver = _checkpointer(graph, config)
-    if not supersteps:
-        raise ValueError("No supersteps provided")
-    if any(len(u) == 0 for u in supersteps):
-        raise ValueError("No updates provided")
-    if (sub := _subgraph_for_ns(graph, config, for_update=True)) is not None:
-        return await abulk_update_state(sub[0], sub[1], supersteps)
-    current = _own_config(graph, config)
-    steps = list(supersteps)
-    for i, updates in enumerate(steps):
-        saved = await ahydrate(saver, await saver.aget_tuple(current), graph.channels)
-        superseded = False
-        if i == 0 and saved is not None and current[CONF].get("checkpoint_id"):
-            latest = await saver.aget_tuple({**current, CONF: {**current[CONF], "checkpoint_id": None}})
-            superseded = latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
-        loop = await _aplan_update(graph, current, saved, saver, updates, is_first=i == 0, superseded=superseded)
-        for op in loop.io:
-            if op[0] == "put":
-                current = await asave(saver, op)
-            elif op[0] == "put_writes":
-                await asave(saver, op)
-        current = _patch_map(current, loop.metadata) or current
-        steps[i + 1:i + 1] = _after_copy(updates)
-    return current
+    return await aanswer(_bulk_updating(graph, config, supersteps))
 
 
 def update_state(graph: Pregel, config: dict[str, Any], values: Any, *, as_node: str | None, task_id: str | None) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import CONF
-from lgnb.pregel._delta import ahydrate, hydrate
+from lgnb.pregel._delta import hydrating
 from lgnb.pregel._driver import adrive, drive
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._options import (
@@ -19,7 +19,8 @@ from lgnb.pregel._options import (
     loop_args,
     recast_ns,
 )
-from lgnb.pregel._replay import LoadPlan, aload, load, plan_load
+from lgnb.pregel._program import Program, aanswer, answer
+from lgnb.pregel._replay import LoadPlan, loading, plan_load
 
 if TYPE_CHECKING:
     from lgnb._internal.context import TaskContext
@@ -79,13 +80,20 @@ def with_saved(loop: Loop, saved: Any, plan: LoadPlan, resuming: bool) -> tuple[
     return loop, resuming
 
 
-def run_as_subgraph(graph: Pregel, value: Any, ctx: TaskContext) -> Any:
-    """Run this graph as a node of a parent graph; return its output state."""
+def _opening(graph: Pregel, ctx: TaskContext) -> Program[tuple[Loop, bool]]:
+    """The subgraph's loop, started from the checkpoint its plan names; resuming?"""
     loop, resuming = subloop(graph, ctx)
     if loop.checkpointer is not None:
         plan = plan_load(loop.config, loop.ns, loop.replay)
-        saved = hydrate(loop.checkpointer, load(loop.checkpointer, plan), graph.channels)
+        saver = loop.checkpointer
+        saved = yield from hydrating(saver, (yield from loading(saver, plan)), graph.channels)
         loop, resuming = with_saved(loop, saved, plan, resuming)
+    return loop, resuming
+
+
+def run_as_subgraph(graph: Pregel, value: Any, ctx: TaskContext) -> Any:
+    """Run this graph as a node of a parent graph; return its output state."""
+    loop, resuming = answer(_opening(graph, ctx))
     for _ in drive(loop, value, resuming=resuming and loop.has_saved):
         pass
     graph._check_exit(loop, loop.config)
@@ -94,11 +102,7 @@ def run_as_subgraph(graph: Pregel, value: Any, ctx: TaskContext) -> Any:
 
 async def arun_as_subgraph(graph: Pregel, value: Any, ctx: TaskContext) -> Any:
     """Async twin of `run_as_subgraph`."""
-    loop, resuming = subloop(graph, ctx)
-    if loop.checkpointer is not None:
-        plan = plan_load(loop.config, loop.ns, loop.replay)
-        saved = await ahydrate(loop.checkpointer, await aload(loop.checkpointer, plan), graph.channels)
-        loop, resuming = with_saved(loop, saved, plan, resuming)
+    loop, resuming = await aanswer(_opening(graph, ctx))
     async for _ in adrive(loop, value, resuming=resuming and loop.has_saved):
         pass
     graph._check_exit(loop, loop.config)

@@ -14,6 +14,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from lgnb.pregel._program import Program
+
 if TYPE_CHECKING:
     from lgnb._internal.context import TaskContext
     from lgnb.pregel._loop import Loop
@@ -24,14 +26,11 @@ __all__ = (
     "tracing_enabled",
     "enter_run_tree",
     "exit_run_tree",
-    "start_graph",
-    "astart_graph",
-    "end_graph",
-    "aend_graph",
-    "start_node",
-    "astart_node",
-    "end_node",
-    "aend_node",
+    "graph_started",
+    "graph_ended",
+    "node_started",
+    "node_ended",
+    "node_failed",
 )
 
 
@@ -113,44 +112,26 @@ def _graph_manager(loop: Loop, *, is_async: bool) -> Any:
     )
 
 
-def start_graph(loop: Loop, input: Any) -> None:
-    manager = _graph_manager(loop, is_async=False)
-    loop.run_manager = manager.on_chain_start(
-        None,
-        input,
-        name=loop.config.get("run_name", loop.graph.name) if loop.is_run_root else loop.graph.name,
-        run_id=loop.config.get("run_id") if loop.is_run_root else None,
-    )
+def graph_started(loop: Loop, input: Any, is_async: bool) -> Program[None]:
+    """Start the graph's run (`on_chain_start`); its manager is the parent of the nodes'."""
+    start = _graph_manager(loop, is_async=is_async).on_chain_start
+    root = loop.is_run_root
+    kwargs = {
+        "name": loop.config.get("run_name", loop.graph.name) if root else loop.graph.name,
+        "run_id": loop.config.get("run_id") if root else None,
+    }
+    loop.run_manager = yield (start, start, (None, input), kwargs)
 
 
-async def astart_graph(loop: Loop, input: Any) -> None:
-    manager = _graph_manager(loop, is_async=True)
-    loop.run_manager = await manager.on_chain_start(
-        None,
-        input,
-        name=loop.config.get("run_name", loop.graph.name) if loop.is_run_root else loop.graph.name,
-        run_id=loop.config.get("run_id") if loop.is_run_root else None,
-    )
-
-
-def end_graph(loop: Loop, exc: BaseException | None) -> None:
+def graph_ended(loop: Loop, exc: BaseException | None) -> Program[None]:
+    """End the graph's run with its output, or with `exc`."""
     rm = loop.run_manager
     if rm is None:
         return
     if exc is None:
-        rm.on_chain_end(loop.output)
+        yield (rm.on_chain_end, rm.on_chain_end, (loop.output,))
     else:
-        rm.on_chain_error(exc)
-
-
-async def aend_graph(loop: Loop, exc: BaseException | None) -> None:
-    rm = loop.run_manager
-    if rm is None:
-        return
-    if exc is None:
-        await rm.on_chain_end(loop.output)
-    else:
-        await rm.on_chain_error(exc)
+        yield (rm.on_chain_error, rm.on_chain_error, (exc,))
 
 
 def _node_manager(ctx: TaskContext) -> Any:
@@ -209,57 +190,42 @@ def _policy(ctx: TaskContext, which: str) -> Any:
     return getattr(policy, which, None) if policy is not None else None
 
 
-def start_node(ctx: TaskContext) -> Any:
+def node_started(ctx: TaskContext) -> Program[Any]:
     """Start the node's run; its child manager becomes the node config's callbacks."""
     manager, payload = _node_manager(ctx), _input(ctx)
     recorded = _recorded(payload, _policy(ctx, "process_inputs"))
+    name = {"name": ctx.task.name}
     if recorded is payload:
-        rm = manager.on_chain_start(None, payload, name=ctx.task.name)
+        rm = yield (manager.on_chain_start, manager.on_chain_start, (None, payload), name)
     else:
         real, tracers = _split(manager)
-        rm = real.on_chain_start(None, payload, name=ctx.task.name)
-        tracers.on_chain_start(None, recorded, name=ctx.task.name, run_id=rm.run_id)
-        rm.handlers = manager.handlers
-    ctx.node_run = rm
-    ctx.config["callbacks"] = rm.get_child("seq:step:1")  # a node runs as step 1 of its sequence
-    return rm
-
-
-async def astart_node(ctx: TaskContext) -> Any:
-    manager, payload = _node_manager(ctx), _input(ctx)
-    recorded = _recorded(payload, _policy(ctx, "process_inputs"))
-    if recorded is payload:
-        rm = await manager.on_chain_start(None, payload, name=ctx.task.name)
-    else:
-        real, tracers = _split(manager)
-        rm = await real.on_chain_start(None, payload, name=ctx.task.name)
+        rm = yield (real.on_chain_start, real.on_chain_start, (None, payload), name)
         # tracers start last: a cancellation before then leaves no tracer run open
-        await tracers.on_chain_start(None, recorded, name=ctx.task.name, run_id=rm.run_id)
+        start = tracers.on_chain_start
+        yield (start, start, (None, recorded), {**name, "run_id": rm.run_id})
         rm.handlers = manager.handlers
     ctx.node_run = rm
     ctx.config["callbacks"] = rm.get_child("seq:step:1")  # a node runs as step 1 of its sequence
     return rm
 
 
-def end_node(ctx: TaskContext, node_run: Any, output: Any) -> None:
-    """End the node's run with `output` (tracers get it through the node's TracePolicy)."""
+def node_ended(ctx: TaskContext, node_run: Any, output: Any) -> Program[None]:
+    """End the node's run with `output` (tracers get it through the node's TracePolicy);
+    streaming handlers (astream_events) first see the output as a stream chunk."""
+    for handler in _stream_handlers(node_run):
+        yield (_tap, _atap, (handler, node_run.run_id, output))
     recorded = _recorded(output, _policy(ctx, "process_outputs"))
     if recorded is output:
-        node_run.on_chain_end(output)
+        yield (node_run.on_chain_end, node_run.on_chain_end, (output,))
     else:
         real, tracers = _split(node_run)
-        tracers.on_chain_end(recorded)
-        real.on_chain_end(output)
+        yield (tracers.on_chain_end, tracers.on_chain_end, (recorded,))
+        yield (real.on_chain_end, real.on_chain_end, (output,))
 
 
-async def aend_node(ctx: TaskContext, node_run: Any, output: Any) -> None:
-    recorded = _recorded(output, _policy(ctx, "process_outputs"))
-    if recorded is output:
-        await node_run.on_chain_end(output)
-    else:
-        real, tracers = _split(node_run)
-        await tracers.on_chain_end(recorded)  # tracers first: their run is never left open
-        await real.on_chain_end(output)
+def node_failed(node_run: Any, exc: BaseException) -> Program[None]:
+    """End the node's run with `exc`."""
+    yield (node_run.on_chain_error, node_run.on_chain_error, (exc,))
 
 
 def _is_stream_handler(handler: Any) -> bool:
@@ -273,19 +239,22 @@ def _is_stream_handler(handler: Any) -> bool:
     return _StreamingCallbackHandler in type(handler).__mro__
 
 
-def tap_output(node_run: Any, output: Any) -> None:
-    """Let streaming handlers (astream_events) see the node's output as a stream chunk."""
-    for handler in node_run.handlers:
-        if _is_stream_handler(handler) and type(handler).__name__ != "StreamMessagesHandler":
-            for _ in handler.tap_output_iter(node_run.run_id, iter((output,))):
-                pass
+def _stream_handlers(node_run: Any) -> list[Any]:
+    """The node run's streaming handlers that see its output as a stream chunk."""
+    return [
+        h for h in node_run.handlers
+        if _is_stream_handler(h) and type(h).__name__ != "StreamMessagesHandler"
+    ]
 
 
-async def atap_output(node_run: Any, output: Any) -> None:
-    for handler in node_run.handlers:
-        if _is_stream_handler(handler) and type(handler).__name__ != "StreamMessagesHandler":
-            async for _ in handler.tap_output_aiter(node_run.run_id, _one(output)):
-                pass
+def _tap(handler: Any, run_id: Any, output: Any) -> None:
+    for _ in handler.tap_output_iter(run_id, iter((output,))):
+        pass
+
+
+async def _atap(handler: Any, run_id: Any, output: Any) -> None:
+    async for _ in handler.tap_output_aiter(run_id, _one(output)):
+        pass
 
 
 async def _one(value: Any) -> Any:

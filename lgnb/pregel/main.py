@@ -16,7 +16,7 @@ from lgnb._internal.context import TASK_CTX, TaskContext
 from lgnb._internal.runnable_compat import register_when_loaded, runnable_attribute
 from lgnb.channels.base import BaseChannel
 from lgnb.errors import ErrorCode, GraphDrained, GraphRecursionError, create_error_message
-from lgnb.pregel._delta import ahydrate, hydrate
+from lgnb.pregel._delta import hydrating
 from lgnb.pregel._driver import adrive, drive
 from lgnb.pregel._invoke import Collector
 from lgnb.pregel._live import (
@@ -39,7 +39,9 @@ from lgnb.pregel._options import (
     recast_ns,
     saver_config,
 )
-from lgnb.pregel._replay import LoadPlan, aload, asuperseded, load, plan_load, superseded
+from lgnb.pregel._program import Program, aanswer, answer
+from lgnb.pregel._replay import LoadPlan, loading, plan_load, superseding
+from lgnb.pregel._lease import check_multitask, leased
 from lgnb.pregel._run import RunContext, StreamSink
 from lgnb.pregel._stream import make_formatter
 from lgnb.runtime import RunControl
@@ -349,28 +351,22 @@ class Pregel(CompiledGraphBase):
             return LoadPlan("latest", saver_config(config))
         return plan_load(config, loop_kwargs["ns"], parent.loop.replay)
 
-    def _open_loop(self, run: RunContext, loop_kwargs: dict[str, Any], config: dict[str, Any]) -> Loop:
-        """The run's loop, started from the checkpoint it continues (if any)."""
-        checkpointer = loop_kwargs["checkpointer"]
-        if checkpointer is None:
-            return Loop(self, run, saved=None, **loop_kwargs)
-        plan = self._load_plan(loop_kwargs, config)
-        saved = hydrate(checkpointer, load(checkpointer, plan), self.channels)
-        loop = Loop(self, run, saved=saved, **loop_kwargs)
-        if loop.addressed and plan.how == "latest":
-            loop.superseded = superseded(checkpointer, plan.config, saved)
-        return self._replayed(loop, plan)
+    def _opening(self, run: RunContext, loop_kwargs: dict[str, Any], config: dict[str, Any]) -> Program[Loop]:
+        """The run's loop, started from the checkpoint it continues (if any); a root run
+        with `multitask=` takes its thread's lease first (`_lease`)."""
+        if run.multitask is not None and loop_kwargs["checkpointer"] is not None:
+            return (yield from leased(self._loading(run, loop_kwargs, config), run, config))
+        return (yield from self._loading(run, loop_kwargs, config))
 
-    async def _aopen_loop(self, run: RunContext, loop_kwargs: dict[str, Any], config: dict[str, Any]) -> Loop:
-        """Async twin of `_open_loop`."""
+    def _loading(self, run: RunContext, loop_kwargs: dict[str, Any], config: dict[str, Any]) -> Program[Loop]:
         checkpointer = loop_kwargs["checkpointer"]
         if checkpointer is None:
             return Loop(self, run, saved=None, **loop_kwargs)
         plan = self._load_plan(loop_kwargs, config)
-        saved = await ahydrate(checkpointer, await aload(checkpointer, plan), self.channels)
+        saved = yield from hydrating(checkpointer, (yield from loading(checkpointer, plan)), self.channels)
         loop = Loop(self, run, saved=saved, **loop_kwargs)
         if loop.addressed and plan.how == "latest":
-            loop.superseded = await asuperseded(checkpointer, plan.config, saved)
+            loop.superseded = yield from superseding(checkpointer, plan.config, saved)
         return self._replayed(loop, plan)
 
     @staticmethod
@@ -398,6 +394,7 @@ class Pregel(CompiledGraphBase):
         debug: bool | None,
         control: Any = None,
         messages_v2: bool = False,
+        multitask: Any = None,
     ) -> tuple[dict[str, Any], RunContext, dict[str, Any], Any]:
         parent = TASK_CTX.get()
         if parent is not None and _own_lineage(parent, config):
@@ -457,6 +454,8 @@ class Pregel(CompiledGraphBase):
         if control is None:
             control = parent.loop.run.control if parent is not None else None
         run.control = control if control is not None else RunControl()
+        if parent is None:  # only a root run takes its thread (`_lease`); subgraphs share it
+            run.multitask = check_multitask(multitask)
         parent_ns = tuple(config[CONF]["checkpoint_ns"].split("|")) if parent is not None else ()
         if "messages" in all_modes:
             from lgnb.pregel._messages import (
@@ -557,9 +556,17 @@ class Pregel(CompiledGraphBase):
         debug: bool | None = None,
         version: str = "v1",
         control: Any = None,
+        multitask: str | None = None,
         **kwargs: Any,
     ) -> Iterator[Any]:
-        """Run the graph, yielding stream events as they happen (see `stream_mode`)."""
+        """Run the graph, yielding stream events as they happen (see `stream_mode`).
+
+        `multitask` (lgnb only; default None, as LangGraph, which lets runs share a
+        thread): with a checkpointer and a `thread_id`, the run first takes the thread's
+        lease, so no other run (in this process or one sharing the saver's database)
+        runs the thread at once; when it is taken, "reject" raises `ThreadBusyError`,
+        "enqueue" waits for the holder to end, "interrupt" cancels the holder
+        (`RunControl.request_cancel`). See `lgnb.pregel._lease`."""
         durability = _checkpoint_during(durability, kwargs, "stream")
         config, run, loop_kwargs, fmt = self._open_stream(
             config,
@@ -574,13 +581,14 @@ class Pregel(CompiledGraphBase):
             debug=debug,
             version=version,
             control=control,
+            multitask=multitask,
         )
         sink = run.sink
         assert sink is not None
         live = bool(run.modes & {"messages", "custom"}) or subgraphs or self.stream_eager
         if live:
             sink.make_blocking()
-        loop = self._open_loop(run, loop_kwargs, config)
+        loop = answer(self._opening(run, loop_kwargs, config))
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         if not live:
@@ -612,6 +620,7 @@ class Pregel(CompiledGraphBase):
         debug: bool | None = None,
         version: str = "v1",
         control: Any = None,
+        multitask: str | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """Async twin of `stream`: async nodes run as tasks, sync nodes in threads."""
@@ -629,11 +638,12 @@ class Pregel(CompiledGraphBase):
             debug=debug,
             version=version,
             control=control,
+            multitask=multitask,
         )
         sink = run.sink
         assert sink is not None
         install_async_wakeup(sink)
-        loop = await self._aopen_loop(run, loop_kwargs, config)
+        loop = await aanswer(self._opening(run, loop_kwargs, config))
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         agen = adrive(loop, input, resuming=resuming)
@@ -739,7 +749,7 @@ class Pregel(CompiledGraphBase):
             config, run, loop_kwargs = self._start_invoke(
                 input, config, context, output_keys, interrupt_before, interrupt_after, durability, kwargs
             )
-            loop = self._open_loop(run, loop_kwargs, config)
+            loop = answer(self._opening(run, loop_kwargs, config))
             for _ in drive(loop, input, resuming=nested_resuming(loop)):
                 pass
             self._check_exit(loop, loop.config)
@@ -784,7 +794,7 @@ class Pregel(CompiledGraphBase):
             config, run, loop_kwargs = self._start_invoke(
                 input, config, context, output_keys, interrupt_before, interrupt_after, durability, kwargs
             )
-            loop = await self._aopen_loop(run, loop_kwargs, config)
+            loop = await aanswer(self._opening(run, loop_kwargs, config))
             async for _ in adrive(loop, input, resuming=nested_resuming(loop)):
                 pass
             self._check_exit(loop, loop.config)
@@ -818,7 +828,7 @@ class Pregel(CompiledGraphBase):
         kwargs: dict[str, Any],
     ) -> tuple[dict[str, Any], RunContext, dict[str, Any]]:
         """What an `invoke` needs: no stream events are built, only the final state."""
-        unknown = set(kwargs) - {"debug", "subgraphs", "control"}
+        unknown = set(kwargs) - {"debug", "subgraphs", "control", "multitask"}
         if unknown:
             raise TypeError(f"invoke() got unexpected keyword arguments: {sorted(unknown)}")
         config, run, loop_kwargs, _ = self._prepare(
@@ -833,6 +843,7 @@ class Pregel(CompiledGraphBase):
             subgraphs=False,
             debug=False,
             control=kwargs.get("control"),
+            multitask=kwargs.get("multitask"),
         )
         return config, run, loop_kwargs
 
@@ -984,7 +995,7 @@ def _checkpoint_during(durability: Any, kwargs: dict[str, Any], method: str) -> 
     """The durability a call asked for, the deprecated `checkpoint_during=` included
     (`True` is "async", `False` is "exit"); any other unknown keyword is a TypeError."""
     checkpoint_during = kwargs.pop("checkpoint_during", None)
-    unknown = set(kwargs) - {"debug", "subgraphs", "control"} if method.endswith("invoke") else set(kwargs)
+    unknown = set(kwargs) - {"debug", "subgraphs", "control", "multitask"} if method.endswith("invoke") else set(kwargs)
     if unknown:
         raise TypeError(f"{method}() got unexpected keyword arguments: {sorted(unknown)}")
     if checkpoint_during is None:
