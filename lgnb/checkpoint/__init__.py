@@ -5,8 +5,12 @@ Import paths mirror LangGraph's:
 * `lgnb.checkpoint.sqlite.SqliteSaver` / `lgnb.checkpoint.sqlite.aio.AsyncSqliteSaver`
   — lgnb's own embedded saver (values stored once per version, strict loading);
 * `lgnb.checkpoint.memory.InMemorySaver` — re-exported from `langgraph-checkpoint`;
-* `lgnb.checkpoint.postgres.PostgresSaver` / `.aio.AsyncPostgresSaver` — re-exported
-  from `langgraph-checkpoint-postgres` (`pip install 'lgnb[postgres]'`).
+* `lgnb.checkpoint.postgres.PostgresSaver` / `.aio.AsyncPostgresSaver` — the savers of
+  `langgraph-checkpoint-postgres` (`pip install 'lgnb[postgres]'`), loading with lgnb's
+  strict serializer like the SQLite saver.
+
+Every saver lgnb hands out refuses a stored value naming a type off its allowlist (a
+crafted row never runs code); `allow_unsafe_deserialization=True` is the named opt-out.
 
 Any `BaseCheckpointSaver` works with lgnb, and lgnb's savers work with LangGraph.
 """

@@ -16,14 +16,29 @@ def test_memory_module_re_exports_langgraphs_in_memory_saver() -> None:
     assert InMemorySaver is LangGraphInMemorySaver and MemorySaver is InMemorySaver
 
 
-def test_postgres_modules_re_export_langgraphs_postgres_savers() -> None:
+def test_postgres_savers_are_langgraphs_loading_with_lgnbs_strict_serializer() -> None:
+    """Same classes to `isinstance`, same SQL; only the default serializer differs, and
+    LangGraph's own savers are left as they are."""
     from langgraph.checkpoint.postgres import PostgresSaver as Theirs
+    from langgraph.checkpoint.postgres import ShallowPostgresSaver as TheirsShallow
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver as TheirsAsync
+    from langgraph.checkpoint.postgres.aio import AsyncShallowPostgresSaver as TheirsAsyncShallow
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-    from lgnb.checkpoint.postgres import PostgresSaver
-    from lgnb.checkpoint.postgres.aio import AsyncPostgresSaver
+    from lgnb.checkpoint.postgres import PostgresSaver, ShallowPostgresSaver
+    from lgnb.checkpoint.postgres.aio import AsyncPostgresSaver, AsyncShallowPostgresSaver
+    from lgnb.checkpoint.serde import StrictSerializer
 
-    assert PostgresSaver is Theirs and AsyncPostgresSaver is TheirsAsync
+    pairs = [
+        (PostgresSaver, Theirs),
+        (ShallowPostgresSaver, TheirsShallow),
+        (AsyncPostgresSaver, TheirsAsync),
+        (AsyncShallowPostgresSaver, TheirsAsyncShallow),
+    ]
+    for ours, theirs in pairs:
+        assert issubclass(ours, theirs) and ours is not theirs
+    assert isinstance(PostgresSaver(conn=None).serde, StrictSerializer)  # type: ignore[arg-type]
+    assert type(Theirs(conn=None).serde) is JsonPlusSerializer  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("module", ["lgnb.checkpoint.postgres", "lgnb.checkpoint.postgres.aio"])

@@ -1,15 +1,38 @@
-"""PostgreSQL checkpointing: `PostgresSaver` from `langgraph-checkpoint-postgres`.
+"""PostgreSQL checkpointing: LangGraph's `PostgresSaver`, loading strictly.
 
 The path for teams that outgrow one machine: many kernels and workers share one
-database of threads. Re-exported so imports mirror LangGraph's
+database of threads. Imports mirror LangGraph's
 (`from lgnb.checkpoint.postgres import PostgresSaver`); requires
 `pip install 'lgnb[postgres]'`.
+
+These are LangGraph's savers (`langgraph-checkpoint-postgres`: same tables, same SQL,
+same rows, shared freely with LangGraph processes) with one difference: they load
+with lgnb's strict serializer, as lgnb's SQLite saver does, so a crafted row never
+runs code. `allow_unsafe_deserialization=True` restores LangGraph's permissive
+loading (see `PostgresSaver`).
 """
+
+from __future__ import annotations
 
 from lgnb.checkpoint.postgres._require import require
 
 _pg = require("langgraph.checkpoint.postgres")
-PostgresSaver = _pg.PostgresSaver
-ShallowPostgresSaver = _pg.ShallowPostgresSaver
+
+from lgnb.checkpoint.postgres._strict import OPTIONS_DOC, StrictDefault  # noqa: E402
 
 __all__ = ["PostgresSaver", "ShallowPostgresSaver"]
+
+
+class PostgresSaver(StrictDefault, _pg.PostgresSaver):
+    __doc__ = (
+        "Checkpoints in a PostgreSQL database (LangGraph's `PostgresSaver`).\n"
+        + OPTIONS_DOC
+    )
+
+
+class ShallowPostgresSaver(StrictDefault, _pg.ShallowPostgresSaver):
+    __doc__ = (
+        "Only the latest checkpoint of each thread, in PostgreSQL (LangGraph's "
+        "deprecated `ShallowPostgresSaver`; prefer `PostgresSaver` with "
+        "`durability='exit'`).\n" + OPTIONS_DOC
+    )

@@ -1,11 +1,29 @@
-"""Async PostgreSQL checkpointing: `AsyncPostgresSaver` from `langgraph-checkpoint-postgres`.
+"""Async PostgreSQL checkpointing: LangGraph's `AsyncPostgresSaver`, loading strictly.
 
-Requires `pip install 'lgnb[postgres]'`.
+Same savers as `lgnb.checkpoint.postgres`, for async code: LangGraph's tables and SQL,
+lgnb's strict serializer by default. Requires `pip install 'lgnb[postgres]'`.
 """
+
+from __future__ import annotations
 
 from lgnb.checkpoint.postgres._require import require
 
 _pg_aio = require("langgraph.checkpoint.postgres.aio")
-AsyncPostgresSaver = _pg_aio.AsyncPostgresSaver
 
-__all__ = ["AsyncPostgresSaver"]
+from lgnb.checkpoint.postgres._strict import OPTIONS_DOC, AsyncStrictDefault  # noqa: E402
+
+__all__ = ["AsyncPostgresSaver", "AsyncShallowPostgresSaver"]
+
+
+class AsyncPostgresSaver(AsyncStrictDefault, _pg_aio.AsyncPostgresSaver):
+    __doc__ = (
+        "Checkpoints in a PostgreSQL database, from async code (LangGraph's "
+        "`AsyncPostgresSaver`).\n" + OPTIONS_DOC
+    )
+
+
+class AsyncShallowPostgresSaver(AsyncStrictDefault, _pg_aio.AsyncShallowPostgresSaver):
+    __doc__ = (
+        "Only the latest checkpoint of each thread, in PostgreSQL, from async code "
+        "(LangGraph's deprecated `AsyncShallowPostgresSaver`).\n" + OPTIONS_DOC
+    )
