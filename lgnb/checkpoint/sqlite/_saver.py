@@ -13,7 +13,7 @@ import asyncio
 import os
 import random
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -31,6 +31,7 @@ from lgnb.checkpoint.sqlite import _schema
 from lgnb.checkpoint.sqlite._errors import cannot_open, explain
 from lgnb.checkpoint.sqlite._schema import Synchronous
 from lgnb.checkpoint.sqlite._store import SqliteStore
+from lgnb.checkpoint.sqlite._stored import StoredValue, list_stored
 
 _DONE = object()
 # Version suffixes only need to be unique, not secret (os.urandom can be slow).
@@ -151,6 +152,25 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         return self.store.list(config, filter=filter, before=before, limit=limit)
+
+    def list_stored(
+        self,
+        config: RunnableConfig | None,
+        *,
+        load: Callable[[StoredValue], Any],
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+        inline_max: int = 65536,
+    ) -> Iterator[CheckpointTuple]:
+        """An lgnb extra: `list()` without decoding values. Each channel value and
+        pending write is passed to `load` as a `StoredValue` (channel, version or task,
+        type, serialized size; its bytes when at most `inline_max`, else `read()` them)
+        and what `load` returns stands in the tuple. `lgnb.history` uses it to draw a
+        timeline without decoding values it does not show, and to decode each stored
+        version once; other savers fall back to `list()`."""
+        return list_stored(self.store, config, load=load, filter=filter, before=before,
+                           limit=limit, inline_max=inline_max)
 
     def put(
         self,
