@@ -50,8 +50,13 @@ class Lab:
 
 
 @contextmanager
-def jupyter_lab(base: Path) -> Iterator[Lab]:
-    """Start JupyterLab in `base` (a temp dir); stop it on exit."""
+def jupyter_lab(base: Path, *, python: Path | None = None, path: str | None = None) -> Iterator[Lab]:
+    """Start JupyterLab in `base` (a temp dir); stop it on exit.
+
+    By default the test venv's JupyterLab serves this checkout's lgnb. `python`: another
+    environment's interpreter whose JupyterLab (and kernel) to run, on its own installed lgnb
+    (no PYTHONPATH to the checkout); `path`: the PATH the server and its kernels get.
+    """
     root, cfg = base / "root", base / "cfg"
     settings = cfg / "settings" / "@jupyterlab" / "apputils-extension"
     for d in (root, settings, cfg / "runtime", cfg / "workspaces"):
@@ -65,7 +70,11 @@ def jupyter_lab(base: Path) -> Iterator[Lab]:
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(cfg), JUPYTER_RUNTIME_DIR=str(cfg / "runtime"),
                JUPYTERLAB_SETTINGS_DIR=str(cfg / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(cfg / "workspaces"),
                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    jupyter = Path(sys.executable).with_name("jupyter")
+    if python is not None:
+        env.pop("PYTHONPATH")
+    if path is not None:
+        env["PATH"] = path
+    jupyter = Path(python or sys.executable).with_name("jupyter")
     log = base / "lab.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
