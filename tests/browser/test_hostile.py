@@ -15,13 +15,14 @@ pytestmark = pytest.mark.browser
 WIDGETS = Path(__file__).resolve().parents[1] / "widgets"
 EVIL_NODE = '<img src=x onerror="window.__pwned=3">'
 EVIL_TEXT = '<img src=x onerror="window.__pwned=1"> & <script>window.__pwned=2</script> &amp; "quoted"'
+CONTROL_NODES = ("a\x00b", "tab\tname")  # drawn as the escapes a\x00b, tab\tname
 
 CELLS = [
     f"import sys\nsys.path.insert(0, {str(WIDGETS)!r})\nimport lgnb\n"
     "from widget_fakes import FakeStreamingChat\n"
     "from lgnb.graph import StateGraph, START, END, MessagesState\n"
     "from lgnb.config import get_stream_writer",
-    f"EVIL_NODE = {EVIL_NODE!r}\nEVIL_TEXT = {EVIL_TEXT!r}\n"
+    f"EVIL_NODE = {EVIL_NODE!r}\nEVIL_TEXT = {EVIL_TEXT!r}\nCTRL = {CONTROL_NODES!r}\n"
     "model = FakeStreamingChat(replies=[EVIL_TEXT], chunk_chars=5, delay=0.005)\n"
     "def talk(state):\n"
     "    w = get_stream_writer()\n"
@@ -32,7 +33,9 @@ CELLS = [
     "    raise ValueError('<img src=x onerror=window.__pwned=6>')\n"
     "b = StateGraph(MessagesState)\n"
     "b.add_node(EVIL_NODE, talk)\nb.add_node('fail', fail)\n"
-    "b.add_edge(START, EVIL_NODE)\nb.add_edge(EVIL_NODE, 'fail')\n"
+    "for name in CTRL:\n    b.add_node(name, lambda s: {})\n"
+    "b.add_edge(START, EVIL_NODE)\nb.add_edge(EVIL_NODE, CTRL[0])\n"
+    "b.add_edge(CTRL[0], CTRL[1])\nb.add_edge(CTRL[1], 'fail')\n"
     "graph = b.compile()\n"
     "lgnb.show(graph)",
     "run = lgnb.run(graph, {'messages': [('user', EVIL_TEXT)]})",
@@ -57,6 +60,11 @@ def test_hostile_strings_stay_text(lab: Lab, page: Any, artifacts: Path) -> None
     labels = page.locator(".lgnb-graph-view g.node text").all_text_contents()
     assert EVIL_NODE in labels
     assert EVIL_NODE in run.locator("g.node title").all_text_contents()
+    # control characters in node names are drawn as escapes, in both panes, labels and titles
+    shown = ["a\\x00b", "tab\\tname"]
+    for pane in (page.locator(".lgnb-graph-view").first, run):
+        assert set(shown) <= set(pane.locator("g.node text").all_text_contents())
+        assert set(shown) <= set(pane.locator("g.node title").all_text_contents())
     assert "<b onmouseover=window.__pwned=5>stage</b>" in (run.locator(".lgnb-bar-label").first.text_content() or "")
     # the failure is shown once, as text: type, node, message
     errors = run.locator(".lgnb-error")
