@@ -29,6 +29,7 @@ __all__ = (
     "ParentCommand",
     "EmptyInputError",
     "TaskNotFound",
+    "ThreadBusyError",
     "UnknownInterruptError",
     "create_error_message",
     "is_invalid_resume",
@@ -108,6 +109,31 @@ class EmptyInputError(Exception):
 
 class TaskNotFound(Exception):
     """A task could not be found (distributed execution)."""
+
+
+class ThreadBusyError(RuntimeError):
+    """lgnb only: a run asked for a thread another run is running on (`multitask="reject"`,
+    the default of `lgnb.run`). LangGraph's server answers such a request with HTTP 409.
+
+    `thread_id` is the thread; `holder` says which run holds it (run id, process, host).
+    """
+
+    def __init__(self, thread_id: str, holder: str, *, note: str | None = None) -> None:
+        self.thread_id = thread_id
+        self.holder = holder
+        message = (
+            f"Thread {thread_id!r} is busy: {holder} is running on it, and lgnb runs one "
+            "run per thread at a time (two at once would overwrite each other's state). "
+        )
+        if note:
+            message += note
+        else:
+            message += (
+                "Wait for it to end (run.wait()), cancel it (run.cancel()), or start this "
+                "run with multitask='enqueue' (wait for it to end, then run on the thread's "
+                "latest state) or multitask='interrupt' (cancel it, then run)."
+            )
+        super().__init__(message)
 
 
 

@@ -2,11 +2,14 @@
 
 A node declares `runtime: Runtime[MyContext]` and receives the run's `context=` value
 (validated against the graph's `context_schema`), the store, the custom-stream writer,
-a `heartbeat` for idle timeouts, and the run's `RunControl` (cooperative draining).
+a `heartbeat` for idle timeouts, and the run's `RunControl` (cooperative draining, and
+`cancel_requested` once the run was cancelled).
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
@@ -54,18 +57,33 @@ class ServerInfo:
 
 
 class RunControl:
-    """Run-scoped control: ask a running graph to stop cleanly at the next step boundary.
+    """Run-scoped control: ask a running graph to stop, cleanly or at once.
 
-    Create one per run and pass it in `Runtime(control=...)` / read it from
-    `runtime.control`; after `request_drain()` the run stops before its next super-step
-    with `GraphDrained`, its last checkpoint intact. Safe from any thread: the request is
-    one attribute write. A drained control stays drained; do not reuse it.
+    Create one per run and pass it to `stream(..., control=...)` / read it from
+    `runtime.control`. Safe from any thread.
+
+    * `request_drain()` (LangGraph's): the run stops before its next super-step with
+      `GraphDrained`, its last checkpoint intact; resume the thread later.
+    * `request_cancel()` (lgnb's): the run is abandoned. From the moment it returns the
+      run writes nothing more to its thread — no checkpoint, no pending write, no node
+      cache entry — so a new run on the thread is never overwritten by the old one. A
+      node still running is not killed (Python cannot stop a thread): it runs to its
+      end and its writes are thrown away; it can read `runtime.cancel_requested` to
+      stop early. The run's stream ends with `asyncio.CancelledError`.
+
+    A drained or cancelled control stays so; do not reuse it.
     """
 
-    __slots__ = ("_drain_reason",)
+    __slots__ = ("_drain_reason", "_cancel_reason", "_lock", "_saving", "_on_cancel")
 
     def __init__(self) -> None:
         self._drain_reason: str | None = None
+        self._cancel_reason: str | None = None
+        self._lock = threading.Lock()
+        # saves under way, per thread (ident -> count); None until the first save
+        self._saving: dict[int, int] | None = None
+        # called once the run is cancelled and has no save under way (lease release)
+        self._on_cancel: list[Callable[[], None]] | None = None
 
     def request_drain(self, reason: str = "shutdown") -> None:
         """Ask the run to stop at the next super-step boundary, for `reason`."""
@@ -80,6 +98,84 @@ class RunControl:
     def drain_reason(self) -> str | None:
         """The reason given to `request_drain`, or None."""
         return self._drain_reason
+
+    def request_cancel(self, reason: str = "request_cancel() was called", *, timeout: float = 30.0) -> None:
+        """Cancel the run: once this returns, it writes nothing more to its thread.
+
+        A save already under way in another thread is waited for (up to `timeout`
+        seconds) before returning; one under way on the calling thread's own event loop
+        (an async saver's call in flight) cannot be waited for here, so the run's lease
+        on the thread is released only when it ends. Idempotent; the first `reason` stays.
+        """
+        me = threading.get_ident()
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            if self._cancel_reason is None:
+                self._cancel_reason = reason
+        while True:
+            with self._lock:
+                others = any(n for t, n in (self._saving or {}).items() if t != me)
+            if not others or time.monotonic() >= deadline:
+                break
+            time.sleep(0.002)
+        self._settle()
+
+    @property
+    def cancel_requested(self) -> bool:
+        """Whether `request_cancel` was called: a node may check it to stop early (what
+        it returns is discarded anyway)."""
+        return self._cancel_reason is not None
+
+    @property
+    def cancel_reason(self) -> str | None:
+        """The reason given to `request_cancel`, or None."""
+        return self._cancel_reason
+
+    # -- the engine's side: every checkpoint / write save passes through these ----------
+    def _begin_save(self) -> bool:
+        """A save may start (False once cancelled: the run writes nothing more)."""
+        with self._lock:
+            if self._cancel_reason is not None:
+                return False
+            saving = self._saving
+            if saving is None:
+                saving = self._saving = {}
+            me = threading.get_ident()
+            saving[me] = saving.get(me, 0) + 1
+            return True
+
+    def _end_save(self) -> None:
+        """A save admitted by `_begin_save` ended (done or failed)."""
+        with self._lock:
+            saving = self._saving
+            assert saving is not None
+            me = threading.get_ident()
+            left = saving[me] - 1
+            if left:
+                saving[me] = left
+            else:
+                del saving[me]
+            cancelled = self._cancel_reason is not None
+        if cancelled:
+            self._settle()
+
+    def _when_cancelled(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once the run is cancelled and no save of it is under way (at
+        once if that is already so)."""
+        with self._lock:
+            if self._on_cancel is None:
+                self._on_cancel = []
+            self._on_cancel.append(callback)
+        if self._cancel_reason is not None:
+            self._settle()
+
+    def _settle(self) -> None:
+        with self._lock:
+            if self._cancel_reason is None or self._saving or not self._on_cancel:
+                return
+            callbacks, self._on_cancel = self._on_cancel, None
+        for callback in callbacks:
+            callback()
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +237,13 @@ class Runtime(Generic[ContextT]):
     def drain_reason(self) -> str | None:
         """The reason given to `RunControl.request_drain`, or None."""
         return self.control.drain_reason if self.control is not None else None
+
+    @property
+    def cancel_requested(self) -> bool:
+        """Whether the run was cancelled (`RunControl.request_cancel`, `lgnb.run`'s
+        `cancel()`, or another run on the thread with `multitask="interrupt"`). A node
+        that sees it may stop early: nothing it returns is saved any more."""
+        return bool(getattr(self.control, "cancel_requested", False))
 
 
 DEFAULT_RUNTIME: Runtime[Any] = Runtime()

@@ -64,15 +64,26 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def _flushing(loop: Loop) -> Program[None]:
-    """Carry out the loop's queued checkpoint saves and node-cache writes, in order."""
+    """Carry out the loop's queued checkpoint saves and node-cache writes, in order.
+
+    Each passes the run's `RunControl` gate: once the run is cancelled
+    (`request_cancel`), nothing more is written, whoever queued it."""
     ops, loop.io = loop.io, []
     saver = loop.checkpointer
+    control = loop.run.control
+    begin = getattr(control, "_begin_save", None)
     for op in ops:
-        if op[0] == "cache_set":
-            cache = loop.graph.cache
-            yield (cache.set, cache.aset, (op[1],))
-        else:
-            yield save_request(saver, op)
+        if begin is not None and not begin():
+            return  # cancelled: the run writes nothing more
+        try:
+            if op[0] == "cache_set":
+                cache = loop.graph.cache
+                yield (cache.set, cache.aset, (op[1],))
+            else:
+                yield save_request(saver, op)
+        finally:
+            if begin is not None:
+                control._end_save()
 
 
 def flush_io(loop: Loop) -> None:
@@ -224,8 +235,15 @@ def _raise_step_errors(errors: list[BaseException]) -> None:
     raise GraphInterrupt(tuple(interrupts))
 
 
-def _cancelled() -> BaseException:
-    return asyncio.CancelledError("the run was cancelled")
+def _cancelled(run: Any = None) -> BaseException:
+    reason = getattr(getattr(run, "control", None), "cancel_reason", None)
+    return asyncio.CancelledError(f"the run was cancelled: {reason}" if reason else "the run was cancelled")
+
+
+def _abandoned(run: Any) -> bool:
+    """Whether the run was cancelled through its `RunControl`: it commits nothing more
+    (a node that finishes now has its writes thrown away)."""
+    return getattr(run.control, "cancel_requested", False)
 
 
 def _committed(loop: Loop) -> Generator[Request, Any, None]:
@@ -249,14 +267,16 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
         while i < len(tasks):
             task = tasks[i]
             i += 1
-            if run.cancelled:
-                raise _cancelled()
+            if run.cancelled or _abandoned(run):
+                raise _cancelled(run)
             ctx = TaskContext(task, loop, runtime)
             if task.node.is_error_handler:
                 ctx.node_error = node_error_for(loop, task)
             if loop.recorder is not None:
                 loop.recorder.start(task)
             exc = yield from task_program(ctx, task.node.retry_policy or default, ex.is_async)
+            if _abandoned(run):
+                raise _cancelled(run)
             handler = _commit(loop, task, exc, errors)
             if loop.io:  # a task's writes are saved before anything else runs
                 yield (flush_io, aflush_io, (loop,))
@@ -287,6 +307,8 @@ def _concurrently(
     deadline = time.monotonic() + timeout if timeout else None
     try:
         while True:
+            if _abandoned(run):
+                raise _cancelled(run)
             while queue and not stopping and len(running) < limit:
                 task = queue.popleft()
                 ctx = _context(loop, task, runtime)
@@ -299,6 +321,8 @@ def _concurrently(
             done = yield (ex.wait, ex.wait, (running, left))
             if not done:  # `step_timeout` passed with tasks still running
                 raise TimeoutError("Timed out")
+            if _abandoned(run):
+                raise _cancelled(run)
             for fut in sorted(done, key=lambda f: order[id(running[f])]):
                 task = running.pop(fut)
                 exc = ex.outcome(fut)
@@ -355,13 +379,19 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             loop.after_tick()
             if loop.io:
                 yield flush
-            if run.cancelled:
-                raise _cancelled()
+            if run.cancelled or _abandoned(run):
+                raise _cancelled(run)
     except BaseException as e:  # noqa: BLE001 - re-raised below unless it is a swallowed interrupt
         exc = e
-    swallow = loop.finish(exc)
-    if loop.io:
-        yield flush
+    try:
+        swallow = loop.finish(exc)
+        if loop.io:
+            yield flush
+    finally:
+        if run.lease is not None:  # a root run's thread is free (one run per thread)
+            from lgnb.pregel._lease import arelease_lease, release_lease
+
+            yield (release_lease, arelease_lease, (run,))
     if isinstance(exc, GraphInterrupt) and not loop.is_nested and wants_lifecycle(loop):
         yield (on_interrupt, aon_interrupt, (loop, exc))
     if tracing:

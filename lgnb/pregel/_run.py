@@ -133,6 +133,9 @@ class RunContext:
         self.cancelled = False
         self.messages_handler: Any = None
         self.control: Any = None  # the caller's RunControl (cooperative draining)
+        # one run per thread (`_lease`): the strategy asked for, and the lease a root run holds
+        self.multitask: str | None = None
+        self.lease: Any = None
 
     def emits_for(self, loop: Loop) -> Emits:
         """Where `loop`'s events go: this call's queue (its own graph, or any graph with

@@ -140,6 +140,14 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
 
     # --- sync protocol ---
 
+    def thread_leases(self) -> Any:
+        """The file's lease table (`SqliteThreadLeases`): which run holds which thread,
+        so two runs (in any process sharing the file) never run one thread at once
+        (`multitask=`; see `lgnb.pregel._lease`)."""
+        from lgnb.checkpoint.sqlite._lease import SqliteThreadLeases
+
+        return SqliteThreadLeases(self.store)
+
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return self.store.get_tuple(config)
 

@@ -14,6 +14,14 @@ the other.
   content hash and referenced (`ref`) from blobs and writes. A node's output is both
   a pending write and, at the next checkpoint, a channel blob: with this table its
   bytes hit the disk once. Small values stay inline (`blob`) to avoid the indirection.
+* `lgnb_thread_leases` (schema 2) — one row per thread a run is running on: the owner
+  (`run_id`, `host`, `pid`), `acquired_at` and `expires_at` (epoch seconds; the run's
+  heartbeat renews it), and `cancel_requested` (set by a run of another process that
+  interrupts it). One run per thread, across processes: see `lgnb.pregel._lease`.
+
+Migrations: the tables are created with `IF NOT EXISTS` at every open, so a file of an
+older schema gets the new ones, then its `lgnb_schema` version is raised.
+1 → 2 adds `lgnb_thread_leases`. A file of a newer schema than this lgnb's is refused.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from lgnb.checkpoint.sqlite._errors import (
     rollback_quietly,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 INLINE_MAX = 2048
 """Serialized values up to this many bytes are stored inline, larger ones in lgnb_values."""
@@ -82,6 +90,15 @@ CREATE INDEX IF NOT EXISTS lgnb_writes_by_ref ON lgnb_writes (ref) WHERE ref IS 
 CREATE TABLE IF NOT EXISTS lgnb_values (
     ref BLOB PRIMARY KEY,
     data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lgnb_thread_leases (
+    thread_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    acquired_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    cancel_requested INTEGER NOT NULL DEFAULT 0
 );
 """
 
@@ -140,6 +157,11 @@ def prepare(
         if row is None:
             conn.execute(
                 "INSERT INTO lgnb_schema (key, value) VALUES ('version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+        elif int(row[0]) < SCHEMA_VERSION:  # its missing tables were just created
+            conn.execute(
+                "UPDATE lgnb_schema SET value = ? WHERE key = 'version'",
                 (str(SCHEMA_VERSION),),
             )
         elif int(row[0]) > SCHEMA_VERSION:
