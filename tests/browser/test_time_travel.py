@@ -104,7 +104,7 @@ def test_history_shows_hostile_strings_as_text(lab: Lab, page: Any, artifacts: P
     wait_kernel_idle(page)
     view = page.locator(".lgnb-history").first
     wait_for(page, "() => document.querySelectorAll('.lgnb-history svg g.node').length === 4")
-    assert f"history · thread {EVIL_TEXT}" == view.locator(".lgnb-title").text_content()
+    assert f"S · thread {EVIL_TEXT}" == view.locator(".lgnb-title").text_content()  # titled by the schema
     assert f"next: {EVIL_NODE}" in view.locator("svg g.node text").all_text_contents()
     view.locator("svg g.node", has_text=f"next: {EVIL_NODE}").click()
     details = view.locator("[data-testid=checkpoint-details]")
