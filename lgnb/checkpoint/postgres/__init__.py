@@ -9,7 +9,9 @@ These are LangGraph's savers (`langgraph-checkpoint-postgres`: same tables, same
 same rows, shared freely with LangGraph processes) with one difference: they load
 with lgnb's strict serializer, as lgnb's SQLite saver does, so a crafted row never
 runs code. `allow_unsafe_deserialization=True` restores LangGraph's permissive
-loading (see `PostgresSaver`).
+loading (see `PostgresSaver`). And one table more: `setup()` also creates
+`lgnb_thread_leases`, which lets runs of many processes take turns on a thread
+(`multitask=`, see `lgnb.checkpoint.postgres._lease`).
 """
 
 from __future__ import annotations
@@ -18,19 +20,20 @@ from lgnb.checkpoint.postgres._require import require
 
 _pg = require("langgraph.checkpoint.postgres")
 
+from lgnb.checkpoint.postgres._lease import LeaseSetup  # noqa: E402
 from lgnb.checkpoint.postgres._strict import OPTIONS_DOC, StrictDefault  # noqa: E402
 
 __all__ = ["PostgresSaver", "ShallowPostgresSaver"]
 
 
-class PostgresSaver(StrictDefault, _pg.PostgresSaver):
+class PostgresSaver(LeaseSetup, StrictDefault, _pg.PostgresSaver):
     __doc__ = (
         "Checkpoints in a PostgreSQL database (LangGraph's `PostgresSaver`).\n"
         + OPTIONS_DOC
     )
 
 
-class ShallowPostgresSaver(StrictDefault, _pg.ShallowPostgresSaver):
+class ShallowPostgresSaver(LeaseSetup, StrictDefault, _pg.ShallowPostgresSaver):
     __doc__ = (
         "Only the latest checkpoint of each thread, in PostgreSQL (LangGraph's "
         "deprecated `ShallowPostgresSaver`; prefer `PostgresSaver` with "

@@ -1,7 +1,7 @@
 """Async PostgreSQL checkpointing: LangGraph's `AsyncPostgresSaver`, loading strictly.
 
 Same savers as `lgnb.checkpoint.postgres`, for async code: LangGraph's tables and SQL,
-lgnb's strict serializer by default. Requires `pip install 'lgnb[postgres]'`.
+lgnb's strict serializer by default, and the lease table (`setup()`). Requires `pip install 'lgnb[postgres]'`.
 """
 
 from __future__ import annotations
@@ -10,19 +10,20 @@ from lgnb.checkpoint.postgres._require import require
 
 _pg_aio = require("langgraph.checkpoint.postgres.aio")
 
+from lgnb.checkpoint.postgres._lease import AsyncLeaseSetup  # noqa: E402
 from lgnb.checkpoint.postgres._strict import OPTIONS_DOC, AsyncStrictDefault  # noqa: E402
 
 __all__ = ["AsyncPostgresSaver", "AsyncShallowPostgresSaver"]
 
 
-class AsyncPostgresSaver(AsyncStrictDefault, _pg_aio.AsyncPostgresSaver):
+class AsyncPostgresSaver(AsyncLeaseSetup, AsyncStrictDefault, _pg_aio.AsyncPostgresSaver):
     __doc__ = (
         "Checkpoints in a PostgreSQL database, from async code (LangGraph's "
         "`AsyncPostgresSaver`).\n" + OPTIONS_DOC
     )
 
 
-class AsyncShallowPostgresSaver(AsyncStrictDefault, _pg_aio.AsyncShallowPostgresSaver):
+class AsyncShallowPostgresSaver(AsyncLeaseSetup, AsyncStrictDefault, _pg_aio.AsyncShallowPostgresSaver):
     __doc__ = (
         "Only the latest checkpoint of each thread, in PostgreSQL, from async code "
         "(LangGraph's deprecated `AsyncShallowPostgresSaver`).\n" + OPTIONS_DOC
