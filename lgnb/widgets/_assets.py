@@ -57,7 +57,7 @@ function attach() { return {}; }
 function render(kind, { el }) {
   const box = document.createElement("div");
   box.style.cssText = "font:13px sans-serif;padding:8px;border:1px dashed #c66;color:#933";
-  box.textContent = "lgnb front end not built (lgnb/static/lgnb.js is missing): run `npm ci && npm run build` in js/, then re-run this cell.";
+  box.textContent = "lgnb front end not built (lgnb/static/lgnb.js is missing). Installed with pip: reinstall from a wheel or sdist (pip install --force-reinstall lgnb), which carry it. In a source checkout: ./dev setup (or npm ci && npm run build in js/). Then restart the kernel and re-run this cell.";
   el.appendChild(box);
   return () => box.remove();
 }
