@@ -317,9 +317,13 @@ class Pregel(CompiledGraphBase):
         return clone
 
     def _merged_config(self, config: RunnableConfig | None) -> dict[str, Any]:
-        merged: dict[str, Any] = dict(self.config or {})
+        # a None value is "not given" (LangGraph's ensure_config): `recursion_limit=None`
+        # keeps the graph's or the default limit
+        merged: dict[str, Any] = {k: v for k, v in (self.config or {}).items() if v is not None}
         if config:
             for k, v in config.items():
+                if v is None:
+                    continue
                 if k in ("configurable", "metadata") and isinstance(v, dict):
                     merged[k] = {**merged.get(k, {}), **v}
                 elif k == "tags":

@@ -98,6 +98,65 @@ def test_with_config_recursion_limit(differential):
     differential(scenario)
 
 
+def _limit_probe(E):
+    """A one-step graph whose node reports the limit it runs under (RemainingSteps on its
+    first step is the limit minus one)."""
+
+    class St(TypedDict):
+        log: Annotated[list, operator.add]
+        remaining: E.RemainingSteps
+
+    def step(s):
+        return {"log": [s["remaining"]]}
+
+    g = E.StateGraph(St)
+    g.add_node("step", step)
+    g.add_edge(E.START, "step")
+    return g.compile()
+
+
+def test_recursion_limit_none_means_the_default_limit(differential):
+    # LangGraph's ensure_config drops None values: the default (10007) applies
+    async def scenario(E):
+        app = _limit_probe(E)
+        none = {"recursion_limit": None}
+        return (
+            app.invoke({"log": []}),
+            app.invoke({"log": []}, none),
+            collect(lambda: app.stream({"log": []}, none, stream_mode="updates")),
+            await app.ainvoke({"log": []}, none),
+            app.with_config(recursion_limit=None).invoke({"log": []}),
+            app.with_config(none).invoke({"log": []}, none),
+            app.invoke({"log": []}, {"recursion_limit": 50}),  # the probe does see a limit
+        )
+
+    obs = differential(scenario)
+    assert obs[1] == {"log": [10006]} and obs[-1] == {"log": [49]}  # not a TypeError, not "no limit"
+
+
+def test_recursion_limit_none_at_call_keeps_the_with_config_limit(differential):
+    def scenario(E):
+        g = E.StateGraph(S)
+        g.add_node("a", _logger("a"))
+        g.add_edge(E.START, "a")
+        g.add_edge("a", "a")
+        app = g.compile().with_config(recursion_limit=3)
+        return capture(lambda: app.invoke({"log": []}, {"recursion_limit": None})), \
+            _limit_probe(E).with_config(recursion_limit=7).invoke({"log": []}, {"recursion_limit": None})
+
+    obs = differential(scenario)
+    assert obs[0][1] == "GraphRecursionError" and obs[1] == {"log": [6]}
+
+
+def test_none_config_values_are_not_given(differential):
+    def scenario(E):
+        app = _limit_probe(E)
+        return app.invoke({"log": []}, {"tags": None, "metadata": None, "configurable": None,
+                                        "callbacks": None, "run_name": None, "max_concurrency": None})
+
+    differential(scenario)
+
+
 def test_batch_and_abatch(differential):
     async def scenario(E):
         app = _chain(E, "a", "b")
