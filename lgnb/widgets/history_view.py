@@ -526,7 +526,7 @@ def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None,
     check_graph(graph, what="lgnb.history")
     if not callable(getattr(graph, "get_state_history", None)):
         raise TypeError(f"lgnb.history: {type(graph).__name__} has no get_state_history()")
-    if not isinstance(config, Mapping) or not (config.get("configurable") or {}).get("thread_id"):
+    if not isinstance(config, Mapping) or (config.get("configurable") or {}).get("thread_id") in (None, ""):
         raise ValueError("lgnb.history needs the thread's config, e.g. "
                          "lgnb.history(graph, {'configurable': {'thread_id': '1'}})")
     if getattr(graph, "checkpointer", None) in (None, False):

@@ -9,6 +9,7 @@ import operator
 import re
 import shutil
 import time
+import uuid
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Annotated, Any
@@ -432,3 +433,38 @@ def test_a_closed_view_answers_nobody_and_never_hangs(lg: Any) -> None:
     view._msg_replay({"kind": "replay", "request": 2, "id": first})
     view.runs[-1].wait(30)
     assert view.runs[-1].status == "done"
+
+
+# -- thread ids of any type ---------------------------------------------------------------
+
+THREAD_IDS = [0, 42, uuid.UUID(int=9), "t-0"]
+
+
+@pytest.mark.parametrize("thread_id", THREAD_IDS, ids=repr)
+@pytest.mark.parametrize("saver", ["memory", "sqlite"])
+def test_run_and_history_take_any_thread_id_langgraph_takes(thread_id: Any, saver: str, tmp_path: Path) -> None:
+    """0, an int, a UUID: LangGraph takes any thread id (savers key on str(thread_id)), and
+    so do lgnb.run and lgnb.history, on lgnb's in-memory and SQLite savers."""
+    from lgnb.checkpoint.memory import InMemorySaver
+    from lgnb.checkpoint.sqlite import SqliteSaver
+    from lgnb.graph import START, StateGraph
+    from lgnb.widgets import run
+
+    b = StateGraph(S)
+    b.add_node("a", lambda s: {"n": ["a"]})
+    b.add_edge(START, "a")
+    with SqliteSaver.from_conn_string(str(tmp_path / "t.db")) as sqlite:
+        g = b.compile(checkpointer=InMemorySaver() if saver == "memory" else sqlite)
+        cfg = {"configurable": {"thread_id": thread_id}}
+        assert run(g, {"n": ["x"]}, cfg).wait(timeout=30) == {"n": ["x", "a"]}
+        r2 = run(g, {"n": ["y"]}, cfg)
+        assert r2.wait(timeout=30) == {"n": ["x", "a", "y", "a"]}  # the same thread, continued
+        assert r2.view.thread == str(thread_id)
+
+        view = history(g, cfg)
+        assert view.error == "" and view.thread == str(thread_id)
+        assert len(view.timeline["checkpoints"]) == 6
+        first_a = next(c for c in view.timeline["checkpoints"] if c["step"] == 1)
+        view._msg_fork({"kind": "fork", "id": first_a["id"]})
+        assert view.error == "" and len(view.model.checkpoints) == 7
+        assert g.get_state({"configurable": {"thread_id": str(thread_id)}}).values == {"n": ["x", "a"]}
