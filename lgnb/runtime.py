@@ -56,6 +56,11 @@ class ServerInfo:
     user: Any = None
 
 
+_GATE = threading.Lock()
+"""Guards every control's cancel flag and save count (held for a few instructions; one
+lock for all, so a control stays plain data that copies and compares as before)."""
+
+
 class RunControl:
     """Run-scoped control: ask a running graph to stop, cleanly or at once.
 
@@ -74,12 +79,11 @@ class RunControl:
     A drained or cancelled control stays so; do not reuse it.
     """
 
-    __slots__ = ("_drain_reason", "_cancel_reason", "_lock", "_saving", "_on_cancel")
+    __slots__ = ("_drain_reason", "_cancel_reason", "_saving", "_on_cancel")
 
     def __init__(self) -> None:
         self._drain_reason: str | None = None
         self._cancel_reason: str | None = None
-        self._lock = threading.Lock()
         # saves under way, per thread (ident -> count); None until the first save
         self._saving: dict[int, int] | None = None
         # called once the run is cancelled and has no save under way (lease release)
@@ -109,11 +113,11 @@ class RunControl:
         """
         me = threading.get_ident()
         deadline = time.monotonic() + timeout
-        with self._lock:
+        with _GATE:
             if self._cancel_reason is None:
                 self._cancel_reason = reason
         while True:
-            with self._lock:
+            with _GATE:
                 others = any(n for t, n in (self._saving or {}).items() if t != me)
             if not others or time.monotonic() >= deadline:
                 break
@@ -134,7 +138,7 @@ class RunControl:
     # -- the engine's side: every checkpoint / write save passes through these ----------
     def _begin_save(self) -> bool:
         """A save may start (False once cancelled: the run writes nothing more)."""
-        with self._lock:
+        with _GATE:
             if self._cancel_reason is not None:
                 return False
             saving = self._saving
@@ -146,7 +150,7 @@ class RunControl:
 
     def _end_save(self) -> None:
         """A save admitted by `_begin_save` ended (done or failed)."""
-        with self._lock:
+        with _GATE:
             saving = self._saving
             assert saving is not None
             me = threading.get_ident()
@@ -162,7 +166,7 @@ class RunControl:
     def _when_cancelled(self, callback: Callable[[], None]) -> None:
         """Call `callback` once the run is cancelled and no save of it is under way (at
         once if that is already so)."""
-        with self._lock:
+        with _GATE:
             if self._on_cancel is None:
                 self._on_cancel = []
             self._on_cancel.append(callback)
@@ -170,7 +174,7 @@ class RunControl:
             self._settle()
 
     def _settle(self) -> None:
-        with self._lock:
+        with _GATE:
             if self._cancel_reason is None or self._saving or not self._on_cancel:
                 return
             callbacks, self._on_cancel = self._on_cancel, None

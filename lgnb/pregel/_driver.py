@@ -246,6 +246,16 @@ def _abandoned(run: Any) -> bool:
     return getattr(run.control, "cancel_requested", False)
 
 
+def _stop_stragglers(run: Any) -> None:
+    """The stream was closed or its task cancelled, and what LangGraph saves on the way
+    out is saved: from now on the run is cancelled (`RunControl.request_cancel`), so a
+    node still running in a thread sees `runtime.cancel_requested` and anything it
+    would still write is dropped."""
+    cancel = getattr(run.control, "request_cancel", None)
+    if cancel is not None and not run.control.cancel_requested:
+        cancel("its stream was closed or its task cancelled")
+
+
 def _committed(loop: Loop) -> Generator[Request, Any, None]:
     """A task's writes are saved before anything else runs; then the caller may drain."""
     if loop.io:
@@ -392,6 +402,8 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             from lgnb.pregel._lease import arelease_lease, release_lease
 
             yield (release_lease, arelease_lease, (run,))
+    if not loop.is_nested and isinstance(exc, (asyncio.CancelledError, _Closed)):
+        _stop_stragglers(run)
     if isinstance(exc, GraphInterrupt) and not loop.is_nested and wants_lifecycle(loop):
         yield (on_interrupt, aon_interrupt, (loop, exc))
     if tracing:

@@ -144,7 +144,9 @@ def check_multitask(multitask: Any) -> str | None:
 class _Lease:
     """A root run's hold (or claim) on one thread."""
 
-    __slots__ = ("key", "thread_id", "owner", "control", "table", "since", "outer", "run", "done", "__weakref__")
+    __slots__ = (
+        "key", "thread_id", "owner", "control", "table", "since", "outer", "run", "held", "done", "__weakref__",
+    )
 
     def __init__(self, key: tuple[int, str], thread_id: str, control: Any, table: Any, run: Any) -> None:
         self.key = key
@@ -155,6 +157,7 @@ class _Lease:
         self.since = time.time()
         self.outer = TASK_CTX.get()  # the node this run was started from, if any
         self.run = weakref.ref(run)
+        self.held = False  # claimed in the database too (before that, nothing to renew)
         self.done = False
 
     def holder(self) -> LeaseHolder:
@@ -345,6 +348,7 @@ def leasing(run: Any, config: dict[str, Any]) -> Generator[Any, Any, None]:
             )
         yield (time.sleep, asyncio.sleep, (delay,))
         delay = min(delay * 2, _WAIT_LOCAL if local is not None else _WAIT_REMOTE)
+    lease.held = True
     run.lease = lease
     if table is not None:
         _ensure_heartbeat()
@@ -445,7 +449,10 @@ def _beat() -> None:
         _wake.wait(HEARTBEAT)
         _wake.clear()
         with _lock:
-            live = [l for l in _by_run.values() if l.table is not None and not l.done and _local.get(l.key) is l]
+            live = [
+                lease for lease in _by_run.values()
+                if lease.table is not None and lease.held and not lease.done and _local.get(lease.key) is lease
+            ]
             pending, _releases[:] = list(_releases), []
         for lease in live:
             if lease.run() is None:  # the run object is gone without ending: free it
@@ -454,6 +461,8 @@ def _beat() -> None:
             try:
                 state = lease.table.renew(lease.thread_id, lease.owner.run_id, LEASE_TTL)
             except Exception:  # noqa: BLE001 - the database is away: try again next beat
+                continue
+            if lease.done:  # ended meanwhile: what the row says no longer matters
                 continue
             if state == "cancel":
                 _cancel(lease.control, f"interrupted by a new run on thread {lease.thread_id!r} (multitask='interrupt')")
