@@ -21,6 +21,7 @@ from typing import Any
 import traitlets
 
 from lgnb.draw import jsonable, layout
+from lgnb.pregel._lease import check_multitask
 from lgnb.widgets._forms import FormInvalid, answer_for, asked, describe, form_for, tools_of
 from lgnb.widgets._loops import background_loop, loop_for_run, running_loop
 from lgnb.widgets._panel import StatePanel
@@ -28,6 +29,7 @@ from lgnb.widgets._pump import Pump
 from lgnb.widgets._runtime import View, show_in_notebook
 from lgnb.widgets._store import CAPS, ContentStore, Patch, coalesce
 from lgnb.widgets._stream import StreamReducer
+from lgnb.widgets._thread import cancel_segment, check_not_busy, segment_options, was_cancelled
 from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import GraphMixin, check_graph
 
@@ -147,8 +149,10 @@ class Run:
     """
 
     def __init__(self, graph: Any, input: Any, config: Mapping[str, Any] | None = None, *,
-                 use_async: bool = False, title: str | None = None, **stream_options: Any) -> None:
+                 use_async: bool = False, title: str | None = None, multitask: str | None = "reject",
+                 **stream_options: Any) -> None:
         check_graph(graph, what="lgnb.run")
+        self._multitask = check_multitask(multitask)
         if not callable(getattr(graph, "astream" if use_async else "stream", None)):
             raise TypeError(f"lgnb.run: {type(graph).__name__} has no {'astream' if use_async else 'stream'}()")
         self.graph = graph
@@ -165,6 +169,9 @@ class Run:
         stream_options.pop("subgraphs", None)
         self._options = stream_options
         self._use_async = use_async
+        self._control: Any = None  # the running segment's RunControl (`_thread`)
+        if self.checkpointed:
+            check_not_busy(graph, self.config, self._multitask)
 
         self.view = RunView()
         self.view._controller = self
@@ -315,6 +322,7 @@ class Run:
                                "Start a new one with lgnb.run(...).")
         if not self.checkpointed:
             raise RuntimeError(NO_CHECKPOINTER)
+        check_not_busy(self.graph, self.config, self._multitask)  # another run took the thread
         ids = [i["id"] for i in self._reducer.interrupts]
         if not ids:
             command: Any = None
@@ -445,9 +453,12 @@ class Run:
         self.view.send({**reply, "ok": True})
 
     def cancel(self) -> bool:
-        """Stop a running run (a node that is busy finishes in its thread, unseen)."""
+        """Stop a running run. Once this returns the run writes nothing more to its
+        thread: a node that is busy finishes in its thread, unseen, its writes thrown
+        away (it can read `runtime.cancel_requested`); a new run may start at once."""
         if self._status != "running" or self._pump is None:
             return False
+        cancel_segment(self._control, "cancelled by run.cancel()")
         self._pump.cancel()
         self._call(lambda: self._settle(exc=None, cancelled=True))
         return True
@@ -486,6 +497,10 @@ class Run:
         self._panel.begin_segment()
         self._show(notice="", form_error="", error={})
         kwargs = dict(self._options, stream_mode=self._modes, subgraphs=True)
+        extra, self._control = segment_options(self.graph, "astream" if self._use_async else "stream",
+                                               self._options, multitask=self._multitask,
+                                               checkpointed=self.checkpointed)
+        kwargs.update(extra)
         pump: Pump = Pump(self._loop, lambda chunks: self._on_chunks(chunks, pump),
                           lambda exc: self._on_end(exc, pump))
         self._pump = pump
@@ -521,7 +536,10 @@ class Run:
 
     def _on_end(self, exc: BaseException | None, pump: Pump) -> None:
         if self._status == "running" and pump is self._pump:
-            self._settle(exc=exc, cancelled=False)
+            reason = was_cancelled(self._control)  # e.g. another run interrupted this one
+            if reason is not None:
+                self._show(notice=f"Cancelled: {reason}.")
+            self._settle(exc=None if reason is not None else exc, cancelled=reason is not None)
 
     def _settle(self, *, exc: BaseException | None, cancelled: bool) -> None:
         """End the segment in one ordered step: decide the outcome and record it on the run,
@@ -662,7 +680,8 @@ class Run:
 
 
 def run(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, display: bool = True,
-        use_async: bool = False, title: str | None = None, **stream_options: Any) -> Run:
+        use_async: bool = False, title: str | None = None, multitask: str | None = "reject",
+        **stream_options: Any) -> Run:
     """Start `graph` on `input` as a live view and return the :class:`Run` at once.
 
     `config` is the usual RunnableConfig (a `thread_id` is generated when the graph has a
@@ -671,8 +690,16 @@ def run(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, disp
     `subgraphs=True`. `use_async=True` drives `graph.astream` on the kernel loop instead of
     `graph.stream` in a worker thread (for graphs with async nodes). `display=False` skips
     showing the view (display `run` or `run.view` later).
+
+    One run per thread: on a thread another run is running on (this kernel's, e.g. the
+    same cell run twice, or another process's through the saver's database),
+    `multitask="reject"` (default) raises `ThreadBusyError`, "enqueue" waits for it to
+    end and then runs on the thread's latest state, "interrupt" cancels it and runs;
+    None shares the thread as LangGraph does. It applies to lgnb graphs on a thread
+    (see `lgnb.widgets._thread`).
     """
-    handle = Run(graph, input, config, use_async=use_async, title=title, **stream_options)
+    handle = Run(graph, input, config, use_async=use_async, title=title, multitask=multitask,
+                 **stream_options)
     if display:
         show_in_notebook(handle)
     return handle
