@@ -5,6 +5,11 @@
 // (an ipywidgets box the kernel fills). Every action has one busy guard here and one in the
 // kernel; a click whose message cannot reach the kernel says "kernel restarted: re-run the
 // cell". Everything is text.
+//
+// Big threads: the kernel sends only what is drawn — long linear runs of checkpoints come as
+// one segment node (click: the kernel expands it), and older checkpoints come a page at a
+// time ("load older"). The page keeps no list longer than the kernel's caps
+// (timeline.caps); lookups by SVG id go through one Map built per timeline.
 import { h, jsonText } from "./dom.js";
 import { renderSvg, panZoom } from "./svg.js";
 
@@ -33,6 +38,8 @@ const CSS = `
 .lgnb-diff-msg { font-size: 11px; white-space: pre-wrap; overflow-wrap: anywhere; padding: 2px 4px; border-radius: 4px; margin: 2px 0; }
 .lgnb-diff-msg.lgnb-added { background: #ecfdf5; }
 .lgnb-diff-msg.lgnb-removed { background: #fef2f2; text-decoration: line-through; }
+.lgnb-svg g.node.lgnb-segment { cursor: zoom-in; }
+.lgnb-too-big { font-size: 11px; color: #475569; font-style: italic; }
 `;
 
 function injectHistoryStyles() {
@@ -63,6 +70,16 @@ function initialText(f) {
 // One input per state key; `edits` keeps what was typed across redraws (keyed by checkpoint).
 function forkField(f, cid, edits, errors) {
   const key = `${cid}\u0000${f.key}`;
+  if (f.too_big) { // not sent to the page: shown, not editable here
+    return {
+      key: f.key,
+      el: h("div", { class: "lgnb-fork-field", "data-testid": "too-big" },
+        h("span", { class: "lgnb-fork-label" }, h("span", { class: "lgnb-fork-key", text: f.key }), ` ${f.kind}`),
+        h("span", { class: "lgnb-too-big", text: `${f.too_big.toLocaleString()} characters: too big to edit here (fork from code: view.fork(id, {...}))` })),
+      changed: () => false,
+      raw: () => null,
+    };
+  }
   const start = initialText(f);
   let input;
   if (f.kind === "boolean") {
@@ -139,7 +156,10 @@ export function renderHistory({ model, el, signal }) {
   const meta = h("span", { class: "lgnb-meta" });
   const notice = h("div", { class: "lgnb-notice", "data-testid": "notice" });
   const error = h("div", { class: "lgnb-error", "data-testid": "error", role: "alert" });
-  const header = h("div", { class: "lgnb-header" }, title, meta,
+  const older = btn("load older", "read the next page of older checkpoints from the kernel",
+    () => request("load_older", {}), "load-older");
+  const fold = btn("collapse runs", "fold the expanded runs of checkpoints again", () => send({ kind: "collapse" }), "collapse");
+  const header = h("div", { class: "lgnb-header" }, title, meta, older, fold,
     btn("refresh", "re-read the history", () => send({ kind: "refresh" }), "refresh"));
   const canvas = h("div", { class: "lgnb-canvas" });
   let svg = null, pz = null, token = 0;
@@ -155,7 +175,7 @@ export function renderHistory({ model, el, signal }) {
     h("div", { class: "lgnb-graph-main" }, pane, h("div", {}, side, diffSlot)));
 
   // -- requests to the kernel: one busy guard per action ---------------------------------
-  const pending = { fork: null, replay: null };
+  const pending = { fork: null, replay: null, load_older: null, expand: null };
   const timers = {};
   const edits = new Map();
   let nextRequest = 1, dead = false, localError = "", actions = null;
@@ -198,7 +218,8 @@ export function renderHistory({ model, el, signal }) {
     }, ANSWER_TIMEOUT_MS);
   }
   function onMessage(msg) {
-    const kind = { "fork-result": "fork", "replay-result": "replay" }[msg?.kind];
+    const kind = { "fork-result": "fork", "replay-result": "replay", "load-older-result": "load_older",
+      "expand-result": "expand" }[msg?.kind];
     if (!kind || msg.request !== pending[kind]) return;
     clearTimeout(timers[kind]);
     pending[kind] = null;
@@ -211,6 +232,8 @@ export function renderHistory({ model, el, signal }) {
   }
   let lastFork = null;
   function paintBusy() {
+    older.disabled = dead || pending.load_older !== null;
+    older.textContent = pending.load_older !== null ? "loading…" : "load older";
     if (!actions) return;
     actions.fork.disabled = dead || pending.fork !== null;
     actions.replay.disabled = dead || pending.replay !== null || model.get("busy") === "replay";
@@ -261,17 +284,31 @@ export function renderHistory({ model, el, signal }) {
       section("metadata", d.metadata));
   }
 
-  const tl = () => model.get("timeline") || { checkpoints: [], links: [] };
-  const byDot = (id) => tl().checkpoints.find((c) => c.dot_id === id);
+  // the drawn checkpoints and segments, bounded by the kernel's cap, and one Map by SVG id
+  let index = null;
+  function tl() {
+    const t = model.get("timeline") || {};
+    if (index?.source === t) return index;
+    const cap = t.caps?.drawn ?? Infinity;
+    const checkpoints = (t.checkpoints || []).slice(0, cap);
+    const segments = (t.segments || []).slice(0, cap);
+    const byDot = new Map();
+    const byId = new Map();
+    for (const c of checkpoints) { byDot.set(c.dot_id, c); byId.set(c.id, c); }
+    for (const sg of segments) byDot.set(sg.dot_id, { ...sg, segment: true });
+    index = { source: t, checkpoints, segments, byDot, byId, t };
+    return index;
+  }
+  const byDot = (id) => tl().byDot.get(id);
   let shownKey = null;
 
   function showSelected() {
     const id = model.get("selected");
     const cmp = model.get("compare");
     svg?.querySelectorAll(".lgnb-selected, .lgnb-compared").forEach((e) => e.classList.remove("lgnb-selected", "lgnb-compared"));
-    const other = tl().checkpoints.find((x) => x.id === cmp && x.id !== id);
+    const other = cmp !== id ? tl().byId.get(cmp) : null;
     if (other) svg?.querySelector(`[id="${other.dot_id}"]`)?.classList.add("lgnb-compared");
-    const c = tl().checkpoints.find((x) => x.id === id);
+    const c = tl().byId.get(id);
     if (!c) { shownKey = null; actions = null; side.replaceChildren(hint); return; }
     svg?.querySelector(`[id="${c.dot_id}"]`)?.classList.add("lgnb-selected");
     const d = model.get("details") || {};
@@ -297,15 +334,24 @@ export function renderHistory({ model, el, signal }) {
     const dot = model.get("dot");
     const mine = ++token;
     if (!dot) return;
+    const started = performance.now();
     try {
       const next = await renderSvg(dot);
       if (mine !== token || signal.aborted) return;
       next.classList.add("lgnb-svg");
       next.removeAttribute("width");
       next.removeAttribute("height");
-      for (const c of tl().checkpoints) { // tooltips: the checkpoint id, as text
-        const t = next.querySelector(`[id="${c.dot_id}"] > title`);
-        if (t) t.textContent = `checkpoint ${c.id}`;
+      const { byDot: drawnById } = tl();
+      for (const g of next.querySelectorAll("g.node")) { // tooltips, as text; segments zoom in
+        const item = drawnById.get(g.id);
+        const t = g.querySelector(":scope > title");
+        if (!item || !t) continue;
+        if (item.segment) {
+          g.classList.add("lgnb-segment");
+          t.textContent = item.kind === "run" ? `${item.count} checkpoints: click to expand` : `${item.count} older checkpoints not drawn`;
+        } else {
+          t.textContent = `checkpoint ${item.id}`;
+        }
       }
       const natural = next.viewBox.baseVal.height * (4 / 3);
       canvas.style.height = `${Math.round(Math.min(450, Math.max(170, natural + 54)))}px`;
@@ -313,6 +359,12 @@ export function renderHistory({ model, el, signal }) {
       svg = next;
       pz = panZoom(svg, { signal });
       showSelected();
+      // time to draw: DOT in hand → SVG laid out and in the page (the next frame is painted)
+      requestAnimationFrame(() => {
+        if (mine !== token) return;
+        root.dataset.drawMs = String(Math.round(performance.now() - started));
+        root.dataset.drawn = String(model.get("dot").length);
+      });
     } catch (err) {
       canvas.replaceChildren(h("pre", { class: "lgnb-error", text: `could not draw the history: ${err?.message ?? err}` }));
     }
@@ -323,6 +375,10 @@ export function renderHistory({ model, el, signal }) {
     const g = e.target.closest?.("g.node");
     const c = g && byDot(g.id);
     if (!c) return;
+    if (c.segment) { // a collapsed run: the kernel draws its checkpoints
+      if (c.kind === "run") request("expand", { id: c.id });
+      return;
+    }
     if ((e.shiftKey || e.metaKey || e.ctrlKey) && model.get("selected") && c.id !== model.get("selected")) {
       model.set("compare", c.id); // compare the selected checkpoint with this one
     } else {
@@ -334,9 +390,17 @@ export function renderHistory({ model, el, signal }) {
 
   const paint = () => {
     title.textContent = model.get("title") || "history";
-    const t = tl();
+    const { t, segments } = tl();
     const forks = (t.branch_points || []).length;
-    meta.textContent = `${t.checkpoints.length} checkpoints${forks ? ` · ${forks} branch point${forks > 1 ? "s" : ""}` : ""}${model.get("following") ? " · following" : ""}`;
+    const loaded = t.loaded ?? (t.checkpoints || []).length;
+    const runs = segments.filter((sg) => sg.kind === "run");
+    const folded = runs.reduce((n, sg) => n + sg.count, 0);
+    meta.textContent = `${loaded.toLocaleString()} checkpoint${loaded === 1 ? "" : "s"}` +
+      `${t.has_older ? " (older ones not loaded)" : t.at_cap ? ` (the newest ${loaded.toLocaleString()}: limit reached)` : ""}` +
+      `${runs.length ? ` · ${folded.toLocaleString()} in ${runs.length} collapsed run${runs.length > 1 ? "s" : ""}` : ""}` +
+      `${forks ? ` · ${forks} branch point${forks > 1 ? "s" : ""}` : ""}${model.get("following") ? " · following" : ""}`;
+    older.style.display = t.has_older ? "" : "none";
+    fold.style.display = t.expanded ? "" : "none";
     notice.textContent = model.get("notice") || "";
     notice.style.display = notice.textContent ? "" : "none";
     showError();

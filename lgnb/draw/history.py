@@ -21,6 +21,7 @@ import graphviz
 
 from lgnb.draw._dot import FONT, _text, visible
 from lgnb.draw._jsonable import jsonable
+from lgnb.draw.history_runs import Segment
 
 DETAIL_LIMIT = 1500  # characters per string in the per-checkpoint details sent to the view
 
@@ -69,16 +70,27 @@ class Link:
 
 @dataclass
 class Timeline:
-    """The history of one thread as a tree of checkpoints (oldest first)."""
+    """The history of one thread as a tree of checkpoints (oldest first).
+
+    `segments`: linear runs drawn as one node each (`lgnb.draw.history_runs.collapse`);
+    a link's source or target may then be a segment id."""
 
     checkpoints: list[Checkpoint]
     links: list[Link]
     latest: str | None
     current: str | None
     branch_points: list[str]  # ids of checkpoints with more than one child
+    segments: list[Segment] = field(default_factory=list)
+    _index: dict[str, Checkpoint] | None = field(default=None, init=False, repr=False, compare=False)
 
     def by_id(self, cid: str) -> Checkpoint | None:
-        return next((c for c in self.checkpoints if c.id == cid), None)
+        if self._index is None or len(self._index) != len(self.checkpoints):
+            self._index = {c.id: c for c in self.checkpoints}
+        return self._index.get(cid)
+
+    def segment_of(self, cid: str) -> Segment | None:
+        """The segment `cid` is folded into (its id, or the id of a checkpoint in it)."""
+        return next((s for s in self.segments if s.id == cid or cid in s.ids), None)
 
     def to_json(self, *, details: bool = True) -> dict[str, Any]:
         """Plain JSON for the widget's synced trait (`details=False`: without each
@@ -91,6 +103,7 @@ class Timeline:
 
         return {
             "checkpoints": [one(c) for c in self.checkpoints],
+            "segments": [s.to_json() for s in self.segments],
             "links": [dict(e.__dict__) for e in self.links],
             "latest": self.latest,
             "current": self.current,
@@ -98,7 +111,9 @@ class Timeline:
         }
 
 
-def _details(snap: Any) -> dict[str, Any]:
+def snapshot_details(snap: Any) -> dict[str, Any]:
+    """A StateSnapshot's values / next / metadata / tasks / interrupts as bounded JSON
+    (strings cut at `DETAIL_LIMIT`): what the history view shows for a checkpoint."""
     tasks = []
     for task in getattr(snap, "tasks", None) or ():
         entry: dict[str, Any] = {"name": str(getattr(task, "name", "?"))}
@@ -117,11 +132,13 @@ def _details(snap: Any) -> dict[str, Any]:
     }
 
 
-def timeline(snapshots: Iterable[Any], *, current: str | None = None) -> Timeline:
+def timeline(snapshots: Iterable[Any], *, current: str | None = None, details: bool = True) -> Timeline:
     """Build the timeline model from StateSnapshots (any order; duplicates ignored).
 
     `current`: a checkpoint id to highlight (besides the latest checkpoint, which is the
-    one with the greatest id: checkpoint ids are time-ordered).
+    one with the greatest id: checkpoint ids are time-ordered). `details=False` leaves
+    out each checkpoint's values/metadata (`Checkpoint.details`), which the history view
+    reads for the clicked checkpoint only.
     """
     snaps: dict[str, Any] = {}
     for snap in snapshots:
@@ -156,7 +173,7 @@ def timeline(snapshots: Iterable[Any], *, current: str | None = None) -> Timelin
             created_at=str(getattr(snap, "created_at", "") or ""),
             interrupts=n_int, latest=cid == latest, current=cid == current, fork=cid in forks,
             config=jsonable(dict(getattr(snap, "config", None) or {})),
-            details=_details(snap)))
+            details=snapshot_details(snap) if details else {}))
     index = {c.id: c.dot_id for c in checkpoints}
     links = [Link(source=c.parent, target=c.id, dot_id=f"lgnb-hl{i}", fork=c.fork)
              for i, c in enumerate(checkpoints) if c.parent is not None and c.parent in index]
@@ -177,6 +194,18 @@ def label_lines(c: Checkpoint) -> list[str]:
         lines.append(f"⏸ interrupt{'s' if c.interrupts > 1 else ''} ({c.interrupts})")
     flat = [visible(line) for line in lines]  # a tab or NUL in a node name drawn as \t, \x00
     return [line if len(line) <= 60 else line[:59] + "…" for line in flat]
+
+
+def segment_lines(seg: Segment) -> list[str]:
+    """The lines of a segment's label (plain text)."""
+    first = "?" if seg.first_step is None else f"{seg.first_step:,}"
+    last = "?" if seg.last_step is None else f"{seg.last_step:,}"
+    lines = [f"steps {first}–{last}" if first != last else f"step {first}",
+             f"{len(seg.ids):,} checkpoints"]
+    if seg.interrupts:
+        lines.append(f"⏸ {seg.interrupts:,} with interrupts")
+    lines.append("⊞ click to expand" if seg.kind == "run" else "older: not drawn (collapse ⊟)")
+    return lines
 
 
 def timeline_to_dot(t: Timeline, *, rankdir: str = "LR", name: str = "history") -> str:
@@ -200,7 +229,14 @@ def timeline_to_dot(t: Timeline, *, rankdir: str = "LR", name: str = "history") 
             attrs.update(penwidth="2.6", color="#d97706", fillcolor="#fde68a")
         label = "\\n".join(_text(line) for line in label_lines(c))
         dot.node(c.dot_id.replace("-", "_"), label=graphviz.nohtml(label), **attrs)
+    for seg in t.segments:
+        attrs = {"id": seg.dot_id, "style": "rounded,dashed,filled", "fillcolor": "#ffffff"}
+        if seg.interrupts:
+            attrs.update(color="#1d4ed8")
+        label = "\\n".join(_text(line) for line in segment_lines(seg))
+        dot.node(seg.dot_id.replace("-", "_"), label=graphviz.nohtml(label), **attrs)
     ids = {c.id: c.dot_id.replace("-", "_") for c in t.checkpoints}
+    ids.update({s.id: s.dot_id.replace("-", "_") for s in t.segments})
     for link in t.links:
         attrs = {"id": link.dot_id}
         if link.fork:

@@ -12,6 +12,11 @@ state schema; shift-clicking a second one shows the diff between the two.
 * ``follow(run)`` / ``history(..., follow=run)`` redraw the timeline while a run on the
   thread proceeds; ``follow=True`` polls the thread instead.
 
+Big threads stay small and fast: the timeline is read without decoding state values
+(`_history_read`: only the clicked checkpoint's values are decoded, each stored version
+once), a page of checkpoints at a time (`_history_pages`: "load older" asks for the next
+one), and long linear runs are drawn as one expandable node (`lgnb.draw.history_runs`).
+
 Each action has one busy guard here and one in the page: a double click starts one replay.
 """
 
@@ -27,7 +32,10 @@ import ipywidgets
 import traitlets
 
 from lgnb.draw import jsonable
-from lgnb.draw.history import Timeline, checkpoint_diff, timeline, timeline_to_dot
+from lgnb.draw.history import DETAIL_LIMIT, Timeline, checkpoint_diff, snapshot_details, timeline, timeline_to_dot
+from lgnb.draw.history_runs import MAX_DRAWN, collapse, reveal
+from lgnb.widgets._history_pages import MAX_LOADED, PAGE, HistoryPages
+from lgnb.widgets._history_read import HistoryReader
 from lgnb.widgets._loops import loop_for_run
 from lgnb.widgets._runtime import View
 from lgnb.widgets._title import view_title
@@ -38,6 +46,8 @@ from lgnb.widgets.graph_view import check_graph
 FORK_DEBOUNCE = 1.5
 #: replay views kept under the timeline (the newest last)
 KEEP_REPLAYS = 3
+#: a fork-form field whose text is longer is shown, not editable in the page (fork from code)
+FORM_TEXT_MAX = 100_000
 SCALAR_KINDS = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
 
 
@@ -103,6 +113,11 @@ class HistoryView(View):
         self._followed: list[tuple[Any, Any]] = []  # (run view, observer)
         self._poll: asyncio.Task[None] | asyncio.Future[None] | None = None
         self._latest_seen: str | None = None
+        self._reader = HistoryReader(graph, self.config)
+        self._pages = HistoryPages(self._reader, limit=limit)
+        self._shown: set[str] = set()  # checkpoints revealed by expanding runs
+        self._drawn: Timeline | None = None
+        self._loaded = False
 
     # -- display: the timeline with the replay views under it ----------------------------
     @property
@@ -118,30 +133,92 @@ class HistoryView(View):
     # -- public API --------------------------------------------------------------
     @property
     def model(self) -> Timeline | None:
-        """The timeline last read (see `lgnb.draw.history.Timeline`)."""
+        """The timeline of every checkpoint read so far (see `lgnb.draw.history.Timeline`;
+        without per-checkpoint details: :meth:`values_at` reads a checkpoint's values)."""
         return self._timeline
 
+    @property
+    def drawn(self) -> Timeline | None:
+        """What is drawn: :attr:`model` with long linear runs folded into segments."""
+        return self._drawn
+
     def refresh(self) -> Timeline:
-        """Re-read the history and redraw."""
-        kwargs = {"limit": self.limit} if self.limit is not None else {}
-        snapshots = list(self.graph.get_state_history(self.config, **kwargs))
-        t = timeline(snapshots, current=self.selected or None)
+        """Read the history again (the newest checkpoints, and all new ones) and redraw."""
+        if self._loaded:
+            self._pages.refresh()
+        else:
+            self._pages.load_first()
+            self._loaded = True
+        return self._redraw()
+
+    def load_older(self) -> int:
+        """Read the next page of older checkpoints (`PAGE` of them, within `limit`) and
+        redraw; returns how many were added."""
+        if not self.can_load_older():
+            if self._pages.has_older and self._pages.at_cap:
+                self.notice = (f"the view keeps {self._pages.cap:,} checkpoints: "
+                               "lgnb.history(..., limit=None) pages through all of them")
+            return 0
+        added = self._pages.load_older()
+        self.notice = f"loaded {added:,} older checkpoint{'s' if added != 1 else ''}" if added else \
+            "no older checkpoints"
+        self._redraw()
+        return added
+
+    def can_load_older(self) -> bool:
+        """Whether older checkpoints may exist that "load older" would read."""
+        return self._pages.has_older and not self._pages.at_cap
+
+    def expand(self, segment_id: str) -> None:
+        """Draw the checkpoints of a collapsed run (a short run in full, a long one as a
+        few checkpoints that split it into shorter runs)."""
+        seg = self._drawn.segment_of(segment_id) if self._drawn else None
+        if seg is None or seg.kind != "run":
+            raise KeyError(f"no collapsed run {segment_id!r} is drawn: refresh, or call collapse_runs()")
+        self._shown.update(reveal(seg))
+        # its drawn neighbours stay drawn: the runs between landmarks are exactly the gaps
+        self._shown.update(e for link in self._drawn.links for e in (link.source, link.target)
+                           if seg.id in (link.source, link.target) and self._timeline.by_id(e) is not None)
+        self._redraw()
+
+    def collapse_runs(self) -> None:
+        """Fold every expanded run again."""
+        self._shown.clear()
+        self._redraw()
+
+    def _redraw(self) -> Timeline:
+        t = timeline(self._pages.records.values(), current=self.selected or None, details=False)
         self._timeline = t
         self._latest_seen = t.latest
+        drawn = collapse(t, keep=self._shown | ({self.compare} if self.compare else set()))
+        self._drawn = drawn
         with self.hold_sync():
-            self.timeline = t.to_json(details=False)
-            self.dot = timeline_to_dot(t)
+            self.timeline = {**drawn.to_json(details=False), "loaded": len(t.checkpoints),
+                             "has_older": self.can_load_older(), "at_cap": self._pages.at_cap and self._pages.has_older,
+                             "expanded": bool(self._shown),
+                             "caps": {"page": PAGE, "loaded": self._pages.cap, "drawn": MAX_DRAWN,
+                                      "max_loaded": MAX_LOADED}}
+            self.dot = timeline_to_dot(drawn)
             self._show_details()
             self._show_diff()
         return t
 
+    def _folded(self, cid: str) -> bool:
+        return bool(cid) and self._drawn is not None and self._drawn.segment_of(cid) is not None
+
     @traitlets.observe("selected")
     def _selected_changed(self, _change: Any) -> None:
+        if self._folded(self.selected):
+            self._redraw()  # drawn on its own now (the selected checkpoint is never folded)
+            return
         self._show_details()
         self._show_diff()
 
     @traitlets.observe("compare")
     def _compare_changed(self, _change: Any) -> None:
+        if self._folded(self.compare):
+            self._redraw()
+            return
         self._show_diff()
 
     def _show_details(self) -> None:
@@ -150,10 +227,16 @@ class HistoryView(View):
             self.details = {}
             return
         try:
-            form = self.fork_form(c.id)
+            snap = self._reader.state(self.checkpoint_config(c.id))
+        except Exception as exc:  # noqa: BLE001 - shown in the view
+            self.details = {"id": c.id, "error": f"{type(exc).__name__}: {exc}", "form": {"id": c.id, "fields": [],
+                            "as_node": [], "error": "the checkpoint could not be read"}}
+            return
+        try:
+            form = self.fork_form(c.id, values=jsonable(getattr(snap, "values", None), limit=10**9))
         except Exception as exc:  # noqa: BLE001 - the details still show; the form says why not
             form = {"id": c.id, "fields": [], "as_node": [], "error": f"{type(exc).__name__}: {exc}"}
-        self.details = {"id": c.id, **c.details, "form": form}
+        self.details = {"id": c.id, **snapshot_details(snap), "form": form}
 
     def _show_diff(self) -> None:
         if not (self.selected and self.compare and self.selected != self.compare and self._timeline):
@@ -177,13 +260,15 @@ class HistoryView(View):
         return {**self.config, "configurable": configurable}
 
     def values_at(self, checkpoint_id: str) -> Any:
-        """The state values of a checkpoint, as JSON (not cut short)."""
-        snap = self.graph.get_state(self.checkpoint_config(checkpoint_id))
+        """The state values of a checkpoint, as JSON (strings not cut short). Read through
+        the view's cache: a stored value shared by many checkpoints is decoded once."""
+        snap = self._reader.state(self.checkpoint_config(checkpoint_id))
         return jsonable(getattr(snap, "values", None), limit=10**9)
 
     def checkpoint_diff(self, a: str, b: str) -> dict[str, Any]:
-        """What changed from checkpoint `a` to checkpoint `b` (see `lgnb.draw.checkpoint_diff`)."""
-        out = checkpoint_diff(self.values_at(a), self.values_at(b))
+        """What changed from checkpoint `a` to checkpoint `b` (see `lgnb.draw.checkpoint_diff`);
+        compared in full, long strings cut short in the result (it is sent to the page)."""
+        out = jsonable(checkpoint_diff(self.values_at(a), self.values_at(b)), limit=DETAIL_LIMIT)
         return {"a": a, "b": b, "a_step": self._step(a), "b_step": self._step(b), **out}
 
     # -- fork ----------------------------------------------------------------------------
@@ -200,15 +285,18 @@ class HistoryView(View):
                     props.setdefault(str(k), v)
         return props
 
-    def fork_form(self, checkpoint_id: str) -> dict[str, Any]:
+    def fork_form(self, checkpoint_id: str, *, values: Any = None) -> dict[str, Any]:
         """The fork form of a checkpoint: one field per state key (from the state schema;
         ``json`` text for what has no field), and the nodes the update may be made as.
 
         ``{"id", "fields": [{"key", "kind", "value", "text", "reducer", "schema"}], "as_node": [...]}``;
         `kind` is string / integer / number / boolean / json. A field whose channel has a
         reducer starts empty: what is sent there goes through the reducer (appended, ...).
+        A field whose text is over `FORM_TEXT_MAX` characters has ``too_big`` (its length)
+        and no value or text: it is not sent to the page (fork with it from code).
+        `values`: the checkpoint's values as JSON, when already read.
         """
-        values = self.values_at(checkpoint_id)
+        values = self.values_at(checkpoint_id) if values is None else values
         values = values if isinstance(values, Mapping) else {}
         props = self._schema_properties()
         channels = getattr(self.graph, "channels", None) or {}
@@ -224,8 +312,11 @@ class HistoryView(View):
                 text = "" if value is None else json.dumps(value, indent=2, ensure_ascii=False)
             else:
                 text = "" if value is None else value if isinstance(value, str) else json.dumps(value)
-            fields.append({"key": key, "kind": kind, "value": value, "text": text, "reducer": reducer,
-                           "schema": jsonable(props.get(key)) if key in props else None})
+            field = {"key": key, "kind": kind, "value": value, "text": text, "reducer": reducer,
+                     "schema": jsonable(props.get(key)) if key in props else None}
+            if len(text) > FORM_TEXT_MAX:
+                field.update(value=None, text="", too_big=len(text))
+            fields.append(field)
         nodes = [str(n) for n in (getattr(self.graph, "nodes", None) or {}) if not str(n).startswith("__")]
         return {"id": checkpoint_id, "fields": fields, "as_node": nodes}
 
@@ -243,6 +334,10 @@ class HistoryView(View):
                 errors[str(key)] = "not a key of this graph's state"
                 continue
             kind = field["kind"]
+            if field.get("too_big"):
+                errors[key] = (f"too big to edit in the page ({field['too_big']:,} characters): fork from code, "
+                               f"view.fork({checkpoint_id!r}, {{{key!r}: ...}})")
+                continue
             try:
                 value = self._parse_field(kind, raw)
             except ValueError as exc:
@@ -464,6 +559,19 @@ class HistoryView(View):
     def _msg_refresh(self, _content: dict[str, Any]) -> None:
         self._safely(self.refresh)
 
+    def _msg_expand(self, content: dict[str, Any]) -> None:
+        if isinstance(content.get("id"), str):
+            ok = self._safely(self.expand, content["id"])
+            self._reply("expand-result", content, ok=ok, error=self.error)
+
+    def _msg_collapse(self, content: dict[str, Any]) -> None:
+        self._safely(self.collapse_runs)
+
+    def _msg_load_older(self, content: dict[str, Any]) -> None:
+        added: list[int] = []
+        ok = self._safely(lambda: added.append(self.load_older()))
+        self._reply("load-older-result", content, ok=ok, added=added[0] if added else 0, error=self.error)
+
     def _msg_fork(self, content: dict[str, Any]) -> None:
         cid = content.get("id")
         if not isinstance(cid, str):
@@ -520,7 +628,8 @@ def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None,
     Click a checkpoint for its values, next nodes and metadata; fork (with edited values)
     or replay from it; shift-click a second one for the diff between the two. The graph
     needs a checkpointer. `view.refresh()` re-reads the history; `limit` caps how many of
-    the newest checkpoints are drawn (None for all). `follow`: an :class:`lgnb.Run` on the
+    the newest checkpoints the view reads (None: all, a page of them at a time, "load older"
+    reads the next; at most `MAX_LOADED`). `follow`: an :class:`lgnb.Run` on the
     thread (the timeline redraws as its checkpoints land), or True to poll the thread.
     """
     check_graph(graph, what="lgnb.history")
