@@ -162,7 +162,7 @@ export function renderHistory({ model, el, signal }) {
   const header = h("div", { class: "lgnb-header" }, title, meta, older, fold,
     btn("refresh", "re-read the history", () => send({ kind: "refresh" }), "refresh"));
   const canvas = h("div", { class: "lgnb-canvas" });
-  let svg = null, pz = null, token = 0;
+  let svg = null, pz = null, token = 0, draws = 0;
   const toolbar = h("div", { class: "lgnb-toolbar" },
     btn("+", "zoom in (or ctrl + wheel)", () => pz?.zoom(1 / 1.25)),
     btn("−", "zoom out", () => pz?.zoom(1.25)),
@@ -362,8 +362,10 @@ export function renderHistory({ model, el, signal }) {
       // time to draw: DOT in hand → SVG laid out and in the page (the next frame is painted)
       requestAnimationFrame(() => {
         if (mine !== token) return;
-        root.dataset.drawMs = String(Math.round(performance.now() - started));
-        root.dataset.drawn = String(model.get("dot").length);
+        const now = performance.now();
+        root.dataset.drawMs = String(Math.round(now - started));
+        root.dataset.drawnAt = String(Math.round(now));
+        root.dataset.draws = String(++draws);
       });
     } catch (err) {
       canvas.replaceChildren(h("pre", { class: "lgnb-error", text: `could not draw the history: ${err?.message ?? err}` }));
