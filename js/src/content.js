@@ -21,8 +21,8 @@ export function createContent(store) {
   const updSummary = h("summary", { text: "updates (0)" });
   const logDropped = h("div", { class: "lgnb-dropped", "data-testid": "log-dropped", style: "display:none" });
   const updDropped = h("div", { class: "lgnb-dropped", "data-testid": "updates-dropped", style: "display:none" });
-  const logEl = h("details", { class: "lgnb-section" }, logSummary, logDropped, logList);
-  const updEl = h("details", { class: "lgnb-section" }, updSummary, updDropped, updList);
+  const logEl = h("details", { class: "lgnb-section", "data-testid": "events" }, logSummary, logDropped, logList);
+  const updEl = h("details", { class: "lgnb-section", "data-testid": "updates" }, updSummary, updDropped, updList);
 
   let bubbles = new Map(), bars = new Map();
   const lists = {
