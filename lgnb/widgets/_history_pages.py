@@ -33,7 +33,8 @@ class Slim:
     def __init__(self, snap: Any) -> None:
         self.config = _ids_only(getattr(snap, "config", None))
         self.parent_config = _ids_only(getattr(snap, "parent_config", None))
-        self.metadata = dict(getattr(snap, "metadata", None) or {})
+        meta = getattr(snap, "metadata", None) or {}
+        self.metadata = {k: meta[k] for k in ("step", "source") if k in meta}  # what is drawn
         self.created_at = getattr(snap, "created_at", None)
         self.next = tuple(str(n) for n in getattr(snap, "next", None) or ())
         n = len(getattr(snap, "interrupts", None) or ())

@@ -26,6 +26,7 @@ snapshots never holds them) and the full copy reads as usual.
 from __future__ import annotations
 
 import copy
+import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
@@ -107,28 +108,36 @@ class DecodedCache:
         self.max_entries = max_entries
         self.bytes = 0
         self._items: OrderedDict[tuple[str, str, str], tuple[Any, int]] = OrderedDict()
+        self._lock = threading.Lock()  # a followed run refreshes from another thread than a click
         #: values decoded through this cache (a version decoded twice counts twice)
         self.decodes = 0
 
     def __len__(self) -> int:
         return len(self._items)
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
     def value(self, key: tuple[str, str, str], size: int, decode: Any) -> Any:
         """A private copy of the value under `key`, decoded with ``decode()`` if not kept."""
-        hit = self._items.get(key)
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
         if hit is not None:
-            self._items.move_to_end(key)
             return _private(hit[0])
         value = decode()
-        self.decodes += 1
-        if size <= self.max_bytes:
+        with self._lock:
+            self.decodes += 1
+            if size > self.max_bytes:
+                return value
+            if key not in self._items:
+                self.bytes += size
             self._items[key] = (value, size)
-            self.bytes += size
             while self._items and (self.bytes > self.max_bytes or len(self._items) > self.max_entries):
                 _, (_, dropped) = self._items.popitem(last=False)
                 self.bytes -= dropped
-            return _private(value)
-        return value
+        return _private(value)
 
 
 class ReadSaver(BaseCheckpointSaver):
@@ -138,11 +147,13 @@ class ReadSaver(BaseCheckpointSaver):
     forks and replays on the real graph, never through this saver.
     """
 
-    def __init__(self, inner: Any, cache: DecodedCache, *, light: bool) -> None:
+    def __init__(self, inner: Any, cache: DecodedCache, *, light: bool, listed: list[str] | None = None) -> None:
         super().__init__(serde=inner.serde)
         self.inner = inner
         self.cache = cache
         self.light = light
+        #: ids of the checkpoints `list()` handed out, in order (shared with allowlist clones)
+        self.listed: list[str] = [] if listed is None else listed
 
     @property
     def lazy(self) -> bool:
@@ -158,7 +169,7 @@ class ReadSaver(BaseCheckpointSaver):
             self.cache.decodes += 1
             return serde.loads_typed((stored.type, stored.read()))
         key = (stored.checkpoint_ns, stored.channel, stored.version)
-        if self.light and stored.channel != TASKS and stored.size > PREVIEW_MAX and key not in self.cache._items:
+        if self.light and stored.channel != TASKS and stored.size > PREVIEW_MAX and key not in self.cache:
             return NotLoaded(stored.channel, stored.size)  # the planner reads only the Send queue
         return self.cache.value(key, stored.size, lambda: serde.loads_typed((stored.type, stored.read())))
 
@@ -177,11 +188,14 @@ class ReadSaver(BaseCheckpointSaver):
     def list(self, config: Any, *, filter: dict[str, Any] | None = None, before: Any = None,
              limit: int | None = None) -> Iterator[CheckpointTuple]:
         if self.lazy:
-            yield from self.inner.list_stored(config, load=self._load, filter=filter, before=before,
-                                              limit=limit, inline_max=PREVIEW_MAX)
-            return
-        for saved in self.inner.list(config, filter=filter, before=before, limit=limit):
-            yield self._dropped(saved)
+            listed = self.inner.list_stored(config, load=self._load, filter=filter, before=before,
+                                            limit=limit, inline_max=PREVIEW_MAX)
+        else:
+            listed = (self._dropped(saved) for saved in self.inner.list(config, filter=filter, before=before,
+                                                                        limit=limit))
+        for saved in listed:
+            self.listed.append(str(saved.config["configurable"]["checkpoint_id"]))
+            yield saved
 
     def get_tuple(self, config: Any) -> CheckpointTuple | None:
         if not self.lazy:
@@ -211,7 +225,7 @@ class ReadSaver(BaseCheckpointSaver):
 
     def with_allowlist(self, extra_allowlist: Any) -> ReadSaver:
         inner = self.inner.with_allowlist(extra_allowlist)
-        return self if inner is self.inner else ReadSaver(inner, self.cache, light=self.light)
+        return self if inner is self.inner else ReadSaver(inner, self.cache, light=self.light, listed=self.listed)
 
     # -- no writing ------------------------------------------------------------------
     def _read_only(self, *_args: Any, **_kwargs: Any) -> Any:
@@ -248,20 +262,22 @@ class HistoryReader:
         if self.light is None:
             yield from self.graph.get_state_history(self.config, **self._window(before, limit))
             return
+        listed = self.light.checkpointer.listed
         while limit is None or limit > 0:
+            listed.clear()
+            done = 0
             try:
                 for snap in self.light.get_state_history(self.config, **self._window(before, limit)):
                     before = _checkpoint_id(snap)
                     limit = None if limit is None else limit - 1
+                    done += 1
                     yield snap
                 return
             except Exception:  # noqa: BLE001 - a stand-in reached the planner: that checkpoint in full
-                conf = {"checkpoint_ns": "", **(self.config.get("configurable") or {})}
-                failing = next(iter(self.light.checkpointer.list(
-                    {"configurable": conf}, **self._window(before, 1))), None)
-                if failing is None:
-                    raise
-                snap = self.state(failing.config)
+                if len(listed) <= done:
+                    raise  # not a checkpoint's snapshot that failed
+                conf = {**(self.config.get("configurable") or {}), "checkpoint_id": listed[done]}
+                snap = self.state({**self.config, "configurable": conf})
                 before = _checkpoint_id(snap)
                 limit = None if limit is None else limit - 1
                 yield snap

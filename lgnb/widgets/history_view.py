@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -118,6 +119,8 @@ class HistoryView(View):
         self._shown: set[str] = set()  # checkpoints revealed by expanding runs
         self._drawn: Timeline | None = None
         self._loaded = False
+        #: one reader at a time: a followed run refreshes from its thread, clicks come from the comm
+        self._lock = threading.RLock()
 
     # -- display: the timeline with the replay views under it ----------------------------
     @property
@@ -144,12 +147,13 @@ class HistoryView(View):
 
     def refresh(self) -> Timeline:
         """Read the history again (the newest checkpoints, and all new ones) and redraw."""
-        if self._loaded:
-            self._pages.refresh()
-        else:
-            self._pages.load_first()
-            self._loaded = True
-        return self._redraw()
+        with self._lock:
+            if self._loaded:
+                self._pages.refresh()
+            else:
+                self._pages.load_first()
+                self._loaded = True
+            return self._redraw()
 
     def load_older(self) -> int:
         """Read the next page of older checkpoints (`PAGE` of them, within `limit`) and
@@ -159,10 +163,11 @@ class HistoryView(View):
                 self.notice = (f"the view keeps {self._pages.cap:,} checkpoints: "
                                "lgnb.history(..., limit=None) pages through all of them")
             return 0
-        added = self._pages.load_older()
+        with self._lock:
+            added = self._pages.load_older()
+            self._redraw()
         self.notice = f"loaded {added:,} older checkpoint{'s' if added != 1 else ''}" if added else \
             "no older checkpoints"
-        self._redraw()
         return added
 
     def can_load_older(self) -> bool:
@@ -172,21 +177,27 @@ class HistoryView(View):
     def expand(self, segment_id: str) -> None:
         """Draw the checkpoints of a collapsed run (a short run in full, a long one as a
         few checkpoints that split it into shorter runs)."""
-        seg = self._drawn.segment_of(segment_id) if self._drawn else None
-        if seg is None or seg.kind != "run":
-            raise KeyError(f"no collapsed run {segment_id!r} is drawn: refresh, or call collapse_runs()")
-        self._shown.update(reveal(seg))
-        # its drawn neighbours stay drawn: the runs between landmarks are exactly the gaps
-        self._shown.update(e for link in self._drawn.links for e in (link.source, link.target)
-                           if seg.id in (link.source, link.target) and self._timeline.by_id(e) is not None)
-        self._redraw()
+        with self._lock:
+            seg = self._drawn.segment_of(segment_id) if self._drawn else None
+            if seg is None or seg.kind != "run":
+                raise KeyError(f"no collapsed run {segment_id!r} is drawn: refresh, or call collapse_runs()")
+            self._shown.update(reveal(seg))
+            # its drawn neighbours stay drawn: the runs between landmarks are exactly the gaps
+            self._shown.update(e for link in self._drawn.links for e in (link.source, link.target)
+                               if seg.id in (link.source, link.target) and self._timeline.by_id(e) is not None)
+            self._redraw()
 
     def collapse_runs(self) -> None:
         """Fold every expanded run again."""
-        self._shown.clear()
-        self._redraw()
+        with self._lock:
+            self._shown.clear()
+            self._redraw()
 
     def _redraw(self) -> Timeline:
+        with self._lock:
+            return self._redraw_locked()
+
+    def _redraw_locked(self) -> Timeline:
         t = timeline(self._pages.records.values(), current=self.selected or None, details=False)
         self._timeline = t
         self._latest_seen = t.latest
