@@ -8,6 +8,9 @@ from __future__ import annotations
 import importlib
 import operator
 import tracemalloc
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -163,21 +166,38 @@ def shape(t: Any) -> list[tuple[Any, ...]]:
     return [(c.id, c.parent, c.step, c.source, c.next, c.interrupts, c.fork) for c in t.checkpoints]
 
 
-@pytest.mark.parametrize("saver_kind", ["sqlite", "memory"])
+@contextmanager
+def a_saver(kind: str, eng: Any, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
+    if kind == "sqlite":  # lgnb's: values handed over undecoded (list_stored)
+        with SqliteSaver.from_conn_string(tmp_path / "t.sqlite") as saver:
+            yield saver
+    elif kind == "memory":  # the others: list() decodes, big values are dropped after
+        yield eng.InMemorySaver()
+    else:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        with PostgresSaver.from_conn_string(request.getfixturevalue("postgres_url")) as saver:
+            saver.setup()
+            yield saver
+
+
+@pytest.mark.parametrize("saver_kind", ["sqlite", "memory", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_the_timeline_read_without_values_is_the_one_get_state_history_gives(
-        eng: Any, tmp_path: Path, saver_kind: str) -> None:
-    saver = SqliteSaver(tmp_path / "t.sqlite") if saver_kind == "sqlite" else eng.InMemorySaver()
-    g = doc_graph(eng, saver)
-    types = importlib.import_module(f"{eng.name}.types")
-    g.invoke({"topic": "t" * 100_000, "notes": []}, CFG)  # big input, a big Send, then an interrupt
-    plan = next(s for s in g.get_state_history(CFG) if s.next == ("plan",))
-    g.update_state(plan.config, {"notes": ["edited"]})  # a fork
-    g.invoke(None, CFG)  # the fork runs on, to the interrupt again
-    # resumed with a big update: the paused checkpoint's snapshot applies it (the planner
-    # needs that write, left out of the light read: that page is read again in full)
-    g.invoke(types.Command(resume="yes", update={"notes": ["n" * 100_000]}), CFG)
-    view = history(g, CFG)
-    expected = timeline(g.get_state_history(CFG))
+        eng: Any, tmp_path: Path, saver_kind: str, request: pytest.FixtureRequest) -> None:
+    cfg = {"configurable": {"thread_id": f"light-{uuid.uuid4()}"}}
+    with a_saver(saver_kind, eng, tmp_path, request) as saver:
+        g = doc_graph(eng, saver)
+        types = importlib.import_module(f"{eng.name}.types")
+        g.invoke({"topic": "t" * 100_000, "notes": []}, cfg)  # big input, a big Send, then an interrupt
+        plan = next(s for s in g.get_state_history(cfg) if s.next == ("plan",))
+        g.update_state(plan.config, {"notes": ["edited"]})  # a fork
+        g.invoke(None, cfg)  # the fork runs on, to the interrupt again
+        # resumed with a big update: the paused checkpoint's snapshot applies it (the planner
+        # needs that write, left out of the light read: that checkpoint is read in full)
+        g.invoke(types.Command(resume="yes", update={"notes": ["n" * 100_000]}), cfg)
+        view = history(g, cfg)
+        expected = timeline(g.get_state_history(cfg))
+        view.close()
     assert shape(view.model) == shape(expected)
     assert any(c.interrupts for c in view.model.checkpoints) and view.model.branch_points
     assert any(c.next == ("write", "write") for c in view.model.checkpoints)
