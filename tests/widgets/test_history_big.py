@@ -299,3 +299,28 @@ def test_runs_shorter_than_the_minimum_are_drawn_in_full(eng: Any) -> None:
     g.invoke({"n": 0}, CFG)
     view = history(g, CFG)
     assert view.timeline["segments"] == [] and len(view.timeline["checkpoints"]) == MIN_RUN + 1
+
+
+def test_a_branchy_timeline_over_the_cap_folds_its_oldest_nodes_into_one(eng: Any) -> None:
+    from lgnb.draw import timeline_to_dot
+    from lgnb.draw.history_runs import collapse
+
+    g = counter(eng, eng.InMemorySaver(), 3)
+    g.invoke({"n": 0}, CFG)
+    first = next(s for s in g.get_state_history(CFG) if s.metadata["step"] == 0)
+    for i in range(15):  # fifteen forks of one checkpoint: nothing linear to collapse
+        g.update_state(first.config, {"n": 100 + i})
+    t = timeline(g.get_state_history(CFG), details=False)
+    assert len(t.checkpoints) == 20 and collapse(t).segments == []
+    oldest_fork = min((c for c in t.checkpoints if c.source == "update"), key=lambda c: c.id)
+    drawn = collapse(t, keep={oldest_fork.id}, max_drawn=10)
+    [hidden] = drawn.segments
+    assert hidden.kind == "hidden" and len(drawn.checkpoints) + 1 == 10
+    assert len(drawn.checkpoints) + len(hidden.ids) == 20  # each checkpoint drawn or hidden, once
+    kept = {c.id for c in drawn.checkpoints}
+    assert t.latest in kept and oldest_fork.id in kept  # the latest and the ones asked for stay drawn
+    assert hidden.ids[0] == t.checkpoints[0].id  # the oldest go first
+    dot = timeline_to_dot(drawn)
+    assert f"{len(hidden.ids)} checkpoints" in dot and "older: not drawn" in dot
+    # every drawn checkpoint whose parent is hidden hangs off the hidden node
+    assert all(link.source in kept or link.source == hidden.id for link in drawn.links)
