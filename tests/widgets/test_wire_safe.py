@@ -239,6 +239,25 @@ def test_wait_in_a_kernel_cell_returns_with_surrogates_everywhere_and_the_saved_
     assert snapshot["log"][0]["payload"] == {"note": f"event {REPLACEMENT}"}
 
 
+def test_every_view_sends_lone_surrogates_replaced_graph_history_and_lens(page: Page) -> None:
+    """The guard sits where every view's traffic leaves the kernel, not in the run view."""
+    from lgnb.widgets import history, lens, show
+
+    lg = _engine("lgnb")
+    g = one_node(lg, lambda s: {"messages": [("ai", f"saved {HIGH}")]}, checkpointer=lg.InMemorySaver())
+    config = {"configurable": {"thread_id": "t1"}}
+    g.invoke({"messages": [("user", f"asked {LOW}")]}, config)
+    show(g, title=f"graph {HIGH}")
+    history(g, config, title=f"history {LOW}")  # its values: msgpack saved the surrogate as "?"
+    seen = lens(g, {"messages": [("user", f"lens {LOW}")]}, {"configurable": {"thread_id": "t2"}}, display=False)
+    seen.step()
+    strings = page.strings()
+    assert f"graph {REPLACEMENT}" in strings
+    assert f"history {REPLACEMENT}" in strings
+    assert any(f"lens {REPLACEMENT}" in text for text in strings)  # the lens's step
+    assert not any(HIGH in text or LOW in text for text in strings)
+
+
 # -- a send that raises never keeps a run from settling ------------------------------
 def test_a_run_whose_every_send_raises_still_settles_and_releases_every_waiter(page: Page) -> None:
     lg = _engine("langgraph")
