@@ -1,0 +1,176 @@
+"""The fork form of the history view: one field per state key, and the page's edits parsed.
+
+The form is generated from the graph's state schema (a JSON schema per key; what has none
+is edited as JSON text) and the checkpoint's values. What the page sends back is text per
+field: it is parsed by the field's kind and checked against the schema here, in the kernel,
+so every wrong field is named (:class:`ForkError`) and nothing reaches ``update_state``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from lgnb.draw import jsonable
+
+SCALAR_KINDS = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
+#: a field whose text is longer is shown, not editable in the page (fork from code)
+FORM_TEXT_MAX = 100_000
+
+
+def _is_reducer(channel: Any) -> bool:
+    return type(channel).__name__ in ("BinaryOperatorAggregate", "Topic")
+
+
+def _field_kind(schema: Mapping[str, Any] | None, value: Any) -> str:
+    kind = schema.get("type") if isinstance(schema, Mapping) else None
+    if isinstance(kind, str) and kind in SCALAR_KINDS:
+        return kind
+    if kind is None and not (isinstance(schema, Mapping) and ("anyOf" in schema or "$ref" in schema)):
+        for name, types in (("boolean", bool), ("string", str), ("integer", int), ("number", float)):
+            if isinstance(value, types):
+                return name
+    return "json"
+
+
+class ForkError(ValueError):
+    """Edited values that cannot be sent: ``errors`` maps each field to what is wrong."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+        self.errors = errors
+
+
+def schema_properties(graph: Any) -> dict[str, Any]:
+    """The state keys' JSON schemas (from the output schema, then the input schema)."""
+    props: dict[str, Any] = {}
+    for getter in ("get_output_jsonschema", "get_input_jsonschema"):
+        fn = getattr(graph, getter, None)
+        try:
+            schema = fn() if callable(fn) else None
+        except Exception:  # noqa: BLE001 - a schema we cannot read: the fields fall back to JSON
+            schema = None
+        if isinstance(schema, Mapping):
+            for k, v in (schema.get("properties") or {}).items():
+                props.setdefault(str(k), v)
+    return props
+
+
+def fork_form(graph: Any, checkpoint_id: str, values: Any) -> dict[str, Any]:
+    """The fork form of a checkpoint: one field per state key (from the state schema;
+    ``json`` text for what has no field), and the nodes the update may be made as.
+
+    ``{"id", "fields": [{"key", "kind", "value", "text", "reducer", "schema"}], "as_node": [...]}``;
+    `kind` is string / integer / number / boolean / json. A field whose channel has a
+    reducer starts empty: what is sent there goes through the reducer (appended, ...).
+    A field whose text is over `FORM_TEXT_MAX` characters has ``too_big`` (its length)
+    and no value or text: it is not sent to the page (fork with it from code).
+    `values`: the checkpoint's values as JSON.
+    """
+    values = values if isinstance(values, Mapping) else {}
+    props = schema_properties(graph)
+    channels = getattr(graph, "channels", None) or {}
+    keys = [*props, *(k for k in values if k not in props)]
+    fields = []
+    for key in keys:
+        if key.startswith("__") or key.startswith("branch:"):
+            continue
+        reducer = _is_reducer(channels.get(key)) if isinstance(channels, Mapping) else False
+        value = None if reducer else values.get(key)
+        kind = _field_kind(props.get(key), values.get(key))
+        if kind == "json":
+            text = "" if value is None else json.dumps(value, indent=2, ensure_ascii=False)
+        else:
+            text = "" if value is None else value if isinstance(value, str) else json.dumps(value)
+        field = {"key": key, "kind": kind, "value": value, "text": text, "reducer": reducer,
+                 "schema": jsonable(props.get(key)) if key in props else None}
+        if len(text) > FORM_TEXT_MAX:
+            field.update(value=None, text="", too_big=len(text))
+        fields.append(field)
+    nodes = [str(n) for n in (getattr(graph, "nodes", None) or {}) if not str(n).startswith("__")]
+    return {"id": checkpoint_id, "fields": fields, "as_node": nodes}
+
+
+def parse_edits(form: Mapping[str, Any], edits: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The values to send for the edited fields of `form` (``{key: text}``, booleans as
+    true/false), validated: a :class:`ForkError` names every field that is wrong.
+    Unchanged fields and empty reducer fields are left out; None when nothing changed."""
+    checkpoint_id = form["id"]
+    fields = {f["key"]: f for f in form["fields"]}
+    errors: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    for key, raw in edits.items():
+        field = fields.get(str(key))
+        if field is None:
+            errors[str(key)] = "not a key of this graph's state"
+            continue
+        kind = field["kind"]
+        if field.get("too_big"):
+            errors[key] = (f"too big to edit in the page ({field['too_big']:,} characters): fork from code, "
+                           f"view.fork({checkpoint_id!r}, {{{key!r}: ...}})")
+            continue
+        try:
+            value = _parse_field(kind, raw)
+        except ValueError as exc:
+            errors[key] = str(exc)
+            continue
+        if field["reducer"] and raw in ("", None):
+            continue
+        if not field["reducer"] and value == field["value"]:
+            continue
+        problem = _schema_problem(field.get("schema"), value)
+        if problem:
+            errors[key] = problem
+            continue
+        values[key] = value
+    if errors:
+        raise ForkError(errors)
+    return values or None
+
+
+def _parse_field(kind: str, raw: Any) -> Any:
+    if kind == "string":
+        if raw is None or isinstance(raw, str):
+            return raw
+        raise ValueError(f"expected text, got {type(raw).__name__}")
+    if kind == "boolean":
+        if isinstance(raw, bool):
+            return raw
+        if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
+            return raw.strip().lower() == "true"
+        raise ValueError("expected true or false")
+    if kind in ("integer", "number"):
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            value = raw
+        else:
+            text = str(raw).strip()
+            try:
+                value = int(text) if kind == "integer" else float(text)
+            except ValueError:
+                raise ValueError(f"not {'an integer' if kind == 'integer' else 'a number'}: {text!r}") from None
+        if kind == "integer" and (not isinstance(value, int) and not float(value).is_integer()):
+            raise ValueError(f"not an integer: {raw!r}")
+        return int(value) if kind == "integer" else value
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+
+
+def _schema_problem(schema: Any, value: Any) -> str | None:
+    if not isinstance(schema, Mapping):
+        return None
+    try:
+        import jsonschema
+    except ImportError:  # the form's kinds were checked already
+        return None
+    try:
+        jsonschema.validate(value, dict(schema))
+    except jsonschema.ValidationError as exc:
+        return f"does not match the state schema: {exc.message}"
+    except jsonschema.SchemaError:
+        return None
+    return None
