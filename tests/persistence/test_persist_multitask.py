@@ -287,3 +287,50 @@ def test_a_running_lease_row_names_its_owner_and_is_renewed_by_the_heartbeat(tmp
         node.go.set()
         first.join(10)
         assert s.conn.execute(query).fetchone() is None  # released
+
+
+def test_async_postgres_saver_takes_turns_on_a_thread_and_its_lease_is_renewed(postgres_url, monkeypatch):
+    """lgnb's AsyncPostgresSaver: `setup()` creates the lease table; runs enqueue; the
+    heartbeat thread renews the row through the saver's event loop while a run holds it."""
+    import uuid
+
+    import lgnb.pregel._lease as lease
+    from lgnb.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    monkeypatch.setattr(lease, "HEARTBEAT", 0.05)
+    lease._wake.set()
+    tid = f"apg-{uuid.uuid4().hex}"
+    renewed: list[float] = []
+
+    class Watched(TypedDict):
+        count: int
+
+    async def main() -> None:
+        async with AsyncPostgresSaver.from_conn_string(postgres_url) as s:
+            await s.setup()
+
+            async def inc(st: Watched) -> dict:
+                await asyncio.sleep(0.01)
+                async with s._cursor() as cur:
+                    await cur.execute("SELECT extract(epoch FROM expires_at)::float8 AS e FROM lgnb_thread_leases "
+                                      "WHERE thread_id = %s", (tid,))
+                    row = await cur.fetchone()
+                renewed.append(row["e"])
+                if len(renewed) == 1:
+                    await asyncio.sleep(0.3)  # several heartbeats while this run holds the thread
+                    async with s._cursor() as cur:
+                        await cur.execute("SELECT extract(epoch FROM expires_at)::float8 AS e "
+                                          "FROM lgnb_thread_leases WHERE thread_id = %s", (tid,))
+                        renewed.append((await cur.fetchone())["e"])
+                return {"count": st.get("count", 0) + 1}
+
+            g = StateGraph(Watched).add_node("inc", inc).add_edge(START, "inc").compile(checkpointer=s)
+            cfg = {"configurable": {"thread_id": tid}}
+            await asyncio.gather(*(g.ainvoke({}, cfg, multitask="enqueue") for _ in range(8)))
+            assert (await g.aget_state(cfg)).values["count"] == 8
+            async with s._cursor() as cur:
+                await cur.execute("SELECT count(*) AS n FROM lgnb_thread_leases WHERE thread_id = %s", (tid,))
+                assert (await cur.fetchone())["n"] == 0
+
+    asyncio.run(main())
+    assert renewed[1] > renewed[0]
