@@ -242,7 +242,8 @@ def _cancelled(run: Any = None) -> BaseException:
 
 def _abandoned(run: Any) -> bool:
     """Whether the run was cancelled through its `RunControl`: it commits nothing more
-    (a node that finishes now has its writes thrown away)."""
+    (a node that finishes now has its writes thrown away). Callers test `run.control is
+    not None` first: a plain run has no control and pays one attribute load per task."""
     return getattr(run.control, "cancel_requested", False)
 
 
@@ -273,19 +274,24 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
     errors: list[BaseException] = []
     step_timeout = loop.graph.step_timeout
     if (len(tasks) == 1 and not step_timeout) or ex.sequential():
+        # looked up once per step: a plain run pays one test per feature, not a lookup
+        controlled = run.control is not None
+        recorder = loop.recorder
+        is_async = ex.is_async
         i = 0
         while i < len(tasks):
             task = tasks[i]
             i += 1
-            if run.cancelled or _abandoned(run):
+            if run.cancelled or (controlled and _abandoned(run)):
                 raise _cancelled(run)
             ctx = TaskContext(task, loop, runtime)
-            if task.node.is_error_handler:
+            node = task.node
+            if node.is_error_handler:
                 ctx.node_error = node_error_for(loop, task)
-            if loop.recorder is not None:
-                loop.recorder.start(task)
-            exc = yield from task_program(ctx, task.node.retry_policy or default, ex.is_async)
-            if _abandoned(run):
+            if recorder is not None:
+                recorder.start(task)
+            exc = yield from task_program(ctx, node.retry_policy or default, is_async)
+            if controlled and _abandoned(run):
                 raise _cancelled(run)
             handler = _commit(loop, task, exc, errors)
             if loop.io:  # a task's writes are saved before anything else runs
@@ -317,7 +323,7 @@ def _concurrently(
     deadline = time.monotonic() + timeout if timeout else None
     try:
         while True:
-            if _abandoned(run):
+            if run.control is not None and _abandoned(run):
                 raise _cancelled(run)
             while queue and not stopping and len(running) < limit:
                 task = queue.popleft()
@@ -331,7 +337,7 @@ def _concurrently(
             done = yield (ex.wait, ex.wait, (running, left))
             if not done:  # `step_timeout` passed with tasks still running
                 raise TimeoutError("Timed out")
-            if _abandoned(run):
+            if run.control is not None and _abandoned(run):
                 raise _cancelled(run)
             for fut in sorted(done, key=lambda f: order[id(running[f])]):
                 task = running.pop(fut)
@@ -389,7 +395,7 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             loop.after_tick()
             if loop.io:
                 yield flush
-            if run.cancelled or _abandoned(run):
+            if run.cancelled or (run.control is not None and _abandoned(run)):
                 raise _cancelled(run)
     except BaseException as e:  # noqa: BLE001 - re-raised below unless it is a swallowed interrupt
         exc = e
