@@ -32,7 +32,7 @@ from lgnb.errors import GraphInterrupt, mark_invalid_resume
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
-    from langgraph.checkpoint.base import CheckpointMetadata
+    from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointMetadata
 
 __all__ = (
     "All",
@@ -73,8 +73,10 @@ __all__ = (
 All = Literal["*"]
 """Special value: every node (for `interrupt_before` / `interrupt_after`)."""
 
-StreamMode = Literal["values", "updates", "checkpoints", "tasks", "debug", "messages", "custom"]
-"""What `stream()` emits: see the engine docs for each mode's payload."""
+StreamMode = Literal["values", "updates", "checkpoints", "tasks", "debug", "messages", "custom", "tools", "pregel"]
+"""What `stream()` emits: see the engine docs for each mode's payload. LangGraph's seven
+modes, plus "tools" (tool-call events, which LangGraph streams too) and "pregel" (lgnb
+only: the records of `lgnb.pregel.records`)."""
 
 Durability = Literal["sync", "async", "exit"]
 """When checkpoints are written: before the next step starts, while it runs, or once at exit."""
@@ -82,7 +84,7 @@ Durability = Literal["sync", "async", "exit"]
 StreamWriter = Callable[[Any], None]
 """Type of the `writer` argument a node may declare to emit `custom` stream events."""
 
-Checkpointer = Union[None, bool, Any]
+Checkpointer = Union[None, bool, "BaseCheckpointSaver[Any]"]
 """A `BaseCheckpointSaver`, `True` (inherit the parent's, per thread), `False` (none), or None."""
 
 N = TypeVar("N", bound=Hashable)

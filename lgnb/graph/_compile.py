@@ -36,11 +36,11 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def _keys(builder: StateGraph, schema: Any) -> list[str]:
+def _keys(builder: StateGraph[Any, Any, Any, Any], schema: Any) -> list[str]:
     return list(builder.schemas[schema])
 
 
-def _reads(builder: StateGraph, schema: Any) -> tuple[list[str] | str, dict[str, Any]]:
+def _reads(builder: StateGraph[Any, Any, Any, Any], schema: Any) -> tuple[list[str] | str, dict[str, Any]]:
     keys = _keys(builder, schema)
     if keys == [ROOT]:
         return ROOT, {}
@@ -49,7 +49,7 @@ def _reads(builder: StateGraph, schema: Any) -> tuple[list[str] | str, dict[str,
 
 
 def lower(
-    builder: StateGraph,
+    builder: StateGraph[Any, Any, Any, Any],
     *,
     checkpointer: Any,
     store: Any,
@@ -58,7 +58,7 @@ def lower(
     debug: bool,
     name: str,
     cache: Any = None,
-) -> CompiledStateGraph:
+) -> CompiledStateGraph[Any, Any, Any, Any]:
     # managed values ride along so Pregel(...) validates their names as LangGraph does (a
     # reserved name, a state key `__pregel_tasks`); it adds the Send queue itself
     channels: dict[str, Any] = {**builder.channels, **builder.managed}
@@ -146,7 +146,7 @@ def lower(
         for branch in branches.values():
             nodes[source].writers.append(_branch_writer(builder, source, branch))
 
-    graph = CompiledStateGraph(
+    graph: CompiledStateGraph[Any, Any, Any, Any] = CompiledStateGraph(
         nodes=nodes,
         channels=channels,
         input_channels=START,
@@ -169,7 +169,7 @@ def lower(
     return graph
 
 
-def _branch_writer(builder: StateGraph, source: str, branch: Branch) -> Callable[[Task, Any], Any]:
+def _branch_writer(builder: StateGraph[Any, Any, Any, Any], source: str, branch: Branch) -> Callable[[Task, Any], Any]:
     """A writer that routes by `branch.path` on the state as this task left it."""
     if branch.input_schema is not None:
         schema = branch.input_schema

@@ -14,31 +14,42 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from typing import (
+    TYPE_CHECKING,
     Any,
     Generic,
     Literal,
-    TypeVar,
     Union,
     get_args,
     get_origin,
     get_type_hints,
 )
 
+from typing_extensions import Self, TypeVar
+
+from lgnb._internal.callable import warn_config_annotation
 from lgnb._internal.constants import END, NS_END, NS_SEP, START
 from lgnb.channels.base import BaseChannel
 from lgnb.channels.last_value import LastValue
-from lgnb._internal.callable import warn_config_annotation
 from lgnb.graph._branch import Branch
 from lgnb.graph._schema import schema_channels
 from lgnb.pregel.main import Pregel
-from lgnb.types import Command, RetryPolicy
+from lgnb.types import All, Checkpointer, Command, RetryPolicy
 from lgnb.warnings import LangGraphDeprecatedSinceV05, LangGraphDeprecatedSinceV10
 
 __all__ = ("StateGraph", "CompiledStateGraph", "NodeSpec")
 
 logger = logging.getLogger("langgraph")
 
+if TYPE_CHECKING:
+    from langgraph.cache.base import BaseCache
+    from langgraph.store.base import BaseStore
+
+# LangGraph's type parameters (langgraph.typing): the state, the run context (`context=`),
+# and the input and output schemas, which default to the state's.
 StateT = TypeVar("StateT")
+ContextT = TypeVar("ContextT", default=None)
+InputT = TypeVar("InputT", default=StateT)
+OutputT = TypeVar("OutputT", default=StateT)
 
 
 class NodeSpec:
@@ -80,7 +91,7 @@ class NodeSpec:
         return as_runnable(self.action, getattr(self.action, "__name__", "node"))
 
 
-class StateGraph(Generic[StateT]):
+class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     """A graph whose nodes read a shared state and return updates to it.
 
     `state_schema` (TypedDict, dataclass or pydantic model) declares the keys: a plain
@@ -91,10 +102,10 @@ class StateGraph(Generic[StateT]):
     def __init__(
         self,
         state_schema: type[StateT],
-        context_schema: type[Any] | None = None,
+        context_schema: type[ContextT] | None = None,
         *,
-        input_schema: type[Any] | None = None,
-        output_schema: type[Any] | None = None,
+        input_schema: type[InputT] | None = None,
+        output_schema: type[OutputT] | None = None,
         **deprecated: Any,
     ) -> None:
         context_schema = _prefer(
@@ -167,7 +178,7 @@ class StateGraph(Generic[StateT]):
         timeout: Any = None,
         error_handler: Any = None,
         **kwargs: Any,
-    ) -> StateGraph[StateT]:
+    ) -> Self:
         """Add a node: a function of the state (sync or async), a Runnable, or a compiled graph.
 
         `destinations` names where a node returning `Command(goto=...)` may go (for
@@ -254,7 +265,7 @@ class StateGraph(Generic[StateT]):
         cache_policy: Any = None,
         error_handler: Any = None,
         timeout: Any = None,
-    ) -> StateGraph[StateT]:
+    ) -> Self:
         """Policies for every node that does not set its own, applied at `compile()`.
 
         `retry_policy` and `timeout` also apply to error-handler nodes; `cache_policy` and
@@ -303,7 +314,7 @@ class StateGraph(Generic[StateT]):
             if spec.timeout is None and defaults.get("timeout") is not None:
                 spec.timeout = defaults["timeout"]
 
-    def add_edge(self, start_key: str | list[str], end_key: str) -> StateGraph[StateT]:
+    def add_edge(self, start_key: str | list[str], end_key: str) -> Self:
         """Run `end_key` after `start_key`; with a list of starts, after all of them."""
         if self.compiled:
             logger.warning(
@@ -334,7 +345,7 @@ class StateGraph(Generic[StateT]):
         source: str,
         path: Callable[..., Hashable | Sequence[Hashable]] | Any,
         path_map: dict[Hashable, str] | list[str] | None = None,
-    ) -> StateGraph[StateT]:
+    ) -> Self:
         """After `source`, call `path(state)` and go where it says (names, END or Sends)."""
         if self.compiled:
             logger.warning(
@@ -352,7 +363,7 @@ class StateGraph(Generic[StateT]):
             self._add_schema(branch.input_schema)
         return self
 
-    def add_sequence(self, nodes: Sequence[Any | tuple[str, Any]]) -> StateGraph[StateT]:
+    def add_sequence(self, nodes: Sequence[Any | tuple[str, Any]]) -> Self:
         """Add nodes that run one after the other, in the order given."""
         if len(nodes) < 1:
             raise ValueError("Sequence requires at least one node.")
@@ -377,22 +388,22 @@ class StateGraph(Generic[StateT]):
             previous = name
         return self
 
-    def set_entry_point(self, key: str) -> StateGraph[StateT]:
+    def set_entry_point(self, key: str) -> Self:
         """Same as `add_edge(START, key)`."""
         return self.add_edge(START, key)
 
     def set_conditional_entry_point(
         self, path: Callable[..., Any], path_map: dict[Hashable, str] | list[str] | None = None
-    ) -> StateGraph[StateT]:
+    ) -> Self:
         """Same as `add_conditional_edges(START, path, path_map)`."""
         return self.add_conditional_edges(START, path, path_map)
 
-    def set_finish_point(self, key: str) -> StateGraph[StateT]:
+    def set_finish_point(self, key: str) -> Self:
         """Same as `add_edge(key, END)`."""
         return self.add_edge(key, END)
 
     # ------------------------------------------------------------------ validation
-    def validate(self, interrupt: Sequence[str] | None = None) -> StateGraph[StateT]:
+    def validate(self, interrupt: Sequence[str] | None = None) -> Self:
         """Check edges and interrupts name existing nodes; raise ValueError naming the problem."""
         sources = {s for s, _ in self._all_edges} | set(self.branches)
         sources |= {name for name, spec in self.nodes.items() if spec.ends}
@@ -430,16 +441,16 @@ class StateGraph(Generic[StateT]):
 
     def compile(
         self,
-        checkpointer: Any = None,
+        checkpointer: Checkpointer = None,
         *,
-        store: Any = None,
-        cache: Any = None,
-        interrupt_before: Literal["*"] | list[str] | None = None,
-        interrupt_after: Literal["*"] | list[str] | None = None,
+        store: BaseStore | None = None,
+        cache: BaseCache | None = None,
+        interrupt_before: All | list[str] | None = None,
+        interrupt_after: All | list[str] | None = None,
         debug: bool = False,
         name: str | None = None,
         transformers: Sequence[Any] | None = None,
-    ) -> CompiledStateGraph:
+    ) -> CompiledStateGraph[StateT, ContextT, InputT, OutputT]:
         """Validate the graph and lower it to a runnable `CompiledStateGraph`.
 
         `transformers`: stream transformer classes (or `scope -> transformer` factories)
@@ -475,12 +486,12 @@ class StateGraph(Generic[StateT]):
         return compiled
 
 
-class CompiledStateGraph(Pregel):
+class CompiledStateGraph(Pregel, Generic[StateT, ContextT, InputT, OutputT]):
     """A compiled StateGraph: run it with invoke / stream, inspect it with get_graph."""
 
-    builder: StateGraph
+    builder: StateGraph[StateT, ContextT, InputT, OutputT]
 
-    def attach_builder(self, builder: StateGraph) -> None:
+    def attach_builder(self, builder: StateGraph[StateT, ContextT, InputT, OutputT]) -> None:
         self.builder = builder
 
 
@@ -506,7 +517,7 @@ def _renamed(kwargs: dict[str, Any], old: str, new: str, since: type[Warning]) -
     if old not in kwargs:
         return None
     warnings.warn(
-        since(f"`{old}` is deprecated and will be removed. Please use `{new}` instead."),  # type: ignore[call-arg]
+        since(f"`{old}` is deprecated and will be removed. Please use `{new}` instead."),
         stacklevel=3,
     )
     return kwargs.pop(old)
@@ -524,9 +535,9 @@ def _inspect_action(
         if (
             inspect.isfunction(action)
             or inspect.ismethod(action)
-            or inspect.ismethod(getattr(action, "__call__", None))
+            or inspect.ismethod(getattr(action, "__call__", None))  # noqa: B004 - an object's bound __call__
         ):
-            hints = get_type_hints(getattr(action, "__call__")) or get_type_hints(action)
+            hints = get_type_hints(action.__call__) or get_type_hints(action)
         else:
             return None, ()
         if want_input:

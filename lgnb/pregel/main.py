@@ -7,8 +7,8 @@ hand them to a driver. Sync and async entry points share everything but the driv
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from lgnb._internal.callable import CompiledGraphBase
 from lgnb._internal.constants import CONF, CONFIG_KEY_DURABILITY, INTERRUPT
@@ -16,9 +16,11 @@ from lgnb._internal.context import TASK_CTX, TaskContext
 from lgnb._internal.runnable_compat import register_when_loaded, runnable_attribute
 from lgnb.channels.base import BaseChannel
 from lgnb.errors import ErrorCode, GraphDrained, GraphRecursionError, create_error_message
+from lgnb.pregel._builder import NodeBuilder
 from lgnb.pregel._delta import hydrating
 from lgnb.pregel._driver import adrive, drive
 from lgnb.pregel._invoke import Collector
+from lgnb.pregel._lease import check_multitask, leased
 from lgnb.pregel._live import (
     aclose_driver,
     drain,
@@ -28,7 +30,6 @@ from lgnb.pregel._live import (
     wait_either,
 )
 from lgnb.pregel._loop import Loop
-from lgnb.pregel._builder import NodeBuilder
 from lgnb.pregel._node import PregelNode
 from lgnb.pregel._options import (
     DEFAULT_RECURSION_LIMIT,
@@ -41,14 +42,22 @@ from lgnb.pregel._options import (
 )
 from lgnb.pregel._program import Program, aanswer, answer
 from lgnb.pregel._replay import LoadPlan, loading, plan_load, superseding
-from lgnb.pregel._lease import check_multitask, leased
 from lgnb.pregel._run import RunContext, StreamSink
 from lgnb.pregel._stream import make_formatter
 from lgnb.runtime import RunControl
-from lgnb.types import GraphOutput
+from lgnb.types import All, Checkpointer, Durability, GraphOutput, RetryPolicy, StreamMode
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
+    from langgraph.cache.base import BaseCache
+    from langgraph.store.base import BaseStore
+
+    from lgnb.types import CachePolicy
+
+_NO_CACHE = "This graph has no cache to clear: compile it with one, e.g. builder.compile(cache=InMemoryCache())"
+
+#: `multitask=`: what a run does when another holds its thread (see `lgnb.pregel._lease`)
+MultitaskStrategy = Literal["reject", "enqueue", "interrupt"]
 
 __all__ = ("Pregel",)
 
@@ -82,23 +91,23 @@ class Pregel(CompiledGraphBase):
     def __init__(
         self,
         *,
-        nodes: dict[str, PregelNode | NodeBuilder],
+        nodes: Mapping[str, PregelNode | NodeBuilder],
         channels: dict[str, BaseChannel] | None,
         input_channels: str | Sequence[str],
         output_channels: str | Sequence[str],
         stream_channels: str | Sequence[str] | None = None,
         state_keys: Sequence[str] | None = None,
-        checkpointer: Any = None,
-        interrupt_before_nodes: Sequence[str] | str = (),
-        interrupt_after_nodes: Sequence[str] | str = (),
-        stream_mode: str = "values",
+        checkpointer: Checkpointer = None,
+        interrupt_before_nodes: All | Sequence[str] = (),
+        interrupt_after_nodes: All | Sequence[str] = (),
+        stream_mode: StreamMode = "values",
         name: str = "LangGraph",
         debug: bool | None = None,
-        retry_policy: Any = (),
-        cache_policy: Any = None,
-        cache: Any = None,
-        context_schema: Any = None,
-        store: Any = None,
+        retry_policy: RetryPolicy | Sequence[RetryPolicy] = (),
+        cache_policy: CachePolicy | None = None,
+        cache: BaseCache | None = None,
+        context_schema: type[Any] | None = None,
+        store: BaseStore | None = None,
         config: RunnableConfig | None = None,
         auto_validate: bool = True,
         stream_eager: bool = False,
@@ -243,10 +252,14 @@ class Pregel(CompiledGraphBase):
 
     def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
         """Drop the cached writes of `nodes` (default: every node) from the graph's cache."""
+        if self.cache is None:
+            raise ValueError(_NO_CACHE)
         self.cache.clear(self._cache_namespaces(nodes))
 
     async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
         """Async twin of `clear_cache`."""
+        if self.cache is None:
+            raise ValueError(_NO_CACHE)
         await self.cache.aclear(self._cache_namespaces(nodes))
 
     def config_schema(self, *, include: Sequence[str] | None = None) -> Any:
@@ -310,13 +323,13 @@ class Pregel(CompiledGraphBase):
         import copy
 
         clone = copy.copy(self)
-        merged = dict(self.config or {})
+        merged: dict[str, Any] = dict(self.config or {})
         merged.update(config or {})
         merged.update(kwargs)
-        clone.config = merged
+        clone.config = cast("RunnableConfig", merged)
         return clone
 
-    def _merged_config(self, config: RunnableConfig | None) -> dict[str, Any]:
+    def _merged_config(self, config: Mapping[str, Any] | None) -> dict[str, Any]:
         # a None value is "not given" (LangGraph's ensure_config): `recursion_limit=None`
         # keeps the graph's or the default limit
         merged: dict[str, Any] = {k: v for k, v in (self.config or {}).items() if v is not None}
@@ -385,7 +398,7 @@ class Pregel(CompiledGraphBase):
 
     def _prepare(
         self,
-        config: RunnableConfig | None,
+        given_config: RunnableConfig | None,
         *,
         context: Any,
         stream_mode: Any,
@@ -400,11 +413,13 @@ class Pregel(CompiledGraphBase):
         messages_v2: bool = False,
         multitask: Any = None,
     ) -> tuple[dict[str, Any], RunContext, dict[str, Any], Any]:
+        # a RunnableConfig is a plain dict at run time; from here on it is handled as one
+        config = cast("dict[str, Any] | None", given_config)
         parent = TASK_CTX.get()
-        if parent is not None and _own_lineage(parent, config):
+        if parent is not None and _own_lineage(parent, given_config):
             parent = None  # a child given its own thread or checkpoint runs as a root graph
         if parent is not None:
-            config = config_inside_node(parent, config)
+            config = config_inside_node(parent, given_config)
             config[CONF]["checkpoint_ns"] = parent.next_subgraph_ns()
         config = self._merged_config(config)
         if stream_mode is None:
@@ -521,7 +536,7 @@ class Pregel(CompiledGraphBase):
         from lgnb.pregel._run_stream import STREAM_MESSAGES_V2
 
         messages_v2 = version == "v2" and bool(((config or {}).get(CONF) or {}).get(STREAM_MESSAGES_V2))
-        config, run, loop_kwargs, (stream_mode, prints) = self._prepare(
+        run_config, run, loop_kwargs, (stream_mode, prints) = self._prepare(
             config, messages_v2=messages_v2, **options
         )
         fmt = make_formatter(
@@ -532,7 +547,7 @@ class Pregel(CompiledGraphBase):
             output_mapper=self.output_mapper if version == "v2" else None,
             state_mapper=self._state_mapper() if version == "v2" else None,
         )
-        return config, run, loop_kwargs, fmt
+        return run_config, run, loop_kwargs, fmt
 
     def _state_mapper(self) -> Any:
         """dict -> the builder's state type (pydantic / dataclass), or None for dicts."""
@@ -550,17 +565,17 @@ class Pregel(CompiledGraphBase):
         config: RunnableConfig | None = None,
         *,
         context: Any = None,
-        stream_mode: Any = None,
-        print_mode: Any = (),
+        stream_mode: StreamMode | Sequence[StreamMode] | None = None,
+        print_mode: StreamMode | Sequence[StreamMode] = (),
         output_keys: str | Sequence[str] | None = None,
-        interrupt_before: Any = None,
-        interrupt_after: Any = None,
-        durability: Any = None,
+        interrupt_before: All | Sequence[str] | None = None,
+        interrupt_after: All | Sequence[str] | None = None,
+        durability: Durability | None = None,
         subgraphs: bool = False,
         debug: bool | None = None,
-        version: str = "v1",
-        control: Any = None,
-        multitask: str | None = None,
+        version: Literal["v1", "v2"] = "v1",
+        control: RunControl | None = None,
+        multitask: MultitaskStrategy | None = None,
         **kwargs: Any,
     ) -> Iterator[Any]:
         """Run the graph, yielding stream events as they happen (see `stream_mode`).
@@ -572,7 +587,7 @@ class Pregel(CompiledGraphBase):
         "enqueue" waits for the holder to end, "interrupt" cancels the holder
         (`RunControl.request_cancel`). See `lgnb.pregel._lease`."""
         durability = _checkpoint_during(durability, kwargs, "stream")
-        config, run, loop_kwargs, fmt = self._open_stream(
+        run_config, run, loop_kwargs, fmt = self._open_stream(
             config,
             context=context,
             stream_mode=stream_mode,
@@ -592,7 +607,7 @@ class Pregel(CompiledGraphBase):
         live = bool(run.modes & {"messages", "custom"}) or subgraphs or self.stream_eager
         if live:
             sink.make_blocking()
-        loop = answer(self._opening(run, loop_kwargs, config))
+        loop = answer(self._opening(run, loop_kwargs, run_config))
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         if not live:
@@ -606,7 +621,7 @@ class Pregel(CompiledGraphBase):
         else:
             yield from stream_threaded(loop, input, sink, fmt, resuming)
         yield from drain(items, fmt)
-        self._check_exit(loop, config)
+        self._check_exit(loop, run_config)
 
     async def astream(
         self,
@@ -614,22 +629,22 @@ class Pregel(CompiledGraphBase):
         config: RunnableConfig | None = None,
         *,
         context: Any = None,
-        stream_mode: Any = None,
-        print_mode: Any = (),
+        stream_mode: StreamMode | Sequence[StreamMode] | None = None,
+        print_mode: StreamMode | Sequence[StreamMode] = (),
         output_keys: str | Sequence[str] | None = None,
-        interrupt_before: Any = None,
-        interrupt_after: Any = None,
-        durability: Any = None,
+        interrupt_before: All | Sequence[str] | None = None,
+        interrupt_after: All | Sequence[str] | None = None,
+        durability: Durability | None = None,
         subgraphs: bool = False,
         debug: bool | None = None,
-        version: str = "v1",
-        control: Any = None,
-        multitask: str | None = None,
+        version: Literal["v1", "v2"] = "v1",
+        control: RunControl | None = None,
+        multitask: MultitaskStrategy | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """Async twin of `stream`: async nodes run as tasks, sync nodes in threads."""
         durability = _checkpoint_during(durability, kwargs, "astream")
-        config, run, loop_kwargs, fmt = self._open_stream(
+        run_config, run, loop_kwargs, fmt = self._open_stream(
             config,
             context=context,
             stream_mode=stream_mode,
@@ -647,7 +662,7 @@ class Pregel(CompiledGraphBase):
         sink = run.sink
         assert sink is not None
         install_async_wakeup(sink)
-        loop = await aanswer(self._opening(run, loop_kwargs, config))
+        loop = await aanswer(self._opening(run, loop_kwargs, run_config))
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         agen = adrive(loop, input, resuming=resuming)
@@ -674,7 +689,7 @@ class Pregel(CompiledGraphBase):
             await aclose_driver(agen, step)
         for chunk in drain(items, fmt):
             yield chunk
-        self._check_exit(loop, config)
+        self._check_exit(loop, run_config)
 
     def _check_exit(self, loop: Loop, config: dict[str, Any]) -> None:
         if loop.status == "draining":
@@ -697,7 +712,7 @@ class Pregel(CompiledGraphBase):
         input: Any,
         config: RunnableConfig | None = None,
         *,
-        version: str = "v2",
+        version: Literal["v1", "v2", "v3"] = "v2",
         transformers: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> Any:
@@ -716,7 +731,7 @@ class Pregel(CompiledGraphBase):
         input: Any,
         config: RunnableConfig | None = None,
         *,
-        version: str = "v2",
+        version: Literal["v1", "v2", "v3"] = "v2",
         transformers: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> Any:
@@ -736,13 +751,13 @@ class Pregel(CompiledGraphBase):
         config: RunnableConfig | None = None,
         *,
         context: Any = None,
-        stream_mode: Any = "values",
-        print_mode: Any = (),
+        stream_mode: StreamMode | Sequence[StreamMode] = "values",
+        print_mode: StreamMode | Sequence[StreamMode] = (),
         output_keys: str | Sequence[str] | None = None,
-        interrupt_before: Any = None,
-        interrupt_after: Any = None,
-        durability: Any = None,
-        version: str = "v1",
+        interrupt_before: All | Sequence[str] | None = None,
+        interrupt_after: All | Sequence[str] | None = None,
+        durability: Durability | None = None,
+        version: Literal["v1", "v2"] = "v1",
         **kwargs: Any,
     ) -> Any:
         """Run the graph to completion (or to an interrupt) and return its output."""
@@ -750,10 +765,10 @@ class Pregel(CompiledGraphBase):
         if output_keys is None:
             output_keys = self.output_channels
         if stream_mode == "values" and not print_mode and not kwargs.get("debug", self.debug):
-            config, run, loop_kwargs = self._start_invoke(
+            run_config, run, loop_kwargs = self._start_invoke(
                 input, config, context, output_keys, interrupt_before, interrupt_after, durability, kwargs
             )
-            loop = answer(self._opening(run, loop_kwargs, config))
+            loop = answer(self._opening(run, loop_kwargs, run_config))
             for _ in drive(loop, input, resuming=nested_resuming(loop)):
                 pass
             self._check_exit(loop, loop.config)
@@ -781,13 +796,13 @@ class Pregel(CompiledGraphBase):
         config: RunnableConfig | None = None,
         *,
         context: Any = None,
-        stream_mode: Any = "values",
-        print_mode: Any = (),
+        stream_mode: StreamMode | Sequence[StreamMode] = "values",
+        print_mode: StreamMode | Sequence[StreamMode] = (),
         output_keys: str | Sequence[str] | None = None,
-        interrupt_before: Any = None,
-        interrupt_after: Any = None,
-        durability: Any = None,
-        version: str = "v1",
+        interrupt_before: All | Sequence[str] | None = None,
+        interrupt_after: All | Sequence[str] | None = None,
+        durability: Durability | None = None,
+        version: Literal["v1", "v2"] = "v1",
         **kwargs: Any,
     ) -> Any:
         """Async twin of `invoke`."""
@@ -795,10 +810,10 @@ class Pregel(CompiledGraphBase):
         if output_keys is None:
             output_keys = self.output_channels
         if stream_mode == "values" and not print_mode and not kwargs.get("debug", self.debug):
-            config, run, loop_kwargs = self._start_invoke(
+            run_config, run, loop_kwargs = self._start_invoke(
                 input, config, context, output_keys, interrupt_before, interrupt_after, durability, kwargs
             )
-            loop = await aanswer(self._opening(run, loop_kwargs, config))
+            loop = await aanswer(self._opening(run, loop_kwargs, run_config))
             async for _ in adrive(loop, input, resuming=nested_resuming(loop)):
                 pass
             self._check_exit(loop, loop.config)
@@ -835,7 +850,7 @@ class Pregel(CompiledGraphBase):
         unknown = set(kwargs) - {"debug", "subgraphs", "control", "multitask"}
         if unknown:
             raise TypeError(f"invoke() got unexpected keyword arguments: {sorted(unknown)}")
-        config, run, loop_kwargs, _ = self._prepare(
+        run_config, run, loop_kwargs, _ = self._prepare(
             config,
             context=context,
             stream_mode=[],
@@ -849,7 +864,7 @@ class Pregel(CompiledGraphBase):
             control=kwargs.get("control"),
             multitask=kwargs.get("multitask"),
         )
-        return config, run, loop_kwargs
+        return run_config, run, loop_kwargs
 
     def _invoke_result(self, loop: Loop, version: str) -> Any:
         value = loop.output if loop.values_emitted else None
@@ -890,12 +905,12 @@ class Pregel(CompiledGraphBase):
         """The thread's state at its latest (or the addressed) checkpoint."""
         from lgnb.pregel._state import get_state
 
-        return get_state(self, config, subgraphs=subgraphs)
+        return get_state(self, _plain(config), subgraphs=subgraphs)
 
     async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> Any:
         from lgnb.pregel._state import aget_state
 
-        return await aget_state(self, config, subgraphs=subgraphs)
+        return await aget_state(self, _plain(config), subgraphs=subgraphs)
 
     def get_state_history(
         self,
@@ -908,7 +923,7 @@ class Pregel(CompiledGraphBase):
         """The thread's checkpoints, newest first, as StateSnapshots."""
         from lgnb.pregel._state import get_state_history
 
-        return get_state_history(self, config, filter=filter, before=before, limit=limit)
+        return get_state_history(self, _plain(config), filter=filter, before=cast("dict[str, Any] | None", before), limit=limit)
 
     async def aget_state_history(
         self,
@@ -920,7 +935,7 @@ class Pregel(CompiledGraphBase):
     ) -> AsyncIterator[Any]:
         from lgnb.pregel._state import aget_state_history
 
-        async for snap in aget_state_history(self, config, filter=filter, before=before, limit=limit):
+        async for snap in aget_state_history(self, _plain(config), filter=filter, before=cast("dict[str, Any] | None", before), limit=limit):
             yield snap
 
     def update_state(
@@ -933,20 +948,20 @@ class Pregel(CompiledGraphBase):
         """Write `values` to the thread as if node `as_node` returned them (a new checkpoint)."""
         from lgnb.pregel._state import update_state
 
-        return update_state(self, config, values, as_node=as_node, task_id=task_id)
+        return cast("RunnableConfig", update_state(self, _plain(config), values, as_node=as_node, task_id=task_id))
 
     def bulk_update_state(self, config: RunnableConfig, supersteps: Sequence[Sequence[Any]]) -> RunnableConfig:
         """Apply several supersteps of `StateUpdate(values, as_node, task_id)` at once."""
         from lgnb.pregel._state import bulk_update_state
 
-        return bulk_update_state(self, config, supersteps)
+        return cast("RunnableConfig", bulk_update_state(self, _plain(config), supersteps))
 
     async def abulk_update_state(
         self, config: RunnableConfig, supersteps: Sequence[Sequence[Any]]
     ) -> RunnableConfig:
         from lgnb.pregel._state import abulk_update_state
 
-        return await abulk_update_state(self, config, supersteps)
+        return cast("RunnableConfig", await abulk_update_state(self, _plain(config), supersteps))
 
     def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False) -> Iterator[tuple[str, Pregel]]:
         """The compiled graphs used as (or invoked by) nodes: `(name, graph)`, nested names
@@ -983,7 +998,13 @@ class Pregel(CompiledGraphBase):
     ) -> RunnableConfig:
         from lgnb.pregel._state import aupdate_state
 
-        return await aupdate_state(self, config, values, as_node=as_node, task_id=task_id)
+        return cast("RunnableConfig", await aupdate_state(self, _plain(config), values, as_node=as_node, task_id=task_id))
+
+
+def _plain(config: RunnableConfig) -> dict[str, Any]:
+    """A RunnableConfig (a TypedDict) as the plain dict it is at run time, for the engine's
+    helpers that take `dict[str, Any]`."""
+    return cast("dict[str, Any]", config)
 
 
 def _own_lineage(parent: TaskContext, config: RunnableConfig | None) -> bool:
