@@ -8,6 +8,7 @@ import anywidget
 import traitlets
 
 from lgnb.widgets._assets import VIEW_ESM, bundle_payload
+from lgnb.widgets._snapshot_display import Snapshotted
 from lgnb.widgets._wire import wire_safe
 
 
@@ -30,7 +31,7 @@ def get_runtime() -> Runtime:
     return _runtime
 
 
-class View(anywidget.AnyWidget):
+class View(Snapshotted, anywidget.AnyWidget):
     """Base of lgnb views: a tiny ESM that delegates rendering to the shared runtime.
 
     Everything a view sends passes `wire_safe` here, once: its trait state (the comm's

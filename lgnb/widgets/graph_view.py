@@ -13,6 +13,8 @@ import traitlets
 
 from lgnb.draw import Drawing, drawing_to_dot, layout
 from lgnb.widgets._runtime import View
+from lgnb.widgets._snapshot import graph_html
+from lgnb.widgets._snapshot_svg import svg_for_dot
 from lgnb.widgets._title import view_title
 
 
@@ -73,6 +75,10 @@ class GraphView(GraphMixin, View):
     """The graph view widget returned by :func:`show`."""
 
     _view_kind = traitlets.Unicode("graph").tag(sync=True)
+    _snapshot_on = ("dot",)
+
+    def _static_html(self) -> str:
+        return graph_html({"title": self.title}, svg=svg_for_dot(self.dot))
 
 
 def show(graph: Any, *, expanded: bool | list[str] = False, title: str | None = None) -> GraphView:

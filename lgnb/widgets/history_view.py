@@ -40,6 +40,8 @@ from lgnb.widgets._history_pages import MAX_LOADED, PAGE, HistoryPages
 from lgnb.widgets._history_read import HistoryReader
 from lgnb.widgets._loops import loop_for_run
 from lgnb.widgets._runtime import View
+from lgnb.widgets._snapshot import history_html
+from lgnb.widgets._snapshot_svg import svg_for_dot
 from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import check_graph
 
@@ -56,6 +58,7 @@ class HistoryView(View):
     """The timeline widget returned by :func:`history`."""
 
     _view_kind = traitlets.Unicode("history").tag(sync=True)
+    _snapshot_on = ("timeline",)
     dot = traitlets.Unicode("").tag(sync=True)
     timeline = traitlets.Dict().tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
@@ -107,8 +110,12 @@ class HistoryView(View):
             self._panel = ipywidgets.VBox([self, self.replays])
         return self._panel
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+    def _widget_mimebundle(self, **kwargs: Any) -> Any:
         return self.panel._repr_mimebundle_(**kwargs)
+
+    def _static_html(self) -> str:
+        state = {"title": self.title, "thread": self.thread, "error": self.error, "timeline": self.timeline}
+        return history_html(state, svg=svg_for_dot(self.dot))
 
     # -- public API --------------------------------------------------------------
     @property

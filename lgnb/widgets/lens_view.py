@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import threading
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import traitlets
@@ -32,6 +34,8 @@ from lgnb.pregel.records import to_jsonable
 from lgnb.widgets._forms import form_for
 from lgnb.widgets._loops import background_loop
 from lgnb.widgets._runtime import View, show_in_notebook
+from lgnb.widgets._snapshot import lens_html
+from lgnb.widgets._snapshot_svg import svg_for_dot
 from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import GraphMixin, check_graph
 from lgnb.widgets.lens_steps import REDUCED_NOTICE, StepBuilder, public_step
@@ -49,6 +53,7 @@ class LensView(GraphMixin, View):
     """What the browser shows of a lens."""
 
     _view_kind = traitlets.Unicode("lens").tag(sync=True)
+    _snapshot_on = ("status", "busy")
     status = traitlets.Unicode("ready").tag(sync=True)
     #: the step shown (JSON: see `lens_steps`), and a one-line summary of every step so far
     current = traitlets.Dict().tag(sync=True)
@@ -69,6 +74,11 @@ class LensView(GraphMixin, View):
     thread = traitlets.Unicode("").tag(sync=True)
 
     _controller: Lens | None = None
+
+    def _static_html(self) -> str:
+        state = {k: getattr(self, k) for k in ("title", "status", "thread", "error", "visited", "summary",
+                                               "interrupts")}
+        return lens_html(state, svg=svg_for_dot(self.dot))
 
     def _msg_step(self, content: dict[str, Any]) -> None:
         if self._controller is not None:
@@ -242,6 +252,10 @@ class Lens:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.view._repr_mimebundle_(**kwargs)
+
+    def to_html(self, path: str | os.PathLike[str]) -> Path:
+        """Write the lens as a standalone HTML file: graph, status, its steps so far (no script)."""
+        return self.view.to_html(path)
 
     def __repr__(self) -> str:
         return f"<lgnb.Lens {self._status} steps={len(self._builder.steps)}>"

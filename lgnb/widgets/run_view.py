@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import importlib
+import os
 import threading
 import time
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import traitlets
@@ -27,6 +29,8 @@ from lgnb.widgets._loops import background_loop, loop_for_run, running_loop
 from lgnb.widgets._panel import StatePanel
 from lgnb.widgets._pump import Pump
 from lgnb.widgets._runtime import View, show_in_notebook
+from lgnb.widgets._snapshot import run_html
+from lgnb.widgets._snapshot_svg import svg_for_dot
 from lgnb.widgets._store import CAPS, ContentStore, Patch, coalesce
 from lgnb.widgets._stream import StreamReducer
 from lgnb.widgets._thread import cancel_segment, check_not_busy, segment_options, was_cancelled
@@ -88,6 +92,13 @@ class RunView(GraphMixin, View):
     caps = traitlets.Dict(default_value=dict(CAPS)).tag(sync=True)
 
     _controller: Run | None = None
+    _snapshot_on = ("status",)
+
+    def _static_html(self) -> str:
+        state = {k: getattr(self, k) for k in ("title", "status", "step", "elapsed", "thread", "notice",
+                                               "error", "visited", "interrupts", "answers")}
+        content = self._controller.content if self._controller is not None else self.snapshot
+        return run_html(state, content, svg=svg_for_dot(self.dot))
 
     def _msg_hello(self, content: dict[str, Any]) -> None:
         if self._controller is not None:
@@ -278,6 +289,7 @@ class Run:
                 self._pump_here(timeout)
             elif not self._settled.wait(timeout):
                 raise TimeoutError(f"run still {self._status} after {timeout} s")
+        self.view._publish_snapshot()  # from the waiting cell, so a headless run saves it too
         return self._outcome()
 
     def _pump_here(self, timeout: float | None) -> None:
@@ -303,7 +315,13 @@ class Run:
                 await asyncio.shield(self._new_waiter())
             else:
                 await asyncio.get_running_loop().run_in_executor(None, self._settled.wait)
+        self.view._publish_snapshot()
         return self._outcome()
+
+    def to_html(self, path: str | os.PathLike[str]) -> Path:
+        """Write the run as a standalone HTML file: graph, status, transcript, progress,
+        updates, forms and answers as they stand now (no script, no network)."""
+        return self.view.to_html(path)
 
     def resume(self, value: Any = None) -> Run:
         """Resume an interrupted run with `value` (or ``{interrupt_id: value}``).
