@@ -7,13 +7,17 @@ and `lgnb.Run` are loaded on first use, so `import lgnb` stays light.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import END, START
 from lgnb.config import get_config, get_stream_writer
 from lgnb.errors import GraphRecursionError, InvalidUpdateError
 from lgnb.graph import StateGraph
 from lgnb.types import Command, Interrupt, RetryPolicy, Send, interrupt
+
+if TYPE_CHECKING:  # loaded on first use (`__getattr__` below); typed here for checkers
+    from lgnb.graph.message import MessagesState, add_messages
+    from lgnb.widgets import Run, history, lens, register_form, run, show
 
 __version__ = "0.1.0"
 
@@ -30,6 +34,7 @@ __all__ = (
     "Send",
     "StateGraph",
     "add_messages",
+    "connect",
     "get_config",
     "get_stream_writer",
     "history",
@@ -48,6 +53,10 @@ def __getattr__(name: str) -> Any:
         from lgnb import widgets
 
         return getattr(widgets, name)
+    if name in ("connect",):
+        from lgnb import remote
+
+        return getattr(remote, name)
     if name in ("MessagesState", "add_messages"):
         from lgnb.graph import message
 

@@ -15,7 +15,8 @@ import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, get_args, get_origin
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, get_args, get_origin, overload
 
 from lgnb._internal.callable import NodeCallable
 from lgnb._internal.constants import END, START
@@ -23,7 +24,14 @@ from lgnb.channels.ephemeral_value import EphemeralValue
 from lgnb.channels.last_value import LastValue
 from lgnb.pregel._call import Call, call_node, schedule_call
 from lgnb.pregel._node import PregelNode
-from lgnb.types import CachePolicy, RetryPolicy
+from lgnb.types import CachePolicy, RetryPolicy, TimeoutPolicy
+
+if TYPE_CHECKING:
+    from langgraph.cache.base import BaseCache
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.store.base import BaseStore
+
+    from lgnb.pregel.main import Pregel
 
 __all__ = ("entrypoint", "task")
 
@@ -59,13 +67,11 @@ def _timeout(timeout: Any, func: Any, name: str, kind: str) -> Any:
     return policy
 
 
-def _eager_timeout(timeout: Any) -> Any:
+def _eager_timeout(timeout: float | timedelta | TimeoutPolicy | None) -> TimeoutPolicy | None:
     """`timeout=` as a TimeoutPolicy, checked when `@task(...)` / `@entrypoint(...)` is
     written (a ValueError for a non-positive value), not when the function first runs."""
     if timeout is None:
         return None
-    from lgnb.types import TimeoutPolicy
-
     return TimeoutPolicy.coerce(timeout)
 
 
@@ -87,7 +93,7 @@ class TaskFunction(Generic[T]):
         retry_policy: Sequence[RetryPolicy] = (),
         cache_policy: CachePolicy | None = None,
         name: str | None = None,
-        timeout: Any = None,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
     ) -> None:
         if name is not None:
             if hasattr(func, "__func__"):  # a bound method
@@ -136,15 +142,31 @@ class TaskFunction(Generic[T]):
             await cache.aclear((self._cache_namespace(),))
 
 
+@overload
+def task(
+    __func_or_none__: None = None,
+    *,
+    name: str | None = None,
+    retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+    cache_policy: CachePolicy | None = None,
+    timeout: float | timedelta | TimeoutPolicy | None = None,
+    **kwargs: Any,
+) -> Callable[[Callable[..., T]], TaskFunction[T]]: ...
+
+
+@overload
+def task(__func_or_none__: Callable[..., T]) -> TaskFunction[T]: ...
+
+
 def task(
     __func_or_none__: Callable[..., Any] | None = None,
     *,
     name: str | None = None,
     retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
     cache_policy: CachePolicy | None = None,
-    timeout: Any = None,
+    timeout: float | timedelta | TimeoutPolicy | None = None,
     **kwargs: Any,
-) -> Any:
+) -> TaskFunction[Any] | Callable[[Callable[..., Any]], TaskFunction[Any]]:
     """Make a function a task: `@task`, `@task()`, `@task(retry_policy=..., cache_policy=...)`.
 
     Called inside an entrypoint or a graph node it runs concurrently and returns a
@@ -163,11 +185,11 @@ def task(
         if retry_policy is None:
             retry_policy = kwargs.pop("retry")
     policies = _policies(retry_policy)
-    timeout = _eager_timeout(timeout)
+    policy = _eager_timeout(timeout)
 
     def decorator(func: Callable[..., Any]) -> TaskFunction[Any]:
         return TaskFunction(
-            func, retry_policy=policies, cache_policy=cache_policy, name=name, timeout=timeout
+            func, retry_policy=policies, cache_policy=cache_policy, name=name, timeout=policy
         )
 
     if __func_or_none__ is not None:
@@ -214,13 +236,13 @@ class entrypoint(Generic[T]):
 
     def __init__(
         self,
-        checkpointer: Any = None,
-        store: Any = None,
-        cache: Any = None,
-        context_schema: Any = None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        store: BaseStore | None = None,
+        cache: BaseCache[Any] | None = None,
+        context_schema: type[Any] | None = None,
         cache_policy: CachePolicy | None = None,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
-        timeout: Any = None,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
         **kwargs: Any,
     ) -> None:
         import warnings
@@ -259,7 +281,7 @@ class entrypoint(Generic[T]):
         value: R
         save: S
 
-    def __call__(self, func: Callable[..., Any]) -> Any:
+    def __call__(self, func: Callable[..., Any]) -> Pregel:
         from lgnb.pregel.main import Pregel
 
         if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lgnb.widgets.graph_view import GraphView, show
     from lgnb.widgets._forms import FormInvalid, Renderer, register_form, unregister_form
+    from lgnb.widgets.graph_view import GraphView, show
     from lgnb.widgets.history_view import HistoryView, history
     from lgnb.widgets.lens_view import Lens, LensView, lens
     from lgnb.widgets.run_view import Run, RunView, run
