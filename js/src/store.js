@@ -1,13 +1,24 @@
-// Model-level run content: the same patch rules as lgnb/widgets/_store.py, kept per widget
+// Model-level run content: the same patch rules as lgnb/widgets/_store.py (both follow the
+// protocol written down in lgnb/widgets/protocol.py; see ./protocol.js), kept per widget
 // model from the moment the model exists (anywidget `initialize`), so no patch is missed
 // before a view renders, and every view of the model renders the same data.
 // The event log and the update list keep the latest `caps[name]` rows, the kernel's own
 // numbers (the run view's `caps` trait), and count the rows they dropped.
 
+import { PATCH_KINDS } from "./protocol.js";
+
 /** The row limit of a bounded list: the kernel's number, or none when it sent none. */
 function capOf(caps, name) {
   const n = caps?.[name];
   return Number.isInteger(n) && n > 0 ? n : Infinity;
+}
+
+const KNOWN = new Set(PATCH_KINDS);
+
+/** A list row: the patch without its `kind` (as the kernel's snapshot holds it). */
+function row(p) {
+  const { kind, ...rest } = p;
+  return rest;
 }
 
 function toolSlot(msg, index) {
@@ -39,13 +50,19 @@ export function createStore(caps = {}) {
     try { fn(event); } catch (err) { console.error("lgnb: a view failed to apply", event.patch?.kind ?? event.type, err); }
   });
 
+  // Apply one patch's data; false when it was skipped (unknown kind or no id: a newer
+  // kernel's extras must not break this page). The rules are protocol.py's, as in _store.py.
   function applyData(p) {
+    if (!KNOWN.has(p.kind) || p.id === undefined || p.id === null) {
+      console.warn("lgnb: skipped a patch it cannot apply (kind %o, id %o): the kernel and this page speak different protocol versions?", p.kind, p.id);
+      return false;
+    }
     switch (p.kind) {
       case "msg.new":
         messages.set(p.id, { id: p.id, node: p.node ?? "", ns: p.ns ?? "", type: p.type ?? "ai", name: p.name ?? null,
           content: p.content ?? "", tool_calls: (p.tool_calls ?? []).map((c) => ({ ...c })) });
         break;
-      case "msg.delta": { const m = messages.get(p.id); if (m) m.content += p.text; break; }
+      case "msg.delta": { const m = messages.get(p.id); if (m) m.content += p.text ?? ""; break; }
       case "tool.delta": {
         const m = messages.get(p.id); if (!m) break;
         const call = toolSlot(m, p.index ?? 0);
@@ -57,16 +74,19 @@ export function createStore(caps = {}) {
       case "msg.final": {
         const m = messages.get(p.id); if (!m) break;
         m.content = p.content ?? m.content;
-        if (p.tool_calls) m.tool_calls = p.tool_calls.map((c) => ({ ...c }));
+        if (p.tool_calls != null) m.tool_calls = p.tool_calls.map((c) => ({ ...c }));
         m.final = true;
         break;
       }
-      case "progress": progress.set(p.id, { id: p.id, node: p.node, ns: p.ns, stage: p.stage, label: p.label, value: p.value }); break;
-      case "log": bounded(log, "log", p); break;
-      case "update": bounded(updates, "updates", p); break;
-      case "error": errors.push(p); break;
-      default: break;
+      case "progress":
+        progress.set(p.id, { id: p.id, node: p.node ?? null, ns: p.ns ?? null, stage: p.stage ?? null,
+          label: p.label ?? null, value: p.value ?? null });
+        break;
+      case "log": bounded(log, "log", row(p)); break;
+      case "update": bounded(updates, "updates", row(p)); break;
+      case "error": errors.push(row(p)); break;
     }
+    return true;
   }
 
   return {
@@ -80,14 +100,14 @@ export function createStore(caps = {}) {
         if (p.seq <= seq) return;
         seq = p.seq;
       }
-      applyData(p);
-      emit({ type: "patch", patch: p });
+      if (applyData(p)) emit({ type: "patch", patch: p });
     },
     /** Replace everything with a kernel snapshot. */
     load(snap) {
       if (!snap || typeof snap !== "object") return;
       seq = snap.seq ?? 0;
-      messages = new Map((snap.messages ?? []).map((m) => [m.id, { ...m, tool_calls: (m.tool_calls ?? []).map((c) => ({ ...c })) }]));
+      messages = new Map((snap.messages ?? []).map((m) => [m.id, { ...m, content: m.content ?? "",
+        tool_calls: (m.tool_calls ?? []).map((c) => ({ ...c })) }]));
       progress = new Map((snap.progress ?? []).map((p) => [p.id, { ...p }]));
       log = []; updates = []; errors = [...(snap.errors ?? [])];
       dropped = { log: Number(snap.dropped?.log) || 0, updates: Number(snap.dropped?.updates) || 0 };
@@ -134,7 +154,7 @@ export function attachRun(model) {
       const received = Date.now() / 1000;
       for (const p of msg.patches) {
         store.apply(p);
-        if (p.kind === "msg.delta") stats.chars += p.text.length;
+        if (p.kind === "msg.delta") stats.chars += (p.text ?? "").length;
       }
       stats.batches += 1;
       stats.patches += msg.patches.length;

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 
 import anywidget
 import traitlets
 
 from lgnb.widgets._assets import VIEW_ESM, bundle_payload
-from lgnb.widgets._snapshot_display import Snapshotted
 from lgnb.widgets._wire import wire_safe
+from lgnb.widgets.protocol import PROTOCOL_VERSION
+
+_log = logging.getLogger("lgnb.widgets")
 
 
 class Runtime(anywidget.AnyWidget):
@@ -31,18 +34,23 @@ def get_runtime() -> Runtime:
     return _runtime
 
 
-class View(Snapshotted, anywidget.AnyWidget):
+class View(anywidget.AnyWidget):
     """Base of lgnb views: a tiny ESM that delegates rendering to the shared runtime.
 
     Everything a view sends passes `wire_safe` here, once: its trait state (the comm's
     open and every sync go through `get_state`) and its custom messages (`send`). So no
     string a user or a model produced can make a send fail (see `_wire`).
+
+    `_protocol` tells the page which version of the kernel↔page protocol this kernel speaks
+    (`lgnb.widgets.protocol`); a page built for another shows the mismatch, not the view.
+    A message of a kind the view has no `_msg_<kind>` for is logged and ignored.
     """
 
     _esm = VIEW_ESM
     _view_kind = traitlets.Unicode("").tag(sync=True)
     _lgnb_runtime = traitlets.Unicode("").tag(sync=True)
     _uid = traitlets.Unicode("").tag(sync=True)
+    _protocol = traitlets.Int(PROTOCOL_VERSION).tag(sync=True)
 
     def __init__(self, **kwargs: object) -> None:
         runtime = get_runtime()
@@ -60,6 +68,9 @@ class View(Snapshotted, anywidget.AnyWidget):
             handler = getattr(self, f"_msg_{content['kind']}", None)
             if handler is not None:
                 handler(content)
+            else:
+                _log.warning("lgnb: %s ignored a message of unknown kind %r (page and kernel of "
+                             "different versions?)", type(self).__name__, content["kind"])
 
 
 def show_in_notebook(handle: object) -> None:
