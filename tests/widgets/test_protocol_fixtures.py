@@ -166,3 +166,32 @@ def test_a_message_of_a_kind_no_view_handles_is_logged_and_ignored(caplog: pytes
     assert [rec.getMessage() for rec in caplog.records] == [
         "lgnb: RunView ignored a message of unknown kind 'from_the_future' (page and kernel of different versions?)"]
     assert r.status == "done"
+
+
+def _normalized(fixture: dict[str, Any]) -> tuple[list[Any], Any]:
+    """The patches a page got, in order, and the final content, with message ids (random
+    per run) renamed by first appearance and send times dropped."""
+    names: dict[str, str] = {}
+
+    def rename(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: (names.setdefault(v, f"msg{len(names)}") if k == "id" and isinstance(v, str) else rename(v))
+                    for k, v in value.items() if k != "t"}
+        if isinstance(value, list):
+            return [rename(v) for v in value]
+        return value
+
+    patches = [p for m in fixture["messages"] for p in m.get("custom", {}).get("patches", [])]
+    return rename(patches), rename(fixture["final"])
+
+
+@pytest.mark.parametrize("name", ["run_node_error", "run_resumed"])
+def test_the_recorded_fixtures_are_what_the_kernel_sends_today(name: str) -> None:
+    """Re-record the runs whose batches do not depend on timing (no streamed tokens) and
+    compare: a kernel change to the wire shows here until the fixtures are re-recorded."""
+    from make_protocol_fixtures import record
+
+    today = record(name)
+    assert _normalized(today) == _normalized(load(ROOT / "tests" / "fixtures" / "protocol" / f"{name}.json")), (
+        f"the kernel now sends something else than {name}.json: if intended, re-run "
+        "tests/widgets/make_protocol_fixtures.py (and bump PROTOCOL_VERSION if a page could misread it)")
