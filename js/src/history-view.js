@@ -42,12 +42,12 @@ const CSS = `
 .lgnb-too-big { font-size: 11px; color: #475569; font-style: italic; }
 `;
 
-function injectHistoryStyles() {
-  if (document.getElementById("lgnb-history-styles")) return;
+// In the view's own element, like the common styles (styles.js): a shadow root sees them.
+function injectHistoryStyles(el) {
   const style = document.createElement("style");
-  style.id = "lgnb-history-styles";
+  style.dataset.lgnb = "history-styles";
   style.textContent = CSS;
-  document.head.append(style);
+  el.append(style);
 }
 
 const RESTARTED = "kernel restarted: re-run the cell";
@@ -151,7 +151,7 @@ function diffPanel(diff, { onClear }) {
 }
 
 export function renderHistory({ model, el, signal }) {
-  injectHistoryStyles();
+  injectHistoryStyles(el);
   const title = h("span", { class: "lgnb-title" });
   const meta = h("span", { class: "lgnb-meta" });
   const notice = h("div", { class: "lgnb-notice", "data-testid": "notice" });

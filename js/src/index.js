@@ -1,6 +1,6 @@
-// The lgnb front-end runtime: the one module (views + Graphviz WASM) shared by every lgnb
-// view in a notebook. It is loaded by the hidden Runtime widget; each view widget carries
-// a tiny module that finds these exports and calls:
+// The lgnb front-end bundle: the one module (views + Graphviz WASM) shared by every lgnb
+// view on a page. Each view widget carries a tiny loader (lgnb/widgets/_assets.py) that
+// imports this module once per page and bundle hash, then calls:
 //   attach(kind, model)                — at model creation (anywidget initialize)
 //   render(kind, {model, el, signal})  — per view; returns a cleanup function.
 import { injectStyles } from "./styles.js";
@@ -9,7 +9,6 @@ import { renderGraph } from "./graph-view.js";
 import { renderHistory } from "./history-view.js";
 import { renderLens } from "./lens-view.js";
 import { attachRun } from "./store.js";
-import { protocolProblem } from "./protocol.js";
 
 const VIEWS = { run: renderRun, graph: renderGraph, history: renderHistory, lens: renderLens };
 const ATTACH = { run: attachRun };
@@ -23,38 +22,17 @@ export function attach(kind, model) {
 }
 
 export function render(kind, { model, el, signal }) {
-  // A bundle and a kernel of different protocol versions would misread each other: say so.
-  const problem = protocolProblem(model);
-  if (problem) {
-    el.textContent = problem;
-    return () => {};
-  }
-  injectStyles();
   const view = VIEWS[kind];
   if (!view) {
     el.textContent = `lgnb: unknown view kind ${JSON.stringify(kind)}`;
     return () => {};
   }
+  const unstyle = injectStyles(el);
   const state = attach(kind, model);
-  return view({ model, el, signal: signal ?? new AbortController().signal, state });
+  const cleanup = view({ model, el, signal: signal ?? new AbortController().signal, state });
+  return () => {
+    if (typeof cleanup === "function") cleanup();
+    unstyle();
+  };
 }
 
-const exports = { attach, render, version };
-
-function publish() {
-  const KEY = Symbol.for("lgnb.runtime");
-  const g = globalThis;
-  if (!g[KEY]) {
-    let resolve;
-    const promise = new Promise((r) => (resolve = r));
-    g[KEY] = { promise, resolve };
-  }
-  g[KEY].resolve(exports);
-}
-
-export default {
-  initialize() {
-    publish();
-    return exports;
-  },
-};

@@ -1,4 +1,5 @@
-// Styles for all lgnb views, injected once per page.
+// Styles for all lgnb views. Each view puts them in its own element: a notebook host may
+// render a view inside a shadow root (marimo does), where rules in document.head never apply.
 const CSS = `
 .lgnb-root { font: 13px/1.4 var(--jp-ui-font-family, system-ui, sans-serif); color: var(--jp-ui-font-color1, #1f2430);
   border: 1px solid var(--jp-border-color2, #dde1e8); border-radius: 8px; padding: 8px; background: var(--jp-layout-color1, #fff); }
@@ -132,10 +133,13 @@ const CSS = `
 @media (max-width: 700px) { .lgnb-run-main, .lgnb-graph-main { grid-template-columns: 1fr; } }
 `;
 
-export function injectStyles() {
-  if (document.getElementById("lgnb-styles")) return;
+/** Style `el` (a view's element) wherever it lives; returns a function that undoes it.
+ * A `<style>` inside the element applies in the document, in a shadow root and in an
+ * iframe alike, attached or not yet attached, and it leaves with the view. */
+export function injectStyles(el) {
   const style = document.createElement("style");
-  style.id = "lgnb-styles";
+  style.dataset.lgnb = "styles";
   style.textContent = CSS;
-  document.head.append(style);
+  el.prepend(style);
+  return () => style.remove();
 }

@@ -150,8 +150,7 @@ PROBE = r"""
 import base64, gzip, hashlib, json, shutil, subprocess
 import lgnb
 from lgnb.graph import StateGraph, START, END
-from lgnb.widgets._assets import BUNDLE, LOADER_ESM, VIEW_ESM
-from lgnb.widgets._runtime import get_runtime
+from lgnb.widgets._assets import BUNDLE, VIEW_ESM
 from typing_extensions import TypedDict
 
 class S(TypedDict):
@@ -162,12 +161,11 @@ b.add_node("step", lambda s: {"n": s["n"] + 1})
 b.add_edge(START, "step")
 b.add_edge("step", END)
 view = lgnb.show(b.compile(name="from the wheel"))
-rt = get_runtime()
-shipped = gzip.decompress(base64.b64decode(rt._bundle)) if rt._bundle else b""
+shipped = gzip.decompress(base64.b64decode(view._bundle)) if view._bundle else b""
 print(json.dumps({
     "lgnb": lgnb.__file__, "bundle": str(BUNDLE), "node": shutil.which("node"),
     "shell_node": subprocess.run(["sh", "-c", "command -v node"], capture_output=True, text=True).returncode,
-    "loader": rt._esm == LOADER_ESM, "view_esm": view._esm == VIEW_ESM, "title": view.title,
+    "hash": view._lgnb_bundle, "view_esm": view._esm == VIEW_ESM, "title": view.title,
     "shipped_sha": hashlib.sha256(shipped).hexdigest(),
     "file_sha": hashlib.sha256(BUNDLE.read_bytes()).hexdigest() if BUNDLE.is_file() else None,
 }))
@@ -183,7 +181,7 @@ def test_the_installed_wheel_serves_the_real_bundle_with_no_node_anywhere(dists:
     assert Path(got["lgnb"]).is_relative_to(venv) and Path(got["bundle"]).is_relative_to(venv)
     built_sha = hashlib.sha256(dists.built).hexdigest()
     assert got["file_sha"] == built_sha  # the bundle file is installed with the package
-    assert got["loader"] and got["shipped_sha"] == built_sha  # the runtime ships it, not the "not built" fallback
+    assert got["shipped_sha"] == built_sha and got["hash"] == built_sha[:16]  # the first view ships it: built, not missing
     assert got["view_esm"] and got["title"] == "from the wheel"
 
 

@@ -52,9 +52,11 @@ def test_three_views_saved_notebook_under_2mb(tmp_path: Path) -> None:
     sizes = sorted((len(json.dumps(m)), m["state"].get("_view_kind", "")) for m in state.values())
     assert size < 2_000_000, (size, sizes)
     carriers = [m for m in state.values() if len(json.dumps(m)) > 100_000]
-    assert len(carriers) == 1, sizes  # the runtime alone carries the bundle
+    assert len(carriers) == 1, sizes  # the first view alone carries the bundle
+    assert carriers[0]["state"]["_view_kind"] == "graph" and carriers[0]["state"]["_bundle"]
     views = [m for m in state.values() if m["state"].get("_view_kind") in ("graph", "run")]
-    assert len(views) == 3 and all(len(m["state"]["_esm"]) < 2000 for m in views)
+    assert len(views) == 3 and all(len(m["state"]["_esm"]) < 4000 for m in views)
+    assert len({m["state"]["_lgnb_bundle"] for m in views}) == 1  # one bundle hash: the page loads it once
 
 
 def test_kernel_stays_responsive_while_a_sync_node_is_busy(tmp_path: Path) -> None:

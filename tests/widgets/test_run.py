@@ -11,9 +11,7 @@ import pytest
 from widget_graphs import agent_graph
 from widget_fakes import FakeStreamingChat
 
-from lgnb.widgets import GraphView, Run, run, show
-from lgnb.widgets._assets import VIEW_ESM
-from lgnb.widgets._runtime import get_runtime
+from lgnb.widgets import Run, run, show
 
 REPLIES = [{"content": "let me add", "tool_calls": [{"name": "add", "args": {"a": 2, "b": 3}, "id": "call-1"}]},
            "2 + 3 = 5"]
@@ -39,24 +37,6 @@ def test_run_to_done_syncs_view_state(eng: Any) -> None:
     assert v.snapshot == r.content
     assert v.dot.startswith("digraph") and {n["key"] for n in v.drawing["nodes"]} >= {"agent", "tools"}
     assert v.elapsed > 0
-
-
-def test_views_share_one_bundle() -> None:
-    rt = get_runtime()
-    g = show(object.__new__(type("G", (), {"get_graph": lambda self, xray=False: _tiny_graph()})))
-    assert isinstance(g, GraphView)
-    assert g._esm == VIEW_ESM and len(g._esm) < 2000
-    assert g._lgnb_runtime == f"anywidget:{rt.model_id}"
-    assert get_runtime() is rt  # one per kernel
-
-
-def _tiny_graph() -> Any:
-    from langchain_core.runnables.graph import Graph
-
-    graph = Graph()
-    a, b = graph.add_node(None, "__start__"), graph.add_node(None, "x")
-    graph.add_edge(a, b)
-    return graph
 
 
 def test_node_error_shows_node_and_reraises(eng: Any) -> None:
