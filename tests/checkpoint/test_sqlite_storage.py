@@ -157,7 +157,7 @@ def test_next_versions_are_ordered_and_unique_across_forks(saver: SqliteSaver) -
     base = saver.get_next_version(None)
     fork_a, fork_b = saver.get_next_version(base), saver.get_next_version(base)
     assert base < fork_a and base < fork_b and fork_a != fork_b
-    assert saver.get_next_version(3).startswith(f"{4:032d}.")
+    assert saver.get_next_version(3).startswith(f"{4:010d}.")
 
 
 def test_saver_accepts_an_open_connection(db_path: Path) -> None:

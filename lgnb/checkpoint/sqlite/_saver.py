@@ -119,7 +119,16 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
             self.store = store.with_serde(value)
 
     def close(self) -> None:
-        """Close the connection if this saver opened it."""
+        """Commit buffered pending writes; close the connection if this saver opened it."""
+        behind = self.store.behind
+        try:
+            if behind.batches:
+                self.store.flush()
+        except sqlite3.Error:
+            if not behind.failed:  # already reported by the put that could not save
+                raise
+        finally:
+            behind.closed = self._owns_conn
         if self._owns_conn:
             with self.store.lock:
                 self.conn.close()
@@ -127,16 +136,18 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
     # --- versions ---
 
     def get_next_version(self, current: str | int | float | None, channel: None = None) -> str:
-        """`<counter, 32 digits>.<random hex>`: ordered by the counter, and unique even
-        when two forks of a thread bump the same channel from the same version (the
-        blob table is keyed by version, so a collision would share one value)."""
+        """`<counter, 10 digits>.<8 random hex>`: ordered by the counter, and unique
+        even when two forks of a thread bump the same channel from the same version
+        (the blob table is keyed by version, so a collision would share one value).
+        Older files hold `<32 digits>.<16 hex>`: those sort below every new version
+        (their leading zeros), so a thread continued from one stays ordered."""
         if current is None:
             counter = 0
         elif isinstance(current, str):
             counter = int(current.split(".", 1)[0])
         else:
             counter = int(current)
-        return f"{counter + 1:032d}.{_random.getrandbits(64):016x}"
+        return f"{counter + 1:010d}.{_random.getrandbits(32):08x}"
 
     # --- sync protocol ---
 

@@ -6,14 +6,17 @@ the other.
 
 * `lgnb_checkpoints` — one row per checkpoint, *without* channel values. It keeps
   metadata as JSON (so `list(filter=...)` runs in SQL), the run id (for
-  `delete_for_runs`) and `blob_refs`, the JSON map channel -> version key the
-  checkpoint reads its values from (so unreferenced blobs can be collected in SQL).
+  `delete_for_runs`) and `blob_refs`, the JSON map channel -> version the checkpoint
+  reads its values from (so unreferenced blobs can be collected in SQL). Since schema 3
+  `blob_refs` is also where the checkpoint's `channel_versions` live: the serialized
+  `checkpoint` omits them, so each version is stored once per checkpoint (and versions
+  are 19 characters, `<counter, 10 digits>.<8 hex>`, not 49).
 * `lgnb_blobs` — each channel value once per (thread, namespace, channel, version).
 * `lgnb_writes` — pending writes of tasks, per checkpoint.
-* `lgnb_values` — large serialized values (over `INLINE_MAX` bytes), stored once by
-  content hash and referenced (`ref`) from blobs and writes. A node's output is both
-  a pending write and, at the next checkpoint, a channel blob: with this table its
-  bytes hit the disk once. Small values stay inline (`blob`) to avoid the indirection.
+* `lgnb_values` — serialized values over `INLINE_MAX` bytes, stored once by content
+  hash and referenced (`ref`) from blobs and writes. A node's output is both a
+  pending write and, at the next checkpoint, a channel blob: with this table its bytes
+  hit the disk once. Tiny values stay inline (`blob`): a 16-byte ref would not save.
 * `lgnb_thread_leases` (schema 2) — one row per thread a run is running on: the owner
   (`run_id`, `host`, `pid`), `acquired_at` and `expires_at` (epoch seconds; the run's
   heartbeat renews it), and `cancel_requested` (set by a run of another process that
@@ -21,7 +24,11 @@ the other.
 
 Migrations: the tables are created with `IF NOT EXISTS` at every open, so a file of an
 older schema gets the new ones, then its `lgnb_schema` version is raised.
-1 → 2 adds `lgnb_thread_leases`. A file of a newer schema than this lgnb's is refused.
+1 → 2 adds `lgnb_thread_leases`. 2 → 3 changes what new rows hold (checkpoints without
+`channel_versions`, whose `blob_refs` values are the versions themselves; values over
+64 bytes in `lgnb_values`); rows of older files are read as they are, nothing is
+rewritten, and an lgnb of schema 2 refuses a file of schema 3 instead of misreading
+it. A file of a newer schema than this lgnb's is refused.
 """
 
 from __future__ import annotations
@@ -36,9 +43,9 @@ from lgnb.checkpoint.sqlite._errors import (
     rollback_quietly,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
-INLINE_MAX = 2048
+INLINE_MAX = 64
 """Serialized values up to this many bytes are stored inline, larger ones in lgnb_values."""
 
 Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]

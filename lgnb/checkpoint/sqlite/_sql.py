@@ -33,7 +33,7 @@ SELECT b.channel, b.type, COALESCE(b.blob, v.data)
 FROM json_each(?) AS r
 CROSS JOIN lgnb_blobs AS b
   ON b.thread_id = ? AND b.checkpoint_ns = ? AND b.channel = r.key
- AND b.version = r.value
+ AND b.version = CAST(r.value AS TEXT)
 LEFT JOIN lgnb_values AS v ON v.ref = b.ref
 """
 
@@ -113,7 +113,7 @@ DELETE_RUNS = (
 # Blobs of a thread that no remaining checkpoint refers to.
 COLLECT_BLOBS = """
 DELETE FROM lgnb_blobs WHERE thread_id = ? AND (checkpoint_ns, channel, version) NOT IN (
-    SELECT c.checkpoint_ns, r.key, r.value
+    SELECT c.checkpoint_ns, r.key, CAST(r.value AS TEXT)
     FROM lgnb_checkpoints AS c, json_each(c.blob_refs) AS r
     WHERE c.thread_id = ?)
 """
@@ -153,8 +153,14 @@ def build_list_query(
     filter: Mapping[str, Any] | None,
     before_id: str | None,
     limit: int | None,
+    after: tuple[str, str, str] | None = None,
 ) -> tuple[str, list[Any], dict[str, Any]]:
     """SQL + params for `list()`, newest first, and the filter keys left for Python.
+
+    Rows are ordered by (checkpoint_id, thread_id, checkpoint_ns), descending; `after`
+    is the last such key of the previous page, to resume after it (keyset paging:
+    each page is one index range, however deep). LIMIT always applies: the caller
+    pages and filters the leftover keys.
 
     Scalar metadata filters (str, int, float, bool, None) are SQL `json_extract`
     comparisons; nested values (dicts, lists) and odd keys are returned to be checked
@@ -199,11 +205,16 @@ def build_list_query(
     if before_id is not None:
         where.append("checkpoint_id < ?")
         params.append(before_id)
+    if after is not None:
+        # the first term lets SQLite seek the index; the second breaks ties (a copied
+        # thread shares checkpoint ids with its source)
+        where.append("checkpoint_id <= ? AND (checkpoint_id, thread_id, checkpoint_ns) < (?, ?, ?)")
+        params += [after[0], *after]
     sql = f"SELECT {SELECT_CHECKPOINT_COLUMNS} FROM lgnb_checkpoints"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY checkpoint_id DESC"
-    if limit is not None and not leftover:
+    sql += " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"
+    if limit is not None:
         sql += " LIMIT ?"
         params.append(int(limit))
     return sql, params, leftover

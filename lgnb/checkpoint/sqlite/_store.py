@@ -5,7 +5,8 @@ operation synchronously: SQL plus the mapping between rows and `CheckpointTuple`
 The sync saver calls it directly; the async saver runs the same calls in a worker
 thread. There is no second copy of any query.
 
-Concurrency: every operation is one transaction. Writes use `BEGIN IMMEDIATE`, so two
+Concurrency: every operation is one transaction (`put_writes` rows wait for the next
+write transaction, normally the step's `put`: see `_behind`). Writes use `BEGIN IMMEDIATE`, so two
 processes sharing a file queue on SQLite's busy timeout instead of failing on a lock
 upgrade; reads use a deferred transaction, so a checkpoint, its blobs and its writes
 are read from one consistent snapshot (WAL mode lets readers and a writer overlap).
@@ -34,13 +35,16 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from lgnb.checkpoint.sqlite import _sql
+from lgnb.checkpoint.sqlite._behind import WriteBehind, execute
 from lgnb.checkpoint.sqlite._errors import explain, rollback_quietly
 from lgnb.checkpoint.sqlite._schema import INLINE_MAX, database_label
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 
-# How many checkpoints `list()` loads per read transaction.
-_LIST_PAGE = 32
+# How many checkpoints `list()` loads per read transaction: a small first page (the
+# first screen of a history), then larger ones.
+_FIRST_PAGE = 10
+_MAX_PAGE = 64
 
 
 def version_key(version: str | int | float) -> str:
@@ -88,6 +92,11 @@ class SqliteStore:
         self.conn = conn
         self.serde = serde
         self.lock = threading.Lock()
+        self.behind = WriteBehind(conn, self.lock)
+        # id(value) -> (value, type, inline bytes, ref, data) of the values put_writes
+        # encoded since the last put: a node's output is usually the channel's next
+        # value, serialized and hashed once for both.
+        self._encoded: dict[int, tuple[Any, str, bytes | None, bytes | None, bytes | None]] = {}
         # the file, named by errors (a failing connection may not say it any more)
         self.label = database_label(conn) if label is None else label
 
@@ -95,6 +104,7 @@ class SqliteStore:
         """A store on the same connection (and lock) with another serializer."""
         clone = SqliteStore(self.conn, serde, label=self.label)
         clone.lock = self.lock
+        clone.behind = self.behind
         return clone
 
     # --- transactions ---
@@ -103,14 +113,19 @@ class SqliteStore:
     def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
         """One transaction under the lock: the choke point every operation goes
         through, where SQLite's errors become ones naming the file and the fix."""
+        writing = begin != "BEGIN"
         with self.lock:
             try:
                 self.conn.execute(begin)
+                buffered = self.behind.take() if writing else []
                 try:
+                    if buffered:
+                        execute(self.conn, buffered)
                     yield self.conn
                     self.conn.execute("COMMIT")
                 except BaseException:
                     rollback_quietly(self.conn)
+                    self.behind.restore(buffered)
                     raise
             except sqlite3.Error as exc:
                 explained = explain(self.label, exc)
@@ -119,25 +134,44 @@ class SqliteStore:
                 raise explained from exc
 
     def reading(self) -> Any:
+        if self.behind.batches:  # readers see every write that can be saved
+            try:
+                self.flush()
+            except sqlite3.Error:  # (disk full, ...) raised by the write that needs it
+                pass
         return self._transaction("BEGIN")
+
+    def flush(self) -> None:
+        """Commit buffered pending writes now."""
+        with self._transaction("BEGIN IMMEDIATE"):
+            pass
 
     def writing(self) -> Any:
         return self._transaction("BEGIN IMMEDIATE")
 
     # --- rows <-> tuples ---
 
-    def _encode(self, value: Any, large: list[tuple[bytes, bytes]]) -> tuple[str, bytes | None, bytes | None]:
-        """`(type, inline bytes, ref)` for a value; large bytes go to `large` by hash."""
+    def _encode(
+        self, value: Any, large: list[tuple[bytes, bytes]], *, remember: bool = False
+    ) -> tuple[str, bytes | None, bytes | None]:
+        """`(type, inline bytes, ref)` for a value; large bytes go to `large` by hash.
+
+        `remember=True` (put_writes) keeps the encoding until the next `put`, which
+        reuses it when the same object is a channel's new value."""
         type_, data = self.serde.dumps_typed(value)
         if data is None or len(data) <= INLINE_MAX:
+            if remember:
+                self._encoded[id(value)] = (value, type_, data, None, None)
             return type_, data, None
         ref = hashlib.blake2b(data, digest_size=16, person=type_.encode()[:16]).digest()
         large.append((ref, data))
+        if remember:
+            self._encoded[id(value)] = (value, type_, None, ref, data)
         return type_, None, ref
 
     def _load_tuple(self, conn: sqlite3.Connection, row: Sequence[Any]) -> CheckpointTuple:
         thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata, refs = row
-        checkpoint: Checkpoint = self.serde.loads_typed((type_, blob))
+        checkpoint: Checkpoint = load_checkpoint(self.serde, type_, blob, refs)
         values: dict[str, Any] = {}
         for channel, btype, bblob in conn.execute(_sql.SELECT_BLOBS, (refs, thread_id, ns)):
             if btype != "empty":
@@ -179,24 +213,48 @@ class SqliteStore:
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
-        """Matching checkpoints, newest first; loaded a page at a time, lock released
-        between pages so the caller may write while iterating."""
-        before_id = get_checkpoint_id(before) if before else None
-        sql, params, leftover = _sql.build_list_query(
-            config, filter=filter, before_id=before_id, limit=limit
-        )
-        with self.reading() as conn:
-            rows = conn.execute(sql, params).fetchall()
-        if leftover:
-            rows = [r for r in rows if _sql.metadata_matches(json.loads(r[6]), leftover)]
-            if limit is not None:
-                rows = rows[: max(int(limit), 0)]
-        for start in range(0, len(rows), _LIST_PAGE):
+        """Matching checkpoints, newest first; read a page at a time (the first one
+        small, so a history's first screen costs the same at any length), the lock
+        released between pages so the caller may write while iterating."""
+        for rows in self.checkpoint_rows(config, filter=filter, before=before, limit=limit):
             with self.reading() as conn:
-                page = [
-                    self._load_tuple(conn, row) for row in rows[start : start + _LIST_PAGE]
-                ]
+                page = [self._load_tuple(conn, row) for row in rows]
             yield from page
+
+    def checkpoint_rows(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[list[Sequence[Any]]]:
+        """The `lgnb_checkpoints` rows of `list()`, in pages: each page one indexed
+        query that resumes after the last row of the previous one (never all rows)."""
+        before_id = get_checkpoint_id(before) if before else None
+        left = None if limit is None else max(int(limit), 0)
+        size = _FIRST_PAGE if left is None else min(_FIRST_PAGE, left)
+        after: tuple[str, str, str] | None = None
+        while left is None or left > 0:
+            sql, params, leftover = _sql.build_list_query(
+                config, filter=filter, before_id=before_id, limit=max(size, 1), after=after
+            )
+            with self.reading() as conn:
+                rows = conn.execute(sql, params).fetchall()
+            if not rows:
+                return
+            last = rows[-1]
+            after = (last[2], last[0], last[1])
+            if leftover:
+                rows = [r for r in rows if _sql.metadata_matches(json.loads(r[6]), leftover)]
+            if left is not None:
+                rows = rows[:left]
+                left -= len(rows)
+            if rows:
+                yield rows
+            if len(rows) < size and not leftover:
+                return
+            size = min(size * 2, _MAX_PAGE)
 
     # --- writes ---
 
@@ -211,19 +269,26 @@ class SqliteStore:
         thread_id = str(configurable["thread_id"])
         ns = configurable.get("checkpoint_ns", "") or ""
         parent_id = configurable.get("checkpoint_id")
-        stored = {k: v for k, v in checkpoint.items() if k != "channel_values"}
+        # channel_versions are stored once, as blob_refs (see load_checkpoint)
+        stored = {
+            k: v for k, v in checkpoint.items() if k not in ("channel_values", "channel_versions")
+        }
         values = checkpoint["channel_values"]
         blobs = []
         large: list[tuple[bytes, bytes]] = []
+        encoded, self._encoded = self._encoded, {}
         for channel, version in new_versions.items():
-            if channel in values:
-                btype, bblob, bref = self._encode(values[channel], large)
-            else:
+            if channel not in values:
                 btype, bblob, bref = "empty", None, None
+            elif (hit := encoded.get(id(values[channel]))) and hit[0] is values[channel]:
+                _value, btype, bblob, bref, data = hit
+                if bref is not None:
+                    large.append((bref, data))  # type: ignore[arg-type]
+            else:
+                btype, bblob, bref = self._encode(values[channel], large)
             blobs.append((thread_id, ns, channel, version_key(version), btype, bblob, bref))
         refs = json.dumps(
-            {ch: version_key(v) for ch, v in checkpoint["channel_versions"].items()},
-            separators=(",", ":"),
+            checkpoint["channel_versions"], separators=(",", ":"), ensure_ascii=False
         )
         ctype, cblob = self.serde.dumps_typed(stored)
         meta = get_serializable_checkpoint_metadata(config, metadata)
@@ -266,17 +331,25 @@ class SqliteStore:
         special, regular = [], []
         large: list[tuple[bytes, bytes]] = []
         for i, (channel, value) in enumerate(writes):
-            wtype, wblob, wref = self._encode(value, large)
+            wtype, wblob, wref = self._encode(
+                value, large, remember=channel not in WRITES_IDX_MAP
+            )
             idx = WRITES_IDX_MAP.get(channel, i)
             row = (thread_id, ns, checkpoint_id, task_id, idx, channel, wtype, wblob, wref, task_path)
             (special if channel in WRITES_IDX_MAP else regular).append(row)
-        with self.writing() as conn:
-            if large:
-                conn.executemany(_sql.INSERT_VALUE, large)
-            if special:
-                conn.executemany(_sql.REPLACE_WRITE, special)
-            if regular:
-                conn.executemany(_sql.INSERT_WRITE, regular)
+        batches: list[tuple[str, list[tuple[Any, ...]]]] = []
+        if large:
+            batches.append((_sql.INSERT_VALUE, large))
+        if special:
+            batches.append((_sql.REPLACE_WRITE, special))
+        if regular:
+            batches.append((_sql.INSERT_WRITE, regular))
+        if not batches:
+            return
+        with self.lock:
+            self.behind.add(batches)
+        if special:  # errors and interrupts: on disk now, for whoever resumes
+            self.flush()
 
     # --- maintenance ---
 
@@ -325,6 +398,15 @@ class SqliteStore:
                     conn.execute(statement, (thread_id, thread_id))
                 conn.execute(_sql.COLLECT_BLOBS, (thread_id, thread_id))
             conn.executemany(_sql.COLLECT_VALUE, candidates)
+
+
+def load_checkpoint(serde: SerializerProtocol, type_: str, blob: bytes, refs: str) -> Checkpoint:
+    """The checkpoint of a row, without channel values. Schema 3 keeps its
+    `channel_versions` only in `blob_refs`; rows of older files still carry them."""
+    checkpoint: Checkpoint = serde.loads_typed((type_, blob))
+    if "channel_versions" not in checkpoint:
+        checkpoint["channel_versions"] = json.loads(refs)
+    return checkpoint
 
 
 def _refs_of(conn: sqlite3.Connection, threads: Sequence[str]) -> list[tuple[bytes]]:

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import CheckpointTuple, get_checkpoint_id
+from langgraph.checkpoint.base import CheckpointTuple
 
-from lgnb.checkpoint.sqlite import _sql
-from lgnb.checkpoint.sqlite._store import SqliteStore, _config
+from lgnb.checkpoint.sqlite._store import SqliteStore, _config, load_checkpoint
 
 # Sizes without reading the bytes (length() of a BLOB column reads only the record
 # header); the bytes themselves only when they are at most `?` long.
@@ -33,7 +32,7 @@ SELECT b.channel, b.version, b.type,
 FROM json_each(?) AS r
 CROSS JOIN lgnb_blobs AS b
   ON b.thread_id = ? AND b.checkpoint_ns = ? AND b.channel = r.key
- AND b.version = r.value
+ AND b.version = CAST(r.value AS TEXT)
 LEFT JOIN lgnb_values AS v ON v.ref = b.ref
 """
 
@@ -111,18 +110,11 @@ def list_stored(
     inline_max: int = 65536,
 ) -> Iterator[CheckpointTuple]:
     """`store.list(...)` with each value given to `load` instead of being decoded."""
-    before_id = get_checkpoint_id(before) if before else None
-    sql, params, leftover = _sql.build_list_query(config, filter=filter, before_id=before_id, limit=limit)
-    with store.reading() as conn:
-        rows = conn.execute(sql, params).fetchall()
-    if leftover:
-        rows = [r for r in rows if _sql.metadata_matches(json.loads(r[6]), leftover)]
-        if limit is not None:
-            rows = rows[: max(int(limit), 0)]
-    for row in rows:
-        with store.reading() as conn:
-            stored, writes = _read_row(store, conn, row, inline_max)
-        yield _tuple(store, row, stored, writes, load)
+    for rows in store.checkpoint_rows(config, filter=filter, before=before, limit=limit):
+        for row in rows:
+            with store.reading() as conn:
+                stored, writes = _read_row(store, conn, row, inline_max)
+            yield _tuple(store, row, stored, writes, load)
 
 
 def _read_row(store: SqliteStore, conn: Any, row: Sequence[Any], inline_max: int
@@ -144,8 +136,8 @@ def _read_row(store: SqliteStore, conn: Any, row: Sequence[Any], inline_max: int
 
 def _tuple(store: SqliteStore, row: Sequence[Any], values: list[StoredValue], writes: list[StoredValue],
            load: Callable[[StoredValue], Any]) -> CheckpointTuple:
-    thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata, _refs = row
-    checkpoint = store.serde.loads_typed((type_, blob))
+    thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata, refs = row
+    checkpoint = load_checkpoint(store.serde, type_, blob, refs)
     checkpoint["channel_values"] = {v.channel: load(v) for v in values}
     return CheckpointTuple(
         config=_config(thread_id, ns, checkpoint_id),
