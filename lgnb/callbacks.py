@@ -100,7 +100,7 @@ class _GraphCallbackManager(BaseCallbackManager):
         )
         self.run_id = run_id
 
-    def copy(self, *, run_id: Any = ...) -> Any:  # type: ignore[override]
+    def copy(self, *, run_id: Any = ...) -> Any:
         """A copy (graph handlers only), with `run_id` replaced when given."""
         if run_id is ...:
             run_id = self.run_id

@@ -155,7 +155,7 @@ def current_task() -> TaskContext:
     return ctx
 
 
-class LazyConfig(dict):  # type: ignore[type-arg]
+class LazyConfig(dict[str, Any]):
     """The task's RunnableConfig, filled in on first read.
 
     Set as LangChain's child-config context variable for every task when callbacks are
@@ -215,7 +215,7 @@ class LazyConfig(dict):  # type: ignore[type-arg]
         self._fill()
         return dict.__eq__(self, other)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     def __repr__(self) -> str:
         self._fill()

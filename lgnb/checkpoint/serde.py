@@ -122,6 +122,7 @@ _ALLOWED_METHODS: frozenset[tuple[str, str, str]] = frozenset(
     {("datetime", "datetime", "fromisoformat")}
 )
 
+_lg_default: Callable[[Any], Any] | None
 try:  # the encoder of langgraph-checkpoint, so stored bytes stay in its format
     from langgraph.checkpoint.serde.jsonplus import _msgpack_default as _lg_default
     from langgraph.checkpoint.serde.jsonplus import _option as _lg_pack_option

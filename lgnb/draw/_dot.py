@@ -91,9 +91,8 @@ def drawing_to_dot(drawing: Drawing, *, rankdir: str = "TB", name: str = "graph"
         children.setdefault(cluster.parent, []).append(cluster.key)
 
     for node in drawing.nodes:
-        attrs = dict(_NODE_STYLE[node.kind])
         bodies[node.cluster].node(node.dot_id.replace("-", "_"), label=_text(_label(node)),
-                                  id=node.dot_id, **attrs)
+                                  id=node.dot_id, **_NODE_STYLE[node.kind])
 
     def attach(parent: str | None) -> None:
         for key in children.get(parent, []):

@@ -116,10 +116,11 @@ def collapse(t: Timeline, *, keep: Iterable[str] = (), min_run: int = MIN_RUN,
     def node(cid: str | None) -> str | None:
         return None if cid is None else folded.get(cid, cid)
 
-    links, pairs = [], set()
+    links: list[Link] = []
+    pairs: set[tuple[str, str]] = set()
     for c in t.checkpoints:
         src, dst = node(c.parent), node(c.id)
-        if src is None or src == dst or (src, dst) in pairs:
+        if src is None or dst is None or src == dst or (src, dst) in pairs:
             continue
         pairs.add((src, dst))
         links.append(Link(source=src, target=dst, dot_id=f"lgnb-hl{len(links)}", fork=c.fork and dst == c.id))

@@ -79,7 +79,7 @@ def _collect(typ: Any, out: set[tuple[str, ...]], seen: set[int]) -> None:
 
 def graph_allowlist(schemas: list[Any]) -> set[tuple[str, ...]]:
     """Module/class pairs the graph's state may contain."""
-    out = set(_LGNB_TYPES)
+    out: set[tuple[str, ...]] = set(_LGNB_TYPES)
     seen: set[int] = set()
     for schema in schemas:
         if schema is not None:

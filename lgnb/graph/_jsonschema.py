@@ -29,7 +29,8 @@ def graph_json_schema(graph: Any, which: str) -> dict[str, Any]:
         from pydantic import RootModel
 
         root_type = channels[ROOT].UpdateType
-        root = type(name, (RootModel[root_type],), {"__annotations__": {"root": root_type}, "root": None})  # type: ignore[valid-type]
+        root: type[BaseModel] = type(  # a RootModel over a type known only at run time
+            name, (RootModel[root_type],), {"__annotations__": {"root": root_type}, "root": None})  # type: ignore[valid-type]
         return root.model_json_schema()
     fields = {
         k: (channels[k].UpdateType, _field_default(k, channels[k].UpdateType, typ))
@@ -45,7 +46,7 @@ def _field_default(name: str, typ: Any, schema: Any) -> Any:
     default, then Optional types default to None, others are required."""
     import dataclasses
 
-    optional_keys = getattr(schema, "__optional_keys__", frozenset())
+    optional_keys: frozenset[str] = getattr(schema, "__optional_keys__", frozenset())
     marked = _required_marker(typ)
     if name in optional_keys:
         return ... if marked else None
@@ -104,7 +105,8 @@ def _channels_json_schema(graph: Any, which: str) -> dict[str, Any]:
         from pydantic import RootModel
 
         typ = getattr(channels.get(keys), "UpdateType", Any)
-        return type(name, (RootModel[typ],), {}).model_json_schema()  # type: ignore[valid-type]
+        model: type[BaseModel] = type(name, (RootModel[typ],), {})  # type: ignore[valid-type]
+        return model.model_json_schema()
     fields = {k: (getattr(channels[k], "UpdateType", Any), None) for k in keys if k in channels}
     return create_model(name, **fields).model_json_schema()  # type: ignore[call-overload]
 

@@ -188,7 +188,7 @@ class NodeBuilder:
         )
         node.cache_policy = self._cache_policy
         if self._timeout is not None and "timeout" in PregelNode.__slots__:
-            node.timeout = self._timeout  # type: ignore[attr-defined]
+            node.timeout = self._timeout
         return node
 
 

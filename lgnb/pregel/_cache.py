@@ -107,7 +107,7 @@ def _apply_hits(loop: Loop, wanted: Mapping[Any, Task], hits: Mapping[Any, Any])
         task = wanted.get(full_key)
         if task is None or task.writes:
             continue
-        task.writes = [tuple(w) for w in writes]  # type: ignore[misc]
+        task.writes = [tuple(w) for w in writes]
         loop.put_writes(task, list(task.writes), cached=True)
 
 

@@ -43,7 +43,7 @@ __all__ = ("Call", "SyncAsyncFuture", "call", "schedule_call", "wait_calls", "aw
 _INJECTABLE = ("config", "writer", "runtime", "store", "previous")
 
 
-class SyncAsyncFuture(Future):  # type: ignore[type-arg]
+class SyncAsyncFuture(Future[Any]):
     """A concurrent future that can also be awaited (a sync task called from async code)."""
 
     def __await__(self) -> Any:
@@ -55,6 +55,8 @@ class CallContext(TaskContext):
     traced run becomes the parent of the call's run)."""
 
     __slots__ = ("caller",)
+
+    caller: TaskContext
 
 
 class Call:
@@ -242,7 +244,7 @@ def _from_cache(loop: Loop, task: Task, call: Call) -> tuple[bool, Any]:
     writes = hits.get((key.ns, key.key))
     if writes is None:
         return False, None
-    task.writes = [tuple(w) for w in writes]  # type: ignore[misc]
+    task.writes = [tuple(w) for w in writes]
     with _lock(loop):
         loop.put_writes(task, list(task.writes), cached=True)
     return True, next((v for c, v in task.writes if c == RETURN), None)

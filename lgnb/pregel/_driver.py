@@ -39,12 +39,12 @@ from lgnb.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from lgnb.pregel._cache import aread_cache, read_cache
 from lgnb.pregel._call import await_calls, wait_calls
 from lgnb.pregel._handlers import ERROR_SOURCE_NODE, handler_task, handles, node_error_for
+from lgnb.pregel._lifecycle import aon_interrupt, aon_resume, on_interrupt, on_resume, wants_lifecycle
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._migrate import save_request
 from lgnb.pregel._program import Program, aanswer, answer
 from lgnb.pregel._runner import arun_task, commit_writes, run_task, task_program
 from lgnb.pregel._task import Task
-from lgnb.pregel._lifecycle import aon_interrupt, aon_resume, on_interrupt, on_resume, wants_lifecycle
 from lgnb.pregel._trace import graph_ended, graph_started
 
 __all__ = ("drive", "adrive", "flush_io", "aflush_io")

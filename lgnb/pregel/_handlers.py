@@ -39,7 +39,7 @@ def handles(task: Task, exc: BaseException | None) -> bool:
 
 def handler_task(loop: Loop, failed: Task, error: BaseException) -> Task | None:
     """The handler task for `failed`, added to the step (None if the handler is gone)."""
-    handler = loop.graph.nodes.get(failed.node.error_handler)  # type: ignore[arg-type]
+    handler = loop.graph.nodes.get(failed.node.error_handler)
     if handler is None:
         return None
     name = handler.name

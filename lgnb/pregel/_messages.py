@@ -112,7 +112,7 @@ def _collect(response: Any, found: list[BaseMessage]) -> None:
                     found.append(v)
 
 
-class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # type: ignore[misc]
+class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
     """Turns chat-model callbacks and node outputs into `messages` stream events."""
 
     run_inline = True
@@ -253,7 +253,7 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # 
         self.metadata.pop(run_id, None)
 
 
-class StreamMessagesHandlerV2(StreamMessagesHandler, _V2StreamingCallbackHandler):  # type: ignore[misc]
+class StreamMessagesHandlerV2(StreamMessagesHandler, _V2StreamingCallbackHandler):
     """The `messages` handler of v3 run streams: content-block events, not chunks.
 
     Being a `_V2StreamingCallbackHandler` makes a chat model's `invoke` report its

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import CONF
@@ -56,7 +57,8 @@ def config_inside_node(
         k: v for k, v in base.items() if k not in ("callbacks", "run_name", "run_id")
     }
     conf = dict(base.get(CONF) or {})
-    for k, v in (config or {}).items():
+    given: Mapping[str, Any] = config or {}
+    for k, v in given.items():
         if k == CONF:
             conf.update(v or {})
         else:
@@ -121,8 +123,6 @@ def coerce_context(schema: Any, context: Any) -> Any:
 
     from pydantic import BaseModel
 
-    if is_dataclass(schema) or (
-        isinstance(schema, type) and issubclass(schema, BaseModel)
-    ):
+    if isinstance(schema, type) and (is_dataclass(schema) or issubclass(schema, BaseModel)):
         return schema(**context)
     return context

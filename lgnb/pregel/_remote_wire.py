@@ -161,7 +161,7 @@ def state_snapshot(state: dict[str, Any]) -> StateSnapshot:
         values=state["values"],
         next=tuple(state.get("next") or ()),
         config=config_of(state["checkpoint"]),
-        metadata=state.get("metadata"),  # type: ignore[arg-type]
+        metadata=state.get("metadata"),
         created_at=state.get("created_at"),
         parent_config=config_of(parent) if parent else None,
         tasks=tuple(tasks),

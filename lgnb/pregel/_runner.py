@@ -13,9 +13,9 @@ import asyncio
 import dataclasses
 import random
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextvars import Token
-from typing import Any
+from typing import Any, cast
 
 from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, NS_SEP, RESUME
 from lgnb._internal.context import TASK_CTX, LazyConfig, TaskContext
@@ -27,8 +27,8 @@ from lgnb.errors import (
     ParentCommand,
 )
 from lgnb.pregel._options import recast_ns
-from lgnb.pregel._task import Task
 from lgnb.pregel._program import aanswer, answer
+from lgnb.pregel._task import Task
 from lgnb.pregel._trace import (
     enter_run_tree,
     exit_run_tree,
@@ -118,7 +118,7 @@ async def _afinish(task: Task, output: Any, start: int = 0) -> None:
     node = task.node
     writes = task.writes
     for writer in node.writers[start:]:
-        produced = writer(task, output)
+        produced: Any = writer(task, output)  # an awaitable when the writer is async
         if getattr(writer, "is_async", False):
             produced = await produced
         if produced:
@@ -162,8 +162,8 @@ def _retry_delay(policies: Sequence[RetryPolicy], attempt: int, exc: Exception) 
             matches = isinstance(exc, retry_on)
         elif isinstance(retry_on, Sequence):
             matches = isinstance(exc, tuple(retry_on))
-        elif callable(retry_on):
-            matches = bool(retry_on(exc))
+        elif callable(retry_on):  # a predicate (a class that is no exception lands here too)
+            matches = bool(cast("Callable[[Exception], bool]", retry_on)(exc))
         else:
             raise TypeError(
                 "retry_on must be an Exception class, a list or tuple of Exception classes, "
@@ -387,7 +387,10 @@ def _cancel_requested() -> bool:
     """Whether someone cancelled the running asyncio task (vs. a node raising
     `CancelledError` on its own, which leaves the task's cancel count at 0)."""
     current = asyncio.current_task()
-    return current is None or current.cancelling() > 0
+    if current is None:
+        return True
+    cancelling = getattr(current, "cancelling", None)  # Python 3.11+; 3.10 keeps no count
+    return cancelling is None or cancelling() > 0
 
 
 async def _in_thread(fn: Any, value: Any, ctx: TaskContext) -> Any:

@@ -19,7 +19,6 @@ from lgnb._internal.constants import (
     END,
     INPUT,
     INTERRUPT,
-    NS_SEP,
     NULL_TASK_ID,
     PUSH,
     START,
@@ -28,10 +27,10 @@ from lgnb._internal.context import TASK_CTX, TaskContext
 from lgnb.errors import InvalidUpdateError
 from lgnb.pregel._delta import (
     COUNTERS,
+    ensure_message_ids,
     hydrating,
     overwritten_delta_keys,
     seen_without_bumps,
-    ensure_message_ids,
 )
 from lgnb.pregel._io import read_channels, result_writes
 from lgnb.pregel._loop import Loop

@@ -15,9 +15,9 @@ paused, not failed: it reports nothing on the way out and starts again on resume
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar, Token
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -54,7 +54,7 @@ def _writer_vars() -> list[ContextVar[Any]]:
     return found
 
 
-class StreamToolCallHandler(BaseCallbackHandler, _StreamingCallbackHandler):  # type: ignore[misc]
+class StreamToolCallHandler(BaseCallbackHandler, _StreamingCallbackHandler):
     """Turns `on_tool_*` callbacks into `tools` stream events."""
 
     run_inline = True

@@ -267,7 +267,7 @@ def _conv(v: Any, mc: int, mi: int, depth: int) -> Any:
             if x:
                 msg[key] = _conv(x, mc, mi, d)
         return msg
-    if hasattr(v, "_fields") and isinstance(v, tuple):  # namedtuple
+    if isinstance(v, tuple) and hasattr(v, "_fields"):  # namedtuple
         return {"__type__": name, **{f: _conv(getattr(v, f), mc, mi, d) for f in v._fields}}
     if hasattr(type(v), "model_fields"):  # pydantic v2
         try:
@@ -288,7 +288,7 @@ def reducer_name(channel: Any) -> str:
     """The name a record gives a channel's reducer: `LastValue`, `operator.add`,
     `add_messages`, a user function's qualified name, or the channel class."""
     op = getattr(channel, "operator", None)
-    if op is not None and type(channel).__name__ in ("BinaryOperatorAggregate", "DeltaChannel"):
+    if op is not None and type(channel).__name__ in ("BinaryOperatorAggregate", "MessagesChannel", "DeltaChannel"):
         return callable_name(op)
     reducer = getattr(channel, "reducer", None)
     if reducer is not None and callable(reducer):

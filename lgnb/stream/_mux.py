@@ -13,6 +13,7 @@ Transformers flagged `before_builtins` are registered first, order kept within e
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -109,7 +110,7 @@ class StreamMux:
         self._channels.append(channel)
         if channel.name is not None:
             method = channel.name if native else f"custom:{channel.name}"
-            channel._wire(lambda item, method=method: self._forward(method, item))
+            channel._wire(functools.partial(self._forward, method))
 
     def transformer_by_key(self, key: str) -> StreamTransformer | None:
         """The transformer whose projection holds `key`."""

@@ -83,7 +83,7 @@ class _Folder:
             if messages and n > LAST_ITEMS or n > FOLD_ITEMS:
                 last = [self.fold(x, depth + 1) for x in v[-LAST_ITEMS:]]
                 return {"__fold__": "messages" if messages else "list", "len": n, "last": last}
-            out_l = []
+            out_l: list[Any] = []
             for x in v:
                 if self.budget <= 0:
                     return {"__fold__": "list", "len": n, "last": out_l[-LAST_ITEMS:]}

@@ -7,7 +7,8 @@ the kernel, which redraws.
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 import traitlets
 
@@ -32,6 +33,9 @@ def check_graph(graph: Any, *, what: str) -> None:
 
 class GraphMixin(traitlets.HasTraits):
     """Graph traits shared by the graph view and the run view."""
+
+    if TYPE_CHECKING:  # ipywidgets.Widget's, which every view mixing this in is
+        def hold_sync(self) -> AbstractContextManager[Any]: ...
 
     dot = traitlets.Unicode("").tag(sync=True)
     drawing = traitlets.Dict().tag(sync=True)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import os
-import threading
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -31,6 +30,7 @@ import traitlets
 
 from lgnb.draw import END, START, layout
 from lgnb.pregel.records import to_jsonable
+from lgnb.whatif import REDUCERS, reducer_name, what_if
 from lgnb.widgets._forms import form_for
 from lgnb.widgets._loops import background_loop
 from lgnb.widgets._runtime import View, show_in_notebook
@@ -40,7 +40,6 @@ from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import GraphMixin, check_graph
 from lgnb.widgets.lens_steps import REDUCED_NOTICE, StepBuilder, public_step
 from lgnb.widgets.run_view import NO_CHECKPOINTER, _command_type, _has_checkpointer
-from lgnb.whatif import REDUCERS, reducer_name, what_if
 
 PUBLIC_MODES = ["tasks", "updates", "checkpoints", "values"]
 
