@@ -1,14 +1,19 @@
-"""Which event loop a run lives on, and how to wait for it without deadlocking.
+"""Which event loop a run's waiters live on, lgnb's background loop, and its timer thread.
 
-In a Jupyter kernel the run is a task on the kernel's own loop (so widget messages and
-clicks are handled between chunks). Outside a running loop (a script, a plain test) there
-is no loop to borrow, so runs share one private background loop thread.
+In a Jupyter kernel `await run` waits on the kernel's own loop. Outside a running loop (a
+script, a plain test) there is no loop to borrow, so runs share one private background
+loop thread (which also runs `astream` producers). Timers that must fire while the
+kernel's loop is blocked by a busy cell (a view's flush cadence) use `call_later`'s own
+thread, which no event loop can hold up.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import threading
+import time
+from collections.abc import Callable
 
 _bg_loop: asyncio.AbstractEventLoop | None = None
 _bg_lock = threading.Lock()
@@ -43,3 +48,55 @@ def background_loop() -> asyncio.AbstractEventLoop:
 def loop_for_run() -> asyncio.AbstractEventLoop:
     """The caller's running loop (a kernel cell) or the background loop."""
     return running_loop() or background_loop()
+
+
+class Timer:
+    """A callback due at a monotonic time, fired by :func:`call_later`'s thread; `cancel()`
+    before it fires and it never does."""
+
+    __slots__ = ("when", "fn", "cancelled")
+
+    def __init__(self, when: float, fn: Callable[[], None]) -> None:
+        self.when, self.fn, self.cancelled = when, fn, False
+
+    def __lt__(self, other: Timer) -> bool:
+        return self.when < other.when
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+_timers: list[Timer] = []
+_timers_cond = threading.Condition()
+_timer_thread: threading.Thread | None = None
+
+
+def call_later(delay: float, fn: Callable[[], None]) -> Timer:
+    """Call `fn` after `delay` s on lgnb's timer thread, whatever any event loop is doing.
+
+    A view's flush cadence must not wait for the kernel's loop: a cell that blocks it
+    (`time.sleep(3)`, a long computation) would freeze the view and then make it jump. The
+    one timer thread runs callbacks one at a time; they must be short and never raise (a
+    callback that raises is dropped, the thread goes on)."""
+    global _timer_thread
+    timer = Timer(time.monotonic() + max(0.0, delay), fn)
+    with _timers_cond:
+        heapq.heappush(_timers, timer)
+        if _timer_thread is None or not _timer_thread.is_alive():
+            _timer_thread = threading.Thread(target=_serve_timers, name="lgnb-timers", daemon=True)
+            _timer_thread.start()
+        _timers_cond.notify()
+    return timer
+
+
+def _serve_timers() -> None:
+    while True:
+        with _timers_cond:
+            while not _timers or _timers[0].when > time.monotonic():
+                _timers_cond.wait(None if not _timers else _timers[0].when - time.monotonic())
+            timer = heapq.heappop(_timers)
+        if not timer.cancelled:
+            try:
+                timer.fn()
+            except Exception:  # noqa: BLE001 S110 - a view's flush records its own failures
+                pass

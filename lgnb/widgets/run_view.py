@@ -1,10 +1,16 @@
 """`lgnb.run(graph, input)`: run a graph as a live view, without blocking the kernel.
 
-The run belongs to the kernel's event loop: a synchronous graph's `stream` runs in a
-worker thread (`astream` on lgnb's background loop), so a busy node never blocks the
-kernel: other cells execute, clicks arrive. Chunks are reduced on the loop into run state
-and content patches (`_stream`, `_store`); traffic to the browser is coalesced: at most
-one trait sync and one batch of patches per flush interval, nothing dropped, order kept.
+A synchronous graph's `stream` runs in a worker thread (`astream` on lgnb's background
+loop), so a busy node never blocks the kernel: other cells execute, clicks arrive. Chunks
+are reduced where they are produced, in the run's thread, into run state and content
+patches (`_stream`, `_store`), so `run.status` / `run.result` are current from any thread
+at any time. Traffic to the browser is coalesced: at most one trait sync and one batch of
+patches per flush interval, nothing dropped, order kept; it is sent from the run's thread
+or lgnb's timer thread, never waiting for the kernel's loop, so the view streams while
+another cell runs. One lock per run (`Run._lock`) serialises its state changes and its
+sends: the producer, the timer, the page's clicks and the user's calls take turns, and one
+view never has two senders at once. ipykernel's IOPub socket takes sends from any thread
+(each thread gets its own pipe to the IOPub thread, which sends in arrival order).
 """
 
 from __future__ import annotations
@@ -16,16 +22,17 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import traitlets
 
 from lgnb.draw import jsonable, layout
 from lgnb.pregel._lease import check_multitask
 from lgnb.widgets._forms import FormInvalid, answer_for, asked, describe, form_for, tools_of
-from lgnb.widgets._loops import background_loop, loop_for_run, running_loop
+from lgnb.widgets._loops import Timer, background_loop, call_later, loop_for_run, running_loop
 from lgnb.widgets._panel import StatePanel
 from lgnb.widgets._pump import Pump
 from lgnb.widgets._runtime import View, show_in_notebook
@@ -149,6 +156,21 @@ def _command_type(graph: Any) -> Any:
     raise RuntimeError("cannot find a Command type (neither lgnb.types nor langgraph.types)")
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _locked(method: _F) -> _F:
+    """Run the method holding the run's lock (re-entrant): one thread at a time changes a
+    run's state or sends to its view."""
+
+    @wraps(method)
+    def locked(self: Run, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked  # type: ignore[return-value]
+
+
 class _Stale(RuntimeError):
     """An answer to a question the thread no longer asks."""
 
@@ -206,7 +228,7 @@ class Run:
         self._held: dict[str, tuple[Any, str]] = {}
         self._requests: set[Any] = set()  # request ids of the page already handled (one action once)
         self._tools: dict[str, Any] | None = None
-        self._flush_handle: asyncio.TimerHandle | None = None
+        self._flush_handle: Timer | None = None
         self._next_flush = 0.0  # monotonic time the next (unforced) flush may go out
         self._elapsed_before = 0.0
         self._t0 = 0.0
@@ -214,6 +236,7 @@ class Run:
         self._batches = 0
         #: comm messages sent to the browser (trait syncs + patch batches), patches, batches
         self.stats = {"messages": 0, "patches": 0, "batches": 0, "trait_syncs": 0, "chunks": 0}
+        self._lock = threading.RLock()
         self._call(lambda: self._start(input))
 
     # -- public API --------------------------------------------------------------
@@ -275,36 +298,20 @@ class Run:
     @property
     def content(self) -> dict[str, Any]:
         """Snapshot of what the view shows: messages, progress, log, updates, errors."""
-        return self._store.snapshot()
+        with self._lock:
+            return self._store.snapshot()
 
     def wait(self, timeout: float | None = None) -> Any:
         """Block until the run pauses or ends; return `result`, re-raise a node's error.
 
-        Works in scripts, under nbclient and in a kernel cell: there the cell itself pumps
-        the run's chunks to the view while it waits (the kernel loop is blocked by the cell,
-        so nothing else would), and the browser keeps receiving them live.
+        Works in scripts, under nbclient and in a kernel cell: the run's own thread feeds
+        the view while the cell waits (nothing needs the blocked kernel loop), and the
+        browser keeps receiving updates live.
         """
-        if not self._settled.is_set():
-            if running_loop() is self._loop:
-                self._pump_here(timeout)
-            elif not self._settled.wait(timeout):
-                raise TimeoutError(f"run still {self._status} after {timeout} s")
+        if not self._settled.is_set() and not self._settled.wait(timeout):
+            raise TimeoutError(f"run still {self._status} after {timeout} s")
         self.view._publish_snapshot()  # from the waiting cell, so a headless run saves it too
         return self._outcome()
-
-    def _pump_here(self, timeout: float | None) -> None:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not self._settled.is_set():
-            left = FLUSH_INTERVAL if deadline is None else min(FLUSH_INTERVAL, deadline - time.monotonic())
-            if left <= 0:
-                raise TimeoutError(f"run still {self._status} after {timeout} s")
-            pump = self._pump
-            if pump is None:
-                self._settled.wait(left)
-                continue
-            pump.pump(left)
-            if self._pending and time.monotonic() >= self._next_flush:
-                self._flush()
 
     def __await__(self) -> Any:
         return self._wait_async().__await__()
@@ -332,6 +339,7 @@ class Run:
         """
         return self._resume(value, by="code")
 
+    @_locked
     def _resume(self, value: Any, *, by: str, summaries: Mapping[str, str] | None = None) -> Run:
         if self._status in ("running", "pending"):
             raise RuntimeError("the run is still running: wait until it pauses (run.wait()) before resume()")
@@ -367,12 +375,14 @@ class Run:
         self._call(lambda: self._start(command))
         return self
 
+    @_locked
     def _resume_from_view(self, content: Mapping[str, Any]) -> None:
         """The old message ({kind: "resume", interrupt_id, value}): a value sent as it is,
         still keyed by interrupt id and checked against what is pending now."""
         iid = str(content.get("interrupt_id") or "")
         self._page_answer(content, iid, lambda interrupt: (content.get("value"), describe(content.get("value"))))
 
+    @_locked
     def _answer_from_view(self, content: Mapping[str, Any]) -> None:
         """A form's answer ({kind: "answer", id, interrupt_id, picks, hold}): the kernel
         computes and validates the value, then resumes keyed by interrupt id (or holds it
@@ -447,6 +457,7 @@ class Run:
             return
         self.view.send({**reply, "ok": True, "summary": summary})
 
+    @_locked
     def _send_held(self, content: Mapping[str, Any]) -> None:
         """Send collected answers as one keyed resume ({kind: "send_held", id, ids?})."""
         request = content.get("id")
@@ -470,6 +481,7 @@ class Run:
             return
         self.view.send({**reply, "ok": True})
 
+    @_locked
     def cancel(self) -> bool:
         """Stop a running run. Once this returns the run writes nothing more to its
         thread: a node that is busy finishes in its thread, unseen, its writes thrown
@@ -500,13 +512,12 @@ class Run:
         broken = f" view_error={type(self._view_error).__name__}" if self._view_error is not None else ""
         return f"<lgnb.Run {self._status} step={self._reducer.step} thread={self.view.thread!r}{broken}>"
 
-    # -- driving (on the loop) -------------------------------------------------------
+    # -- driving (in whichever thread holds the run's lock) ----------------------------
     def _call(self, fn: Any) -> None:
-        if running_loop() is self._loop:
+        with self._lock:
             fn()
-        else:
-            self._loop.call_soon_threadsafe(fn)
 
+    @_locked
     def _start(self, input: Any) -> None:
         self._status = "running"
         self._settled.clear()
@@ -519,7 +530,7 @@ class Run:
                                                self._options, multitask=self._multitask,
                                                checkpointed=self.checkpointed)
         kwargs.update(extra)
-        pump: Pump = Pump(self._loop, lambda chunks: self._on_chunks(chunks, pump),
+        pump: Pump = Pump(lambda chunks: self._on_chunks(chunks, pump),
                           lambda exc: self._on_end(exc, pump))
         self._pump = pump
         if self._use_async:
@@ -529,6 +540,7 @@ class Run:
             pump.start_sync(lambda: ctx.run(self.graph.stream, input, self.config, **kwargs))
         self._flush()
 
+    @_locked
     def _on_chunks(self, chunks: list[Any], pump: Pump) -> None:
         if self._status != "running" or pump is not self._pump:  # a cancelled segment's leftovers
             return
@@ -552,6 +564,7 @@ class Run:
             self._result = self._reducer.values
         self._schedule_flush()
 
+    @_locked
     def _on_end(self, exc: BaseException | None, pump: Pump) -> None:
         if self._status == "running" and pump is self._pump:
             reason = was_cancelled(self._control)  # e.g. another run interrupted this one
@@ -559,6 +572,7 @@ class Run:
                 self._show(notice=f"Cancelled: {reason}.")
             self._settle(exc=None if reason is not None else exc, cancelled=reason is not None)
 
+    @_locked
     def _settle(self, *, exc: BaseException | None, cancelled: bool) -> None:
         """End the segment in one ordered step: decide the outcome and record it on the run,
         then show it (one forced flush), and last, whatever showing it raised, release
@@ -601,16 +615,23 @@ class Run:
             self._view_failed(failure)
         self._settled.set()
         waiters, self._waiters = self._waiters, []
-        for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(None)
+        if not waiters:
+            return
+        if running_loop() is self._loop:
+            _release_waiters(waiters)
+        else:  # futures belong to their loop's thread
+            try:
+                self._loop.call_soon_threadsafe(_release_waiters, waiters)
+            except RuntimeError:  # that loop is closed: nobody awaits there any more
+                pass
 
     def _new_waiter(self) -> asyncio.Future[None]:
         waiter: asyncio.Future[None] = self._loop.create_future()
-        if self._settled.is_set():
-            waiter.set_result(None)
-        else:
-            self._waiters.append(waiter)
+        with self._lock:
+            if self._settled.is_set():
+                waiter.set_result(None)
+            else:
+                self._waiters.append(waiter)
         return waiter
 
     def _outcome(self) -> Any:
@@ -642,10 +663,18 @@ class Run:
             pass
 
     def _schedule_flush(self) -> None:
+        """Flush what is pending once the budget allows, from lgnb's timer thread (not the
+        kernel's loop, which a busy cell blocks)."""
         if self._flush_handle is None:
             delay = max(0.0, self._next_flush - time.monotonic())
-            self._flush_handle = self._loop.call_later(delay, self._flush)
+            handle = self._flush_handle = call_later(delay, lambda: self._timed_flush(handle))
 
+    @_locked
+    def _timed_flush(self, handle: Timer) -> None:
+        if handle is self._flush_handle:  # not cancelled by a flush that went out meanwhile
+            self._flush()
+
+    @_locked
     def _flush(self, snapshot: bool = False) -> None:
         """Send what is new at once: one batch of patches, one trait sync (run state; with
         `snapshot`, the content snapshot too). The cadence calls it when the budget allows;
@@ -686,6 +715,7 @@ class Run:
             self._pump.hand_off()  # let ipykernel's IOPub thread push it out now
         self._next_flush = max(self._next_flush, time.monotonic()) + sent / MESSAGE_RATE
 
+    @_locked
     def _send_snapshot(self) -> None:
         self._flush()
         self._batches += 1
@@ -695,6 +725,12 @@ class Run:
             self._view_failed(failure)
         self.stats["messages"] += 1
         self._next_flush = max(self._next_flush, time.monotonic()) + 1 / MESSAGE_RATE
+
+
+def _release_waiters(waiters: list[asyncio.Future[None]]) -> None:
+    for waiter in waiters:
+        if not waiter.done():
+            waiter.set_result(None)
 
 
 def run(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, display: bool = True,
