@@ -514,7 +514,10 @@ def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None,
     if not isinstance(config, Mapping) or (config.get("configurable") or {}).get("thread_id") in (None, ""):
         raise ValueError("lgnb.history needs the thread's config, e.g. "
                          "lgnb.history(graph, {'configurable': {'thread_id': '1'}})")
-    if getattr(graph, "checkpointer", None) in (None, False):
+    from lgnb.remote._edge import for_views, is_remote
+
+    graph = for_views(graph)  # a server's threads are checkpointed; its wire dicts become objects here
+    if not is_remote(graph) and getattr(graph, "checkpointer", None) in (None, False):
         raise ValueError("lgnb.history: the graph has no checkpointer, so it keeps no history. "
                          "Compile it with one: builder.compile(checkpointer=InMemorySaver())")
     view = HistoryView(graph, config, limit=limit)

@@ -185,6 +185,9 @@ class Run:
                  use_async: bool = False, title: str | None = None, multitask: str | None = "reject",
                  **stream_options: Any) -> None:
         check_graph(graph, what="lgnb.run")
+        from lgnb.remote._edge import for_views
+
+        graph = for_views(graph)  # a server's wire dicts become messages and Interrupts here, once
         self._multitask = check_multitask(multitask)
         if not callable(getattr(graph, "astream" if use_async else "stream", None)):
             raise TypeError(f"lgnb.run: {type(graph).__name__} has no {'astream' if use_async else 'stream'}()")

@@ -1,0 +1,170 @@
+"""`lgnb.connect` and the notebook views on a LangGraph server (a real `langgraph dev`
+serving `app/agent.py`): the run view of a remote run shows what it shows for a local run
+of the same graph, its form's answer resumes the server's thread, the timeline reads the
+server's checkpoints and its fork and replay land there; the errors a user meets say
+what to do."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph_sdk import get_sync_client
+
+import lgnb
+from lgnb.errors import ThreadBusyError
+from lgnb.pregel.remote import RemoteGraph
+from lgnb.remote import ServerUnreachableError, UnknownGraphError
+
+pytestmark = [pytest.mark.remote, pytest.mark.timeout(120)]
+
+HUMAN = {"messages": [{"role": "user", "content": "hi"}]}
+APP = Path(__file__).parent / "app" / "agent.py"
+
+
+def _thread() -> dict[str, Any]:
+    return {"configurable": {"thread_id": str(uuid.uuid4())}}
+
+
+def _local_graph() -> Any:
+    """The server's graph module, compiled here with a saver: the same code, run locally."""
+    spec = importlib.util.spec_from_file_location("lgnb_test_server_agent", APP)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.builder.compile(checkpointer=InMemorySaver())
+
+
+def _shown(content: dict[str, Any]) -> dict[str, Any]:
+    """What the run view shows, without ids and sequence numbers (fresh per run)."""
+    return {
+        "messages": [{k: v for k, v in m.items() if k != "id"} for m in content["messages"]],
+        "updates": [{k: v for k, v in u.items() if k not in ("id", "seq")} for u in content["updates"]],
+        "progress": content["progress"],
+        "log": content["log"],
+        "errors": content["errors"],
+    }
+
+
+def test_connect_returns_a_remote_graph_for_the_servers_graph(server_url: str) -> None:
+    graph = lgnb.connect(server_url, "agent")
+    assert isinstance(graph, RemoteGraph) and graph.assistant_id == "agent"
+    assert set(graph.get_graph().nodes) == {"__start__", "chat", "review", "__end__"}
+
+
+def test_connect_to_an_unknown_graph_lists_the_servers_graphs(server_url: str) -> None:
+    with pytest.raises(UnknownGraphError) as info:
+        lgnb.connect(server_url, "agnet")
+    assert info.value.available == ("agent", "slow")
+    assert "'agnet'" in str(info.value) and "'agent'" in str(info.value)
+
+
+def test_connect_to_no_server_names_the_url_and_how_to_start_one() -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"  # nothing listens: the socket is closed
+    with pytest.raises(ServerUnreachableError) as info:
+        lgnb.connect(url, "agent")
+    message = str(info.value)
+    assert url in message and "langgraph dev" in message and "start_dev_server" in message
+
+
+def test_connect_rejects_a_url_that_is_not_http() -> None:
+    with pytest.raises(ValueError, match="http"):
+        lgnb.connect("127.0.0.1:2024", "agent")
+
+
+def test_remote_run_view_shows_what_a_local_run_of_the_same_graph_shows(server_url: str) -> None:
+    remote = lgnb.run(lgnb.connect(server_url, "agent"), HUMAN, _thread(), display=False)
+    local = lgnb.run(_local_graph(), HUMAN, _thread(), display=False)
+    remote.wait(60)
+    local.wait(60)
+    assert remote.status == local.status == "interrupted"
+    assert _shown(remote.content) == _shown(local.content)
+    # tokens per message: the chat node's reply, streamed, as one final message
+    ai = [m for m in remote.content["messages"] if m["type"] == "ai"]
+    assert [m["content"] for m in ai] == ["hello from the server"] and ai[0]["node"] == "chat"
+    # the form: the same question, keyed by the server's interrupt id, at the same node
+    assert [(i["node"], i["value"]) for i in remote.interrupts] == [(i["node"], i["value"]) for i in local.interrupts]
+    assert remote.forms and [f.get("kind") for f in remote.forms] == [f.get("kind") for f in local.forms]
+    # the lit graph: the same nodes visited
+    assert remote.view.visited == local.view.visited
+
+
+def test_a_form_answer_resumes_the_servers_thread(server_url: str) -> None:
+    graph = lgnb.connect(server_url, "agent")
+    config = _thread()
+    run = lgnb.run(graph, HUMAN, config, display=False)
+    run.wait(60)
+    (pending,) = run.interrupts
+    resumed = run.resume({pending["id"]: "ship it"})
+    resumed.wait(60)
+    assert resumed.status == "done", resumed.error
+    server = get_sync_client(url=server_url, api_key=None)
+    state = server.threads.get_state(config["configurable"]["thread_id"])
+    assert state["values"]["verdict"] == "ship it" and state["next"] == []
+
+
+def test_a_second_run_on_a_busy_server_thread_shows_the_servers_multitask_answer(server_url: str) -> None:
+    server = get_sync_client(url=server_url, api_key=None)
+    thread = server.threads.create()
+    tid = thread["thread_id"]
+    # another client starts a slow run (3 s); wait until the server runs it
+    server.runs.create(tid, "slow", input={"steps": 15, "pause": 0.2})
+    deadline = time.monotonic() + 20
+    while server.threads.get(tid)["status"] != "busy":
+        assert time.monotonic() < deadline, "the other client's run never started"
+        time.sleep(0.05)
+    run = lgnb.run(lgnb.connect(server_url, "slow"), {"steps": 1}, {"configurable": {"thread_id": tid}}, display=False)
+    with pytest.raises(ThreadBusyError) as info:
+        run.wait(60)
+    assert run.status == "error" and run.error is info.value
+    message = str(info.value)
+    assert tid in message and "409" in message and "lgnb.attach" in message
+
+
+def test_history_of_a_server_thread_is_its_checkpoints_and_fork_and_replay_land_there(server_url: str) -> None:
+    graph = lgnb.connect(server_url, "agent")
+    config = _thread()
+    tid = config["configurable"]["thread_id"]
+    first = lgnb.run(graph, HUMAN, config, display=False)
+    first.wait(60)
+    first.resume({first.interrupts[0]["id"]: "no"}).wait(60)
+
+    view = lgnb.history(graph, config)
+    server = get_sync_client(url=server_url, api_key=None)
+    on_server = server.threads.get_history(tid, limit=100)
+    timeline = view.model
+    assert timeline is not None
+    assert [c.id for c in reversed(timeline.checkpoints)] == [h["checkpoint"]["checkpoint_id"] for h in on_server]
+    by_next = {c.next: c for c in timeline.checkpoints}
+    before_review = by_next[("review",)]
+    assert before_review.interrupts == 1
+    # inspect: the clicked checkpoint's values (as JSON for the page), messages read as messages
+    values = view.values_at(before_review.id)
+    assert [(m["type"], m["content"]) for m in values["messages"]] == [("human", "hi"), ("ai", "hello from the server")]
+
+    fork = view.fork(before_review.id, {"verdict": "edited"}, as_node="review")
+    fork_id = fork["configurable"]["checkpoint_id"]
+    after_fork = server.threads.get_history(tid, limit=100)
+    assert fork_id in [h["checkpoint"]["checkpoint_id"] for h in after_fork]
+    assert fork_id in [c.id for c in view.model.checkpoints]
+    assert server.threads.get_state(tid, checkpoint_id=fork_id)["values"]["verdict"] == "edited"
+
+    before_chat = by_next[("chat",)]
+    replay = view.replay(before_chat.id)
+    replay.wait(60)
+    assert replay.status == "interrupted"  # chat streams again, the review asks again, on a new branch
+    again = server.threads.get_history(tid, limit=100)
+    replayed = [h for h in again if (h.get("parent_checkpoint") or {}).get("checkpoint_id") == before_chat.id]
+    assert len(replayed) == 2  # the first run's step and the replay's
+    view.refresh()
+    assert len(view.model.checkpoints) == len(again)
