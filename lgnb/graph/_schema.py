@@ -21,6 +21,7 @@ from lgnb.channels.base import BaseChannel
 from lgnb.channels.binop import BinaryOperatorAggregate
 from lgnb.channels.delta import DeltaChannel
 from lgnb.channels.last_value import LastValue
+from lgnb.channels.messages import MessagesChannel, is_plain_add_messages
 from lgnb.managed import ManagedValue, is_managed_value
 
 __all__ = ("schema_channels", "schema_mapper")
@@ -89,6 +90,8 @@ def _channel(name: str, annotation: Any, *, allow_managed: bool = True) -> Any:
                     f"Invalid reducer signature for state key '{name}'. Expected (a, b) -> c. "
                     f"Got {signature(reducer)}"
                 )
+            if is_plain_add_messages(reducer):
+                return MessagesChannel(annotation, reducer, key=name)
             return BinaryOperatorAggregate(annotation, reducer, key=name)
     elif get_origin(annotation) is not None and is_managed_value(
         getattr(annotation, "__args__", (None,))[0]

@@ -21,8 +21,11 @@ messages), and every message without an id gets a fresh ``uuid4`` string id.
 Like LangGraph, ids are written onto the message objects themselves, so a
 message you passed in carries its new id afterwards.
 
-The merge is one pass over ``right`` with a dict from id to position, so a
-step costs O(len(left) + len(right)) however long the conversation grows.
+The merge is one pass over ``right`` with a dict from id to position. As a
+graph's reducer (``format=None``) the key is kept by
+:class:`lgnb.channels.messages.MessagesChannel`, which keeps that dict between
+steps, so a step costs O(len(right)) plus a list copy however long the
+conversation grows.
 """
 
 import uuid
@@ -88,6 +91,19 @@ def _missing_id_error(message_id: Any) -> ValueError:
     )
 
 
+def _new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def _remove_all_cut(update: list) -> int:
+    """The position of the last ``RemoveMessage(id=REMOVE_ALL_MESSAGES)`` (it wins), or -1."""
+    cut = -1
+    for pos, msg in enumerate(update):
+        if msg.id == REMOVE_ALL_MESSAGES and isinstance(msg, RemoveMessage):
+            cut = pos
+    return cut
+
+
 def _to_openai_format(messages: list[BaseMessage]) -> list[BaseMessage]:
     return convert_to_messages(convert_to_openai_messages(messages))
 
@@ -103,15 +119,13 @@ def _merge(
 
     for msg in current:
         if msg.id is None:
-            msg.id = str(uuid.uuid4())
+            msg.id = _new_id()
     # Ids go onto every message of the update, including those a later
-    # REMOVE_ALL_MESSAGES discards; the last REMOVE_ALL_MESSAGES wins.
-    cut = -1
-    for pos, msg in enumerate(update):
+    # REMOVE_ALL_MESSAGES discards.
+    for msg in update:
         if msg.id is None:
-            msg.id = str(uuid.uuid4())
-        elif msg.id == REMOVE_ALL_MESSAGES and isinstance(msg, RemoveMessage):
-            cut = pos
+            msg.id = _new_id()
+    cut = _remove_all_cut(update)
     if cut >= 0:
         # As in LangGraph, what follows the marker is returned as given:
         # neither merged among itself nor formatted.

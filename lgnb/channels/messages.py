@@ -1,0 +1,175 @@
+"""MessagesChannel: an `add_messages` key whose step costs O(new messages), not O(history).
+
+`BinaryOperatorAggregate(list, add_messages)` rebuilds an id -> position map of the
+whole conversation on every write, and a conditional edge's fresh read (a copy of the
+channel with the node's writes applied) does it again. This channel gives exactly the
+same values — it runs `add_messages`' merge rules write by write — but keeps the id
+index between steps:
+
+* the *owner* (the loop's channel, or one restored from a checkpoint) keeps a dict
+  from id to position and adds to it as messages are appended; replacing a message in
+  place keeps its position; a removal compacts the list and drops the index, which is
+  rebuilt on the next write (a removal is O(history) in LangGraph too);
+* a `copy()` (a fresh read) *borrows* the owner's dict without copying it: it trusts
+  only entries below the length the list had when it was copied (the owner appends
+  after that, never rewrites what was there) and keeps its own small dict for what it
+  appends itself.
+
+Each write still returns a new list object, as LangGraph does, so a value already
+handed out (node input, a streamed `values` chunk, a checkpoint) never changes
+afterwards; copying a list of references is a memcpy, far cheaper than re-indexing.
+Only the `format=None` reducer uses this channel: `format="langchain-openai"`
+rewrites the whole list on every call in LangGraph, so it keeps the plain reducer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from typing_extensions import Self
+
+from lgnb.channels.base import MISSING
+from lgnb.channels.binop import BinaryOperatorAggregate, as_overwrite, second_overwrite
+
+__all__ = ("MessagesChannel", "is_plain_add_messages")
+
+
+def is_plain_add_messages(reducer: Callable[..., Any]) -> bool:
+    """True for lgnb's `add_messages` used with its default `format=None`
+    (`add_messages` itself, or `add_messages()` / `add_messages(format=None)`)."""
+    module = getattr(reducer, "__module__", None)
+    func = getattr(reducer, "func", None)
+    if module != "lgnb.graph.message" and getattr(func, "__module__", None) != "lgnb.graph.message":
+        return False
+    from lgnb.graph import message
+
+    if reducer is message.add_messages:
+        return True
+    return (
+        func is message._merge
+        and not getattr(reducer, "args", ())
+        and not (getattr(reducer, "keywords", None) or {}).get("format")
+    )
+
+
+class MessagesChannel(BinaryOperatorAggregate):
+    """A `messages: Annotated[list, add_messages]` key that keeps its id index.
+
+    Values, errors and the ids given to messages are those of `add_messages`
+    (lgnb.graph.message); only the cost per write changes: O(len(update)) plus one
+    list copy, instead of re-indexing the history.
+    """
+
+    __slots__ = ("_own", "_shared", "_base")
+
+    def __init__(self, typ: Any, operator: Callable[[Any, Any], Any], key: str = "") -> None:
+        super().__init__(typ, operator, key)
+        self._reset_index()
+
+    def _reset_index(self) -> None:
+        # _own: id -> position this channel writes (None: rebuild before the next merge);
+        # _shared: an owner's dict borrowed read-only, trusted for positions < _base.
+        self._own: dict[Any, int] | None = None
+        self._shared: dict[Any, int] | None = None
+        self._base = 0
+
+    def copy(self) -> Self:
+        new = self.__class__.__new__(self.__class__)
+        new.typ, new.key, new.operator, new.value = self.typ, self.key, self.operator, self.value
+        if self._own is None:
+            new._own, new._shared, new._base = None, None, 0
+        elif self._shared is None:
+            # borrow this owner's dict: it only ever grows past len(self.value)
+            new._own, new._shared, new._base = {}, self._own, len(self.value)
+        else:
+            new._own, new._shared, new._base = dict(self._own), self._shared, self._base
+        return new
+
+    def from_checkpoint(self, checkpoint: Any) -> Self:
+        new = super().from_checkpoint(checkpoint)
+        new._reset_index()
+        return new
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        if self.value is MISSING:
+            self.value = values[0]
+            self._reset_index()
+            values = values[1:]
+        seen_overwrite = False
+        for value in values:
+            is_overwrite, new_value = as_overwrite(value)
+            if is_overwrite:
+                if seen_overwrite:
+                    raise second_overwrite(self.key)
+                self.value = new_value
+                self._reset_index()
+                seen_overwrite = True
+            elif not seen_overwrite:
+                try:
+                    self._merge(value)
+                except BaseException:
+                    self._reset_index()  # a half-applied write may have indexed ids
+                    raise
+        return True
+
+    # ------------------------------------------------------------------ merge
+    def _rebuild(self) -> list:
+        from lgnb.graph.message import _as_message_list, _new_id
+
+        current = _as_message_list(self.value)
+        for msg in current:
+            if msg.id is None:
+                msg.id = _new_id()
+        self.value = current
+        self._own = {msg.id: pos for pos, msg in enumerate(current)}
+        self._shared = None
+        return current
+
+    def _find(self, mid: Any) -> int | None:
+        pos = self._own.get(mid)  # type: ignore[union-attr]
+        if pos is None and self._shared is not None:
+            pos = self._shared.get(mid)
+            if pos is not None and pos >= self._base:
+                return None  # the owner appended it after this copy was made
+        return pos
+
+    def _merge(self, right: Any) -> None:
+        """`self.value = add_messages(self.value, right)`, in O(len(right))."""
+        from langchain_core.messages import RemoveMessage
+
+        from lgnb.graph.message import _as_message_list, _missing_id_error, _new_id, _remove_all_cut
+
+        update = _as_message_list(right)
+        for msg in update:
+            if msg.id is None:
+                msg.id = _new_id()
+        cut = _remove_all_cut(update)
+        if cut >= 0:
+            self.value = update[cut + 1 :]
+            self._reset_index()
+            return
+        current = self.value if self._own is not None else self._rebuild()
+        merged = list(current)
+        own = self._own
+        assert own is not None
+        removed: set = set()
+        for msg in update:
+            mid = msg.id
+            pos = self._find(mid)
+            if pos is None:
+                if isinstance(msg, RemoveMessage):
+                    raise _missing_id_error(mid)
+                own[mid] = len(merged)
+                merged.append(msg)
+            elif isinstance(msg, RemoveMessage):
+                removed.add(mid)
+            else:
+                removed.discard(mid)
+                merged[pos] = msg
+        if removed:
+            merged = [msg for msg in merged if msg.id not in removed]
+            self._reset_index()
+        self.value = merged

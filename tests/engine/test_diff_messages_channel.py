@@ -1,0 +1,238 @@
+"""`add_messages` keys across many steps: lgnb keeps the id index between steps
+(lgnb.channels.messages.MessagesChannel); every value must still be LangGraph's.
+
+No `from __future__ import annotations`: state classes are defined inside scenarios.
+"""
+
+import random
+from typing import Annotated
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
+from typing_extensions import TypedDict
+
+from _diff import capture, collect
+
+
+def _loop(E, State, script, *, checkpointer=None):
+    """agent -> (conditional edge on the fresh state) -> agent ... ; `script[i]` is the
+    update of step i; the edge records the ids it saw, so the fresh read is observed."""
+    seen = []
+
+    def agent(s):
+        return {"messages": script[s["turn"]], "turn": s["turn"] + 1}
+
+    def route(s):
+        seen.append([(m.id, m.content) for m in s["messages"]])
+        return "agent" if s["turn"] < len(script) else E.END
+
+    g = E.StateGraph(State)
+    g.add_node("agent", agent)
+    g.add_edge(E.START, "agent")
+    g.add_conditional_edges("agent", route, ["agent", E.END])
+    return g.compile(checkpointer=checkpointer), seen
+
+
+def _state(E):
+    return TypedDict("S", {"messages": Annotated[list, E.add_messages], "turn": int})
+
+
+def _script(E):
+    return [
+        [AIMessage("a1", id="a1")],
+        [AIMessage("a1 edited", id="a1"), HumanMessage("h2", id="h2")],
+        [RemoveMessage(id="h0"), AIMessage("a3", id="a3")],
+        [AIMessage("a4", id="a4"), RemoveMessage(id="a4"), AIMessage("a4 back", id="a4")],
+        [RemoveMessage(id="a1"), AIMessage("a1 again", id="a1")],
+        [("ai", "tuple, no id"), {"role": "user", "content": "dict, no id"}],
+        [RemoveMessage(id=E.REMOVE_ALL_MESSAGES), AIMessage("fresh", id="f")],
+        [AIMessage("fresh 2", id="f"), AIMessage("g", id="g")],
+        [HumanMessage("h2 again", id="h2")],
+    ]
+
+
+def test_every_merge_rule_over_many_steps_matches_langgraph_in_state_and_fresh_reads(differential):
+    def scenario(E):
+        app, seen = _loop(E, _state(E), _script(E))
+        history = [HumanMessage("h0", id="h0"), HumanMessage("h1", id="h1")]
+        out = app.invoke({"messages": history, "turn": 0})
+        return out, seen
+
+    differential(scenario)
+
+
+def test_values_chunks_are_snapshots_that_later_steps_do_not_change(differential):
+    def scenario(E):
+        app, _ = _loop(E, _state(E), _script(E))
+        chunks = collect(
+            lambda: app.stream({"messages": [HumanMessage("h0", id="h0")], "turn": 0}, stream_mode="values")
+        )
+        return [[(m.id, m.content) for m in c["messages"]] for c in chunks]
+
+    differential(scenario)
+
+
+def test_parallel_writers_and_their_conditional_edges_each_see_their_own_writes(differential):
+    def scenario(E):
+        State = _state(E)
+        seen = []
+
+        def left(s):
+            return {"messages": [AIMessage("L", id="L"), RemoveMessage(id="x")]}
+
+        def right(s):
+            return {"messages": [AIMessage("R", id="R"), AIMessage("x replaced", id="x")]}
+
+        def route_for(name):
+            def route(s):
+                seen.append((name, [(m.id, m.content) for m in s["messages"]]))
+                return E.END
+
+            return route
+
+        g = E.StateGraph(State)
+        g.add_node("left", left)
+        g.add_node("right", right)
+        g.add_edge(E.START, "left")
+        g.add_edge(E.START, "right")
+        g.add_conditional_edges("left", route_for("left"), [E.END])
+        g.add_conditional_edges("right", route_for("right"), [E.END])
+        out = capture(lambda: g.compile().invoke({"messages": [HumanMessage("x", id="x")], "turn": 0}))
+        return out, sorted(seen)
+
+    differential(scenario)
+
+
+def test_thread_resumed_from_a_checkpoint_replaces_and_removes_old_messages(differential):
+    def scenario(E):
+        State = _state(E)
+
+        def agent(s):
+            t = s["turn"]
+            if t == 0:
+                return {"messages": [AIMessage("first", id="a")], "turn": 1}
+            return {
+                "messages": [AIMessage("first, edited", id="a"), RemoveMessage(id="q"), AIMessage(f"t{t}")],
+                "turn": t + 1,
+            }
+
+        g = E.StateGraph(State)
+        g.add_node("agent", agent)
+        g.add_edge(E.START, "agent")
+        g.add_edge("agent", E.END)
+        app = g.compile(checkpointer=E.InMemorySaver())
+        cfg = {"configurable": {"thread_id": "t"}}
+        first = app.invoke({"messages": [HumanMessage("q", id="q")], "turn": 0}, cfg)
+        second = app.invoke({"messages": [HumanMessage("q2", id="q2")]}, cfg)
+        third = capture(lambda: app.invoke({"messages": [RemoveMessage(id="q")]}, cfg))
+        return first, second, third, app.get_state(cfg).values
+
+    differential(scenario, exc="extends")
+
+
+def test_removing_an_unknown_id_late_in_a_long_conversation_raises(differential):
+    def scenario(E):
+        script = [[AIMessage(f"a{i}", id=f"a{i}")] for i in range(5)] + [[RemoveMessage(id="a99")]]
+        app, _ = _loop(E, _state(E), script)
+        return capture(lambda: app.invoke({"messages": [], "turn": 0}))
+
+    differential(scenario, exc="extends")
+
+
+def test_overwrite_then_merges_in_later_steps(differential):
+    def scenario(E):
+        script = [
+            [AIMessage("a", id="a")],
+            E.Overwrite([HumanMessage("only", id="o"), HumanMessage("dup", id="o")]),
+            [AIMessage("o replaced", id="o"), AIMessage("b", id="b")],
+            [RemoveMessage(id="o")],
+        ]
+        app, seen = _loop(E, _state(E), script)
+        return app.invoke({"messages": [HumanMessage("h", id="h")], "turn": 0}), seen
+
+    differential(scenario)
+
+
+def test_format_langchain_openai_keeps_langgraphs_behaviour(differential):
+    def scenario(E):
+        State = TypedDict(
+            "S", {"messages": Annotated[list, E.add_messages(format="langchain-openai")], "turn": int}
+        )
+        script = [
+            [AIMessage([{"type": "text", "text": "hi"}], id="a")],
+            [ToolMessage("done", tool_call_id="c1", id="t"), AIMessage("a2", id="a")],
+        ]
+        app, seen = _loop(E, State, script)
+        return app.invoke({"messages": [HumanMessage("q", id="q")], "turn": 0}), seen
+
+    differential(scenario)
+
+
+# --- the channel alone against LangGraph's reducer, many random histories -------------
+
+
+def _random_update(rng: random.Random, ids: list[str], step: int) -> list:
+    update = []
+    for k in range(rng.randint(0, 4)):
+        roll = rng.random()
+        if roll < 0.45 or not ids:
+            mid = f"m{step}-{k}" if rng.random() < 0.8 else None
+            update.append(AIMessage(f"s{step}k{k}", id=mid))
+        elif roll < 0.7:
+            update.append(HumanMessage(f"edit s{step}k{k}", id=rng.choice(ids)))
+        elif roll < 0.9:
+            update.append(RemoveMessage(id=rng.choice(ids)))
+        elif roll < 0.97:
+            update.append(RemoveMessage(id="missing"))
+        else:
+            update.append(RemoveMessage(id="__remove_all__"))
+    return update
+
+
+def _ids_of(value: list) -> list[str]:
+    return [m.id for m in value]
+
+
+def _snapshot(value):
+    return [(m.id, type(m).__name__, m.content) for m in value]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_channel_and_its_copies_match_langgraph_add_messages_on_random_histories(seed):
+    """The loop's channel and fresh-read copies (which borrow its index) give what
+    LangGraph's reducer gives through appends, replacements, removals (also of an id
+    added earlier in the same update), unknown-id errors, REMOVE_ALL_MESSAGES and a
+    history restored from a checkpoint with a duplicate id."""
+    from langgraph.graph.message import add_messages as ref_add
+
+    from lgnb.channels.messages import MessagesChannel
+    from lgnb.graph.message import add_messages
+
+    rng = random.Random(seed)
+    spec = MessagesChannel(list, add_messages, "messages")
+    ch = spec.from_checkpoint([HumanMessage("h", id="h"), AIMessage("h dup", id="h")])
+    ref = list(ch.get())
+    copies: list = []  # (a copy of the channel made at some step, LangGraph's value for it)
+    errors = 0
+    for step in range(80):
+        if rng.random() < 0.5:
+            copies.append((ch.copy(), list(ref)))
+        update = _random_update(rng, _ids_of(ref), step)
+        got = capture(lambda: ch.update([update]) and ch.get())  # assigns missing ids in place
+        expected = capture(lambda: ref_add(ref, update))
+        if isinstance(expected, tuple):
+            errors += 1
+            assert got[0] == "raises" and "doesn't exist" in got[2], (seed, step, got)
+            assert _snapshot(ch.get()) == _snapshot(ref), (seed, step)
+        else:
+            assert _snapshot(got) == _snapshot(expected), (seed, step)
+            ref = expected
+        for copy, base in copies[-3:]:
+            expected = capture(lambda: ref_add(base, update))
+            got = capture(lambda: copy.update([update]) and copy.get())
+            if isinstance(expected, tuple):
+                assert got[0] == "raises", (seed, step)
+            else:
+                assert _snapshot(got) == _snapshot(expected), (seed, step)
+                base[:] = expected
+    assert len(ref) > 3 or errors  # the walk did something
