@@ -574,7 +574,7 @@ class PregelTask(NamedTuple):
     id: str
     name: str
     path: tuple[str | int | tuple, ...]
-    error: Exception | None = None
+    error: BaseException | None = None  # the error the node raised, as it was raised
     interrupts: tuple[Interrupt, ...] = ()
     state: None | RunnableConfig | StateSnapshot = None
     result: Any | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast, overload
 from uuid import UUID, uuid5
 
 from lgnb._internal.constants import (
@@ -44,6 +44,8 @@ from lgnb.pregel._task import Task, WriteBatch
 from lgnb.types import PregelTask, StateSnapshot, StateUpdate
 
 if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
     from lgnb.pregel.main import Pregel
 
 __all__ = (
@@ -117,7 +119,17 @@ def _subgraph_for_ns(
     return current, {**config, CONF: conf}
 
 
+@overload
+def _patch_map(config: dict[str, Any], metadata: dict[str, Any] | None) -> dict[str, Any]: ...
+@overload
+def _patch_map(config: None, metadata: dict[str, Any] | None) -> None: ...
+@overload
+def _patch_map(config: dict[str, Any] | None, metadata: dict[str, Any] | None) -> dict[str, Any] | None: ...
+
+
 def _patch_map(config: dict[str, Any] | None, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The config with `checkpoint_map` (the enclosing graphs' checkpoint ids, from the
+    metadata's `parents`) added to its configurable, as LangGraph's snapshots carry it."""
     if config is None:
         return None
     parents = metadata.get("parents") if metadata else None
@@ -236,8 +248,19 @@ def _snapshot_parts(
     return loop, tasks
 
 
+@overload
+def _runnable(config: dict[str, Any]) -> RunnableConfig: ...
+@overload
+def _runnable(config: dict[str, Any] | None) -> RunnableConfig | None: ...
+
+
+def _runnable(config: dict[str, Any] | None) -> RunnableConfig | None:
+    """The engine's plain config dict typed as the RunnableConfig a snapshot carries."""
+    return cast("RunnableConfig | None", config)
+
+
 def _empty(config: dict[str, Any]) -> StateSnapshot:
-    return StateSnapshot({}, (), config, None, None, None, (), ())
+    return StateSnapshot({}, (), _runnable(config), None, None, None, (), ())
 
 
 def _finish_snapshot(
@@ -247,10 +270,10 @@ def _finish_snapshot(
     return StateSnapshot(
         read_channels(loop.channels, loop.graph.stream_channels),
         tuple(t.name for t in tasks if not t.writes),
-        _patch_map(saved.config, saved.metadata),
+        _runnable(_patch_map(saved.config, saved.metadata)),
         saved.metadata,
         saved.checkpoint["ts"],
-        _patch_map(saved.parent_config, saved.metadata),
+        _runnable(_patch_map(saved.parent_config, saved.metadata)),
         with_writes,
         tuple(i for t in with_writes for i in t.interrupts),
     )
@@ -318,10 +341,10 @@ def get_state_history(
     before: dict[str, Any] | None = None,
     limit: int | None = None,
 ) -> Iterator[StateSnapshot]:
-    kwargs = {"filter": filter, "before": before, "limit": limit}
+    kwargs: dict[str, Any] = {"filter": filter, "before": before, "limit": limit}
     saver, config, listed = answer(_listing(graph, config, kwargs))
     if listed is None:  # a subgraph's namespace: the subgraph answers
-        yield from saver.get_state_history(config, **kwargs)
+        yield from saver.get_state_history(_runnable(config), **kwargs)
         return
     for saved in listed:
         yield answer(_history_entry(graph, config, saved, saver))
@@ -335,10 +358,10 @@ async def aget_state_history(
     before: dict[str, Any] | None = None,
     limit: int | None = None,
 ) -> AsyncIterator[StateSnapshot]:
-    kwargs = {"filter": filter, "before": before, "limit": limit}
+    kwargs: dict[str, Any] = {"filter": filter, "before": before, "limit": limit}
     saver, config, listed = await aanswer(_listing(graph, config, kwargs))
     if listed is None:
-        async for snap in saver.aget_state_history(config, **kwargs):
+        async for snap in saver.aget_state_history(_runnable(config), **kwargs):
             yield snap
         return
     for saved in listed:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from lgnb.types import Command, StateSnapshot, StreamMode
+from lgnb.types import All, Command, StateSnapshot, StreamMode
 
 __all__ = ("PregelProtocol", "StreamChunk", "StreamProtocol")
 
@@ -86,31 +86,33 @@ class PregelProtocol(Runnable[InputT, Any], Generic[StateT, ContextT, InputT, Ou
     ) -> RunnableConfig: ...
 
     @abstractmethod
-    def stream(
+    def stream(  # type: ignore[override]  # LangGraph's keywords; Runnable's `**kwargs: Any | None` would make each accept None
         self,
         input: InputT | Command | None,
         config: RunnableConfig | None = None,
         *,
         context: ContextT | None = None,
-        stream_mode: StreamMode | list[StreamMode] | None = None,
-        interrupt_before: Any = None,
-        interrupt_after: Any = None,
+        stream_mode: StreamMode | Sequence[StreamMode] | None = None,
+        interrupt_before: All | Sequence[str] | None = None,
+        interrupt_after: All | Sequence[str] | None = None,
         subgraphs: bool = False,
-        version: str = "v1",
+        version: Literal["v1", "v2"] = "v1",
+        **kwargs: Any,
     ) -> Iterator[Any]: ...
 
     @abstractmethod
-    def astream(
+    def astream(  # type: ignore[override]  # LangGraph's keywords; Runnable's `**kwargs: Any | None` would make each accept None
         self,
         input: InputT | Command | None,
         config: RunnableConfig | None = None,
         *,
         context: ContextT | None = None,
-        stream_mode: StreamMode | list[StreamMode] | None = None,
-        interrupt_before: Any = None,
-        interrupt_after: Any = None,
+        stream_mode: StreamMode | Sequence[StreamMode] | None = None,
+        interrupt_before: All | Sequence[str] | None = None,
+        interrupt_after: All | Sequence[str] | None = None,
         subgraphs: bool = False,
-        version: str = "v1",
+        version: Literal["v1", "v2"] = "v1",
+        **kwargs: Any,
     ) -> AsyncIterator[Any]: ...
 
     @abstractmethod
@@ -120,9 +122,10 @@ class PregelProtocol(Runnable[InputT, Any], Generic[StateT, ContextT, InputT, Ou
         config: RunnableConfig | None = None,
         *,
         context: ContextT | None = None,
-        interrupt_before: Any = None,
-        interrupt_after: Any = None,
-        version: str = "v1",
+        interrupt_before: All | Sequence[str] | None = None,
+        interrupt_after: All | Sequence[str] | None = None,
+        version: Literal["v1", "v2"] = "v1",
+        **kwargs: Any,
     ) -> Any: ...
 
     @abstractmethod
@@ -132,9 +135,10 @@ class PregelProtocol(Runnable[InputT, Any], Generic[StateT, ContextT, InputT, Ou
         config: RunnableConfig | None = None,
         *,
         context: ContextT | None = None,
-        interrupt_before: Any = None,
-        interrupt_after: Any = None,
-        version: str = "v1",
+        interrupt_before: All | Sequence[str] | None = None,
+        interrupt_after: All | Sequence[str] | None = None,
+        version: Literal["v1", "v2"] = "v1",
+        **kwargs: Any,
     ) -> Any: ...
 
 

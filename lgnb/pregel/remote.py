@@ -422,7 +422,7 @@ class RemoteGraph(PregelProtocol):
         }
         return translator, request
 
-    def stream(
+    def stream(  # type: ignore[override]  # LangGraph's keywords; Runnable's `**kwargs: Any | None` would make each accept None
         self,
         input: dict[str, Any] | Any,
         config: RunnableConfig | None = None,
@@ -451,7 +451,7 @@ class RemoteGraph(PregelProtocol):
             if item is not translator.SKIP:
                 yield item
 
-    async def astream(
+    async def astream(  # type: ignore[override]  # LangGraph's keywords; Runnable's `**kwargs: Any | None` would make each accept None
         self,
         input: dict[str, Any] | Any,
         config: RunnableConfig | None = None,
@@ -579,7 +579,7 @@ class RemoteGraph(PregelProtocol):
         )
         return sdk_thread, {"input": input, "config": sanitized, "metadata": options.get("metadata")}
 
-    def stream_events(
+    def stream_events(  # type: ignore[override]  # one signature for every version; Runnable overloads v1/v2 and v3
         self,
         input: Any,
         config: RunnableConfig | None = None,

@@ -66,11 +66,11 @@ class FormInvalid(ValueError):
 
 
 class BuildForm(Protocol):
-    def __call__(self, payload: Any, interrupt: Mapping[str, Any], context: Mapping[str, Any]) -> Form: ...
+    def __call__(self, payload: Any, interrupt: Mapping[str, Any], context: Mapping[str, Any], /) -> Form: ...
 
 
 class AnswerForm(Protocol):
-    def __call__(self, payload: Any, form: Form, picks: Picks, context: Mapping[str, Any]) -> tuple[Any, str]: ...
+    def __call__(self, payload: Any, form: Form, picks: Picks, context: Mapping[str, Any], /) -> tuple[Any, str]: ...
 
 
 @dataclass(frozen=True)
@@ -425,7 +425,8 @@ def _build_hitl(value: Any, interrupt: Mapping[str, Any], context: Mapping[str, 
 
 
 def _answer_hitl(value: Any, form: Form, picks: Picks, context: Mapping[str, Any]) -> tuple[Any, str]:
-    decisions, summary = [], []
+    decisions: list[dict[str, Any]] = []
+    summary: list[str] = []
     by_part = {int(p.get("part", -1)): p for p in picks}
     for i, request in enumerate(value["action_requests"]):
         pick = by_part.get(i)
