@@ -100,3 +100,35 @@ def _serve_timers() -> None:
                 timer.fn()
             except Exception:  # noqa: BLE001 S110 - a view's flush records its own failures
                 pass
+
+
+class Repeating:
+    """`fn()` every `interval` s on its own daemon thread, until `cancel()` or `fn` returns
+    False. For pollers that may block on I/O (a saver read): they get a thread of their
+    own instead of holding up the timer thread or an event loop a busy cell blocks."""
+
+    def __init__(self, interval: float, fn: Callable[[], bool | None], *, name: str) -> None:
+        if not interval > 0:
+            raise ValueError(f"{name}: the interval must be a positive number of seconds, not {interval!r}")
+        self._interval, self._fn = interval, fn
+        self._stop, self._done = threading.Event(), threading.Event()
+        threading.Thread(target=self._serve, name=name, daemon=True).start()
+
+    def _serve(self) -> None:
+        try:
+            while not self._stop.wait(self._interval):
+                try:
+                    if self._fn() is False:
+                        break
+                except Exception:  # noqa: BLE001 S112 - a poller's hiccup: try again next time
+                    continue
+        finally:
+            self._done.set()
+
+    def cancel(self) -> bool:
+        """Stop before the next call (a call under way finishes)."""
+        self._stop.set()
+        return True
+
+    def done(self) -> bool:
+        return self._stop.is_set() or self._done.is_set()

@@ -22,7 +22,6 @@ Each action has one busy guard here and one in the page: a double click starts o
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
@@ -38,7 +37,7 @@ from lgnb.draw.history_runs import MAX_DRAWN, collapse, reveal
 from lgnb.widgets._history_fork import FORM_TEXT_MAX, ForkError, fork_form, parse_edits
 from lgnb.widgets._history_pages import MAX_LOADED, PAGE, HistoryPages
 from lgnb.widgets._history_read import HistoryReader
-from lgnb.widgets._loops import loop_for_run
+from lgnb.widgets._loops import Repeating
 from lgnb.widgets._runtime import View
 from lgnb.widgets._snapshot import history_html
 from lgnb.widgets._snapshot_svg import svg_for_dot
@@ -92,7 +91,7 @@ class HistoryView(View):
         self._timeline: Timeline | None = None
         self._last_fork: tuple[str, float] | None = None
         self._followed: list[tuple[Any, Any]] = []  # (run view, observer)
-        self._poll: asyncio.Task[None] | asyncio.Future[None] | None = None
+        self._poll: Repeating | None = None
         self._latest_seen: str | None = None
         self._reader = HistoryReader(graph, self.config)
         self._pages = HistoryPages(self._reader, limit=limit)
@@ -344,6 +343,9 @@ class HistoryView(View):
         until :meth:`unfollow` (or the view is closed).
         """
         if run is True:
+            if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval > 0:
+                raise ValueError(f"follow(True, interval=...) polls every `interval` seconds: give a positive "
+                                 f"number, e.g. interval=0.5 (got {interval!r})")
             self._start_polling(interval)
             return self
         view = getattr(run, "view", None)
@@ -380,27 +382,26 @@ class HistoryView(View):
         return self._poll is not None and not self._poll.done()
 
     def _start_polling(self, interval: float) -> None:
+        """Poll the thread's latest checkpoint on a thread of its own: a cell that blocks
+        the kernel's loop (`time.sleep`, a long computation) does not stop the redraws."""
         if self._poll is not None and not self._poll.done():
             return
-        loop = loop_for_run()
 
-        async def poll() -> None:
-            while getattr(self, "comm", None) is not None:
-                await asyncio.sleep(interval)
-                try:
-                    snap = self.graph.get_state(self.config)
-                except Exception:  # noqa: BLE001 - a saver hiccup: try again next time
-                    continue
-                latest = (getattr(snap, "config", None) or {}).get("configurable", {}).get("checkpoint_id")
-                if latest and latest != self._latest_seen:
-                    self._safely(self.refresh)
-            self.following = False
+        def tick() -> bool:
+            if getattr(self, "comm", None) is None:  # the view was closed
+                self.following = False
+                return False
+            try:
+                snap = self.graph.get_state(self.config)
+            except Exception:  # noqa: BLE001 - a saver hiccup: try again next time
+                return True
+            latest = (getattr(snap, "config", None) or {}).get("configurable", {}).get("checkpoint_id")
+            if latest and latest != self._latest_seen:
+                self._safely(self.refresh)
+            return True
 
         self.following = True
-        if _current_loop() is loop:
-            self._poll = loop.create_task(poll())
-        else:
-            self._poll = asyncio.run_coroutine_threadsafe(poll(), loop)  # type: ignore[assignment]
+        self._poll = Repeating(interval, tick, name="lgnb-history-follow")
 
     def close(self) -> None:
         self.unfollow()
@@ -488,13 +489,6 @@ class HistoryView(View):
             self._reply("replay-result", content, ok=False, error=self.error)
             return
         self._reply("replay-result", content, ok=True, thread=handle.view.thread)
-
-
-def _current_loop() -> Any:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None,

@@ -231,3 +231,64 @@ async def test_the_view_streams_in_order_from_the_runs_thread_one_sender_at_a_ti
     assert senders - {loop_thread}, senders  # sent from the run's (or the timer's) thread, not the loop
     assert len(batches) >= 5  # a stream of batches while this "cell" held the loop
     assert recorder.overlaps == 0
+
+
+# -- the history view follows while the loop is blocked ----------------------------------
+def three_steps(eng: Any, delay: float = 0.0) -> Any:
+    def step(name: str) -> Any:
+        def node(state: Any) -> Any:
+            time.sleep(delay)
+            return {"messages": [("ai", name)]}
+        return node
+
+    g = eng.StateGraph(eng.MessagesState)
+    for name in ("a", "b", "c"):
+        g.add_node(name, step(name))
+    g.add_edge(eng.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", "c")
+    g.add_edge("c", eng.END)
+    return g.compile(checkpointer=eng.InMemorySaver())
+
+
+async def test_a_history_view_following_a_run_redraws_and_stops_following_while_the_loop_is_blocked(
+        eng: Any) -> None:
+    from lgnb.widgets import history
+
+    g = three_steps(eng, delay=0.1)
+    cfg = {"configurable": {"thread_id": "live"}}
+    r = run(g, {"messages": []}, cfg, display=False)
+    view = history(g, cfg, follow=r)
+    assert view.following
+    counts: set[int] = set()
+    _block_until(lambda: counts.add(len(view.model.checkpoints)) or not view.following, 10)
+    assert r.status == "done" and not view.following
+    stored = len(list(g.get_state_history(cfg)))
+    assert len(view.model.checkpoints) == stored == 5
+    assert len(counts - {stored}) >= 1, counts  # it redrew while the run went on, not only at the end
+
+
+async def test_a_polling_history_view_sees_a_new_checkpoint_while_the_loop_is_blocked(eng: Any) -> None:
+    from lgnb.widgets import history
+
+    g = three_steps(eng)
+    cfg = {"configurable": {"thread_id": "polled"}}
+    g.invoke({"messages": []}, cfg)
+    view = history(g, cfg, follow=True)
+    view.follow(True, interval=0.05)  # already polling: a second call changes nothing
+    g.update_state(cfg, {"messages": [("user", "later")]})
+    _block_until(lambda: len(view.model.checkpoints) == 6, 5)
+    assert len(view.model.checkpoints) == 6
+    view.close()
+    assert not view.following
+
+
+@pytest.mark.parametrize("interval", [0, -1, "fast", True])
+def test_follow_true_with_a_bad_interval_says_what_to_give(lg: Any, interval: Any) -> None:
+    from lgnb.widgets import history
+
+    g = three_steps(lg)
+    cfg = {"configurable": {"thread_id": "bad"}}
+    g.invoke({"messages": []}, cfg)
+    with pytest.raises(ValueError, match=r"interval=0\.5"):
+        history(g, cfg).follow(True, interval=interval)
