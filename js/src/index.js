@@ -9,6 +9,7 @@ import { renderGraph } from "./graph-view.js";
 import { renderHistory } from "./history-view.js";
 import { renderLens } from "./lens-view.js";
 import { attachRun } from "./store.js";
+import { protocolProblem } from "./protocol.js";
 
 const VIEWS = { run: renderRun, graph: renderGraph, history: renderHistory, lens: renderLens };
 const ATTACH = { run: attachRun };
@@ -22,6 +23,12 @@ export function attach(kind, model) {
 }
 
 export function render(kind, { model, el, signal }) {
+  // A bundle and a kernel of different protocol versions would misread each other: say so.
+  const problem = protocolProblem(model);
+  if (problem) {
+    el.textContent = problem;
+    return () => {};
+  }
   const view = VIEWS[kind];
   if (!view) {
     el.textContent = `lgnb: unknown view kind ${JSON.stringify(kind)}`;

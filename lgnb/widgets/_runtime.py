@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 import weakref
 
@@ -10,6 +11,9 @@ import traitlets
 
 from lgnb.widgets._assets import VIEW_ESM, bundle_payload
 from lgnb.widgets._wire import wire_safe
+from lgnb.widgets.protocol import PROTOCOL_VERSION
+
+_log = logging.getLogger("lgnb.widgets")
 
 #: The live view that carries the bundle in its `_bundle` trait (one per kernel).
 _carrier: weakref.ref[View] | None = None
@@ -31,6 +35,10 @@ class View(anywidget.AnyWidget):
     Everything a view sends passes `wire_safe` here, once: its trait state (the comm's
     open and every sync go through `get_state`) and its custom messages (`send`). So no
     string a user or a model produced can make a send fail (see `_wire`).
+
+    `_protocol` tells the page which version of the kernel↔page protocol this kernel speaks
+    (`lgnb.widgets.protocol`); a page built for another shows the mismatch, not the view.
+    A message of a kind the view has no `_msg_<kind>` for is logged and ignored.
     """
 
     _esm = VIEW_ESM
@@ -38,6 +46,7 @@ class View(anywidget.AnyWidget):
     _lgnb_bundle = traitlets.Unicode("").tag(sync=True)
     _bundle = traitlets.Unicode("").tag(sync=True)
     _uid = traitlets.Unicode("").tag(sync=True)
+    _protocol = traitlets.Int(PROTOCOL_VERSION).tag(sync=True)
 
     def __init__(self, **kwargs: object) -> None:
         global _carrier
@@ -58,6 +67,9 @@ class View(anywidget.AnyWidget):
             handler = getattr(self, f"_msg_{content['kind']}", None)
             if handler is not None:
                 handler(content)
+            else:
+                _log.warning("lgnb: %s ignored a message of unknown kind %r (page and kernel of "
+                             "different versions?)", type(self).__name__, content["kind"])
 
     def _msg_lgnb_bundle(self, _content: object) -> None:
         """The page has no copy of the bundle (its carrier is not displayed there): send one,
