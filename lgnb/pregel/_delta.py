@@ -139,6 +139,7 @@ def replayed(spec: BaseChannel, history: Mapping[str, Any]) -> Any:
     """The value of `spec`'s key from its seed and the writes after it (MISSING: empty)."""
     seed = history.get("seed", MISSING)
     writes: Sequence[Any] = history.get("writes") or ()
+    ch: BaseChannel
     if isinstance(spec, DeltaChannel):
         ch = spec.from_checkpoint(seed)
         ch.replay_writes(writes)

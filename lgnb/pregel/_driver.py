@@ -493,7 +493,8 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
         try:
             fn = request[1]
             if fn is aflush_io:
-                reply = await _saving(request[2][0])
+                await _saving(request[2][0])
+                reply = None
             elif len(request) > 3:
                 reply = await fn(*request[2], **request[3])
             else:

@@ -9,11 +9,12 @@ unless it sets `raise_error = True` (LangChain's rule for callbacks).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lgnb._internal.constants import NS_SEP
 
 if TYPE_CHECKING:
+    from lgnb.callbacks import GraphLifecycleStatus
     from lgnb.pregel._loop import Loop
 
 __all__ = ("wants_lifecycle", "on_resume", "aon_resume", "on_interrupt", "aon_interrupt")
@@ -43,11 +44,16 @@ def _run_id(loop: Loop) -> Any:
     return getattr(manager, "run_id", None)
 
 
+def _status(loop: Loop) -> GraphLifecycleStatus:
+    """The loop's status (a str the loop sets only to these values)."""
+    return cast("GraphLifecycleStatus", loop.status)
+
+
 def _resume_event(loop: Loop) -> Any:
     from lgnb.callbacks import GraphResumeEvent
 
     return GraphResumeEvent(
-        run_id=_run_id(loop), status=loop.status, checkpoint_id=loop.checkpoint_id, checkpoint_ns=_ns(loop)
+        run_id=_run_id(loop), status=_status(loop), checkpoint_id=loop.checkpoint_id, checkpoint_ns=_ns(loop)
     )
 
 
@@ -57,7 +63,7 @@ def _interrupt_event(loop: Loop, exc: BaseException) -> Any:
     interrupts = tuple(exc.args[0]) if exc.args and exc.args[0] else ()
     return GraphInterruptEvent(
         run_id=_run_id(loop),
-        status=loop.status,
+        status=_status(loop),
         checkpoint_id=loop.checkpoint_id,
         checkpoint_ns=_ns(loop),
         interrupts=interrupts,

@@ -19,7 +19,7 @@ from uuid import UUID, uuid4
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, LLMResult
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, GenerationChunk, LLMResult
 from pydantic import BaseModel
 
 from lgnb._internal.constants import NS_SEP, TAG_NOSTREAM
@@ -230,9 +230,9 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
 
     def on_llm_new_token(
         self,
-        token: str,
+        token: str | list[str | dict[str, Any]],
         *,
-        chunk: ChatGenerationChunk | None = None,
+        chunk: GenerationChunk | ChatGenerationChunk | None = None,
         run_id: UUID,
         **kwargs: Any,
     ) -> Any:
@@ -270,11 +270,13 @@ class StreamMessagesHandlerV2(StreamMessagesHandler, _V2StreamingCallbackHandler
         super().__init__(sink, subgraphs=subgraphs, parent_ns=parent_ns)
         self.streamed: set[UUID] = set()
 
-    def on_llm_new_token(self, token: str, *, chunk: Any = None, run_id: UUID, **kwargs: Any) -> Any:
+    def on_llm_new_token(
+        self, token: str | list[str | dict[str, Any]], *, chunk: Any = None, run_id: UUID, **kwargs: Any
+    ) -> Any:
         """Ignored: a model streamed with `.stream()` still reports v1 chunks, which
         have no place on a content-block stream."""
 
-    def on_stream_event(self, event: dict[str, Any], *, run_id: UUID, **kwargs: Any) -> Any:
+    def on_stream_event(self, event: Any, *, run_id: UUID, **kwargs: Any) -> Any:
         meta = self.metadata.get(run_id)
         if meta is None:
             return

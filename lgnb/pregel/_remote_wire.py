@@ -177,7 +177,9 @@ def drawable_graph(graph: dict[str, Any]) -> Any:
     nodes = {}
     for node in graph["nodes"]:
         node_id = str(node["id"])
-        data = node.get("data") or {}
+        # the server's JSON node data (a dict), where a local graph's Node holds a schema
+        # or Runnable: drawn from, never called
+        data: Any = node.get("data") or {}
         name = node.get("name")
         if name is None:
             name = data.get("name", node_id) if isinstance(data, dict) else node_id

@@ -100,8 +100,9 @@ class LensView(GraphMixin, View):
                 self.whatif = {"error": f"{type(exc).__name__}: {exc}"}
 
     def _msg_resume(self, content: dict[str, Any]) -> None:
-        if self._controller is not None:
-            self._controller._request(lambda: self._controller._resume_from_view(content))
+        controller = self._controller
+        if controller is not None:
+            controller._request(lambda: controller._resume_from_view(content))
 
 
 class Lens:
@@ -174,7 +175,8 @@ class Lens:
         lines = []
         for s in self._builder.steps:
             nodes = ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in (s.get("counts") or {}).items()) or "(input)"
-            after = s.get("after") if isinstance(s.get("after"), Mapping) else {}
+            given = s.get("after")
+            after: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
             changed = s.get("changed") or []
             line = f"step {s.get('step')}: {nodes}"
             if changed:
@@ -187,10 +189,10 @@ class Lens:
             for sub in s.get("subgraphs") or ():  # nested: the subgraph's own super-steps
                 for r in sub["records"]:
                     if r.get("kind") == "plan" and r.get("tasks"):
-                        nodes = [t["node"] for t in r["tasks"]]
+                        ran = [t["node"] for t in r["tasks"]]
                         lines.append(f"  └ {sub['name']} · step {r.get('step')}: "
-                                     + ", ".join(f"{n} ×{nodes.count(n)}" if nodes.count(n) > 1 else n
-                                                 for n in dict.fromkeys(nodes)))
+                                     + ", ".join(f"{n} ×{ran.count(n)}" if ran.count(n) > 1 else n
+                                                 for n in dict.fromkeys(ran)))
                     elif r.get("kind") == "update" and r.get("source") != "input":
                         wrote = [c for c in r.get("channels") or () if not c.get("internal") and c.get("writes")]
                         if wrote:

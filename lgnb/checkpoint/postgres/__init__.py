@@ -16,9 +16,14 @@ loading (see `PostgresSaver`). And one table more: `setup()` also creates
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lgnb.checkpoint.postgres._require import require
 
-_pg = require("langgraph.checkpoint.postgres")
+if TYPE_CHECKING:
+    import langgraph.checkpoint.postgres as _pg
+else:  # an ImportError that names the extra to install when it is missing
+    _pg = require("langgraph.checkpoint.postgres")
 
 from lgnb.checkpoint.postgres._lease import LeaseSetup  # noqa: E402
 from lgnb.checkpoint.postgres._strict import OPTIONS_DOC, StrictDefault  # noqa: E402

@@ -6,9 +6,14 @@ lgnb's strict serializer by default, and the lease table (`setup()`). Requires `
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lgnb.checkpoint.postgres._require import require
 
-_pg_aio = require("langgraph.checkpoint.postgres.aio")
+if TYPE_CHECKING:
+    import langgraph.checkpoint.postgres.aio as _pg_aio
+else:  # an ImportError that names the extra to install when it is missing
+    _pg_aio = require("langgraph.checkpoint.postgres.aio")
 
 from lgnb.checkpoint.postgres._lease import AsyncLeaseSetup  # noqa: E402
 from lgnb.checkpoint.postgres._strict import OPTIONS_DOC, AsyncStrictDefault  # noqa: E402
