@@ -40,18 +40,23 @@ def _free_port() -> int:
 
 
 class Lab:
-    """A running JupyterLab whose root is `root` (copy notebooks there)."""
+    """A running JupyterLab (or Notebook 7, `app="notebook"`) whose root is `root` (copy notebooks there)."""
 
-    def __init__(self, root: Path, port: int, token: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-        self.root, self.port, self.token, self.proc, self.log = root, port, token, proc, log
+    def __init__(self, root: Path, port: int, token: str, proc: subprocess.Popen[bytes], log: Path,
+                 app: str = "lab") -> None:
+        self.root, self.port, self.token, self.proc, self.log, self.app = root, port, token, proc, log, app
 
     def url(self, notebook: str) -> str:
+        if self.app == "notebook":
+            return f"http://127.0.0.1:{self.port}/notebooks/{notebook}?token={self.token}"
         return f"http://127.0.0.1:{self.port}/lab/tree/{notebook}?token={self.token}&reset"
 
 
 @contextmanager
-def jupyter_lab(base: Path, *, python: Path | None = None, path: str | None = None) -> Iterator[Lab]:
-    """Start JupyterLab in `base` (a temp dir); stop it on exit.
+def jupyter_lab(base: Path, *, python: Path | None = None, path: str | None = None,
+                app: str = "lab") -> Iterator[Lab]:
+    """Start JupyterLab in `base` (a temp dir); stop it on exit. `app="notebook"`: Jupyter
+    Notebook 7 instead (`jupyter notebook`), set up the same way.
 
     By default the test venv's JupyterLab serves this checkout's lgnb. `python`: another
     environment's interpreter whose JupyterLab (and kernel) to run, on its own installed lgnb
@@ -65,7 +70,7 @@ def jupyter_lab(base: Path, *, python: Path | None = None, path: str | None = No
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     (cfg / "jupyter_server_config.json").write_text(json.dumps({"LabApp": {
         "news_url": None, "check_for_updates_class": "jupyterlab.NeverCheckForUpdate",
-        "expose_app_in_browser": True}}))
+        "expose_app_in_browser": True}, "JupyterNotebookApp": {"expose_app_in_browser": True}}))
     port, token = _free_port(), secrets.token_hex(16)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(cfg), JUPYTER_RUNTIME_DIR=str(cfg / "runtime"),
                JUPYTERLAB_SETTINGS_DIR=str(cfg / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(cfg / "workspaces"),
@@ -78,10 +83,10 @@ def jupyter_lab(base: Path, *, python: Path | None = None, path: str | None = No
     log = base / "lab.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [str(jupyter) if jupyter.exists() else "jupyter", "lab", "--no-browser", "--allow-root",
+            [str(jupyter) if jupyter.exists() else "jupyter", app, "--no-browser", "--allow-root",
              "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
              f"--ServerApp.root_dir={root}"], env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
-    lab = Lab(root, port, token, proc, log)
+    lab = Lab(root, port, token, proc, log, app)
     try:
         deadline = time.monotonic() + 60
         while True:
