@@ -1,10 +1,17 @@
 """How a view's output carries its static snapshot (`_snapshot`) beside the widget.
 
-A view is displayed with a display id; its output's mime bundle holds the widget
-(`application/vnd.jupyter.widget-view+json`), which a live page renders, and `text/html`,
-the snapshot, which nbconvert, GitHub and viewers without the widget show. A change of a
-trait named in `_snapshot_on` (a run's status, a drawing) re-publishes the bundle with
-`update_display`, so the notebook saved at the end holds the final snapshot.
+Displaying a view makes two outputs: the widget (`application/vnd.jupyter.widget-view+json`,
+with an empty `text/plain`), then the snapshot (`text/html` only). Two, because JupyterLab
+renders only the widget mimetype of an output that has one, and after a kernel shutdown it
+shows "Error displaying widget: model not found" there, never the output's `text/html`.
+A CSS rule in the snapshot (no script) shows exactly one of the two in JupyterLab and
+Notebook 7: the snapshot while the widget has not rendered (loading, or its model is gone),
+the widget once it has. nbconvert, GitHub and other viewers without the widget show the
+snapshot (and an empty text for the widget's output).
+
+The snapshot output has its own display id: a change of a trait named in `_snapshot_on`
+(a run's status, a drawing) re-publishes it with `update_display`, so the notebook saved
+at the end holds the final snapshot.
 """
 
 from __future__ import annotations
@@ -51,23 +58,30 @@ class Snapshotted:
             return dict(data, **{"text/html": self._snapshot()})
         return data
 
-    def _bundle_and_metadata(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        data = self._repr_mimebundle_()
-        if isinstance(data, tuple):
-            return data[0], (data[1] if len(data) > 1 and isinstance(data[1], dict) else {})
-        return (data, {}) if isinstance(data, dict) else None
-
     @property
     def _display_id(self) -> str:
         return f"lgnb-{self._uid}"  # type: ignore[attr-defined]
 
+    def _snapshot_output(self) -> dict[str, str]:
+        """The snapshot output's bundle: the fragment and the rule that swaps it with the widget."""
+        uid = html.escape(self._uid, quote=True)  # type: ignore[attr-defined]
+        mine = f'[data-lgnb-for="{uid}"]'
+        drawn = ":has(> .jp-OutputArea-output > .lm-Widget)"  # the widget rendered (not loading, not missing)
+        swap = (f"<style>.jp-OutputArea-child{drawn} + .jp-OutputArea-child:has({mine}) {{display:none}}"
+                f".jp-OutputArea-child:not({drawn}):has(+ .jp-OutputArea-child {mine}) {{display:none}}</style>")
+        return {"text/html": f'<div data-lgnb-for="{uid}">{swap}{self._snapshot()}</div>'}
+
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
-        bundle = self._bundle_and_metadata()
-        if bundle is not None:
-            display(bundle[0], metadata=bundle[1], raw=True, display_id=self._display_id)
-            self._shown = True
+        data = self._widget_mimebundle()
+        if isinstance(data, tuple):
+            data = data[0] if data and isinstance(data[0], dict) else None
+        if not isinstance(data, dict):
+            return
+        display({**data, "text/plain": ""}, raw=True)
+        display(self._snapshot_output(), raw=True, display_id=self._display_id)
+        self._shown = True
 
     def _publish_snapshot(self) -> None:
         """Replace the snapshot in every output of this view (nothing before it is shown)."""
@@ -76,9 +90,7 @@ class Snapshotted:
         try:
             from IPython.display import update_display
 
-            bundle = self._bundle_and_metadata()
-            if bundle is not None:
-                update_display(bundle[0], metadata=bundle[1], raw=True, display_id=self._display_id)
+            update_display(self._snapshot_output(), raw=True, display_id=self._display_id)
         except Exception:  # noqa: BLE001 S110 - the live widget is unaffected; only the saved output lags
             pass
 
