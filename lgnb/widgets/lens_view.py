@@ -31,7 +31,7 @@ import traitlets
 from lgnb.draw import END, START, layout
 from lgnb.pregel.records import to_jsonable
 from lgnb.whatif import REDUCERS, reducer_name, what_if
-from lgnb.widgets._forms import form_for
+from lgnb.widgets._forms import FormInvalid, answer_for, form_for, tools_of
 from lgnb.widgets._loops import background_loop
 from lgnb.widgets._runtime import View, show_in_notebook
 from lgnb.widgets._snapshot import lens_html
@@ -104,6 +104,19 @@ class LensView(GraphMixin, View):
         if controller is not None:
             controller._request(lambda: controller._resume_from_view(content))
 
+    def _msg_answer(self, content: dict[str, Any]) -> None:
+        """A form's answer ({kind: "answer", id, interrupt_id, picks, hold}), as the run
+        view's forms send it: the kernel computes and validates the value."""
+        controller = self._controller
+        if controller is not None:
+            controller._request(lambda: controller._answer_from_view(content))
+
+    def _msg_send_held(self, content: dict[str, Any]) -> None:
+        """Send the answers held for several open questions as one keyed resume."""
+        controller = self._controller
+        if controller is not None:
+            controller._request(lambda: controller._send_held_from_view(content))
+
 
 class Lens:
     """A graph run one super-step at a time. Create with :func:`lgnb.lens`.
@@ -126,6 +139,8 @@ class Lens:
         stream_options.pop("stream_mode", None)
         stream_options.pop("subgraphs", None)
         self._options = stream_options
+        self._held: dict[str, Any] = {}  # answers held until "send" (several questions open)
+        self._tool_map: dict[str, Any] | None = None
         self.view = LensView()
         self.view._controller = self
         self.view.title = view_title(graph, title, what="lgnb.lens")
@@ -363,6 +378,7 @@ class Lens:
         else:
             command = Command(resume=value)
         self._next_input, self._gen, self._status = command, None, "paused"
+        self._held = {}
         self.view.forms, self.view.interrupts, self.view.form_error = [], [], ""
         return self._advance()
 
@@ -378,6 +394,58 @@ class Lens:
             message = f"Could not resume: {exc}"
             self.view.form_error = message
             self.view.send({"kind": "resume-result", "id": request, "ok": False, "error": message})
+
+    def _answer_from_view(self, content: Mapping[str, Any]) -> None:
+        """A form's answer: its value computed and validated here (as in the run view),
+        then the graph resumes keyed by interrupt id, or (several questions open and the
+        form asked to hold) the answer waits for "send"."""
+        request, iid = content.get("id"), str(content.get("interrupt_id") or "")
+        reply: dict[str, Any] = {"kind": "resume-result", "id": request, "interrupt_id": iid}
+        try:
+            pending = self._builder.interrupts if self._status == "interrupted" else []
+            interrupt = next((i for i in pending if i["id"] == iid), None)
+            if interrupt is None:
+                raise RuntimeError(f"interrupt {iid or '(none)'} is not pending in the lens: nothing was sent")
+            picks = content.get("picks") if isinstance(content.get("picks"), list) else []
+            value, summary = answer_for(interrupt, picks, {"tools": self._tools()})
+            if content.get("hold") and len(pending) > 1:
+                self._held[iid] = value
+                self.view.form_error = ""
+                self.view.send({**reply, "ok": True, "held": True, "summary": summary})
+                return
+            self.view.send({**reply, "ok": True, "summary": summary})
+            self._resume({**self._held, iid: value})
+        except FormInvalid as exc:
+            self.view.send({**reply, "ok": False, "error": f"Not sent: {exc}", "errors": exc.errors})
+        except Exception as exc:  # noqa: BLE001 - shown in the view
+            message = f"Could not resume: {exc}"
+            self.view.form_error = message
+            self.view.send({**reply, "ok": False, "error": message})
+
+    def _send_held_from_view(self, content: Mapping[str, Any]) -> None:
+        request = content.get("id")
+        reply: dict[str, Any] = {"kind": "resume-result", "id": request, "interrupt_id": ""}
+        wanted = [str(i) for i in content.get("ids") or self._held]
+        chosen = {i: self._held[i] for i in wanted if i in self._held}
+        if not chosen:
+            self.view.send({**reply, "ok": False, "error": "no answer is held: nothing was sent"})
+            return
+        try:
+            self.view.send({**reply, "ok": True})
+            self._resume(chosen)
+        except Exception as exc:  # noqa: BLE001 - shown in the view
+            message = f"Could not resume: {exc}"
+            self.view.form_error = message
+            self.view.send({**reply, "ok": False, "error": message})
+
+    def _tools(self) -> dict[str, Any]:
+        """The graph's tools by name (typed argument fields in the forms), found once."""
+        if self._tool_map is None:
+            try:
+                self._tool_map = tools_of(self.graph)
+            except Exception:  # noqa: BLE001 - no tools found only costs typed argument fields
+                self._tool_map = {}
+        return self._tool_map
 
     # -- publishing ------------------------------------------------------------------------
     def _publish(self, step: dict[str, Any] | None) -> None:

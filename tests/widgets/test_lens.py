@@ -98,6 +98,45 @@ def test_interrupt_answered_in_the_lens(eng: Any) -> None:
     assert lens.status == "done" and lens.result == {"value": "yes"} and lens.view.forms == []
 
 
+def _page_sends(lens: Lens, message: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the lens's approval form sends on a click, through the view's dispatcher;
+    returns the kernel's resume-result replies once the lens's worker handled it."""
+    replies: list[dict[str, Any]] = []
+    send = lens.view.send
+    lens.view.send = lambda msg, buffers=None: (  # type: ignore[method-assign]
+        replies.append(msg) if msg.get("kind") == "resume-result" else send(msg, buffers)
+    )
+    try:
+        lens.view._dispatch(lens.view, message, [])
+        lens._request(lambda: None).result(10)
+    finally:
+        del lens.view.send
+    return replies
+
+
+def test_a_form_answer_from_the_page_resumes_the_lens(eng: Any) -> None:
+    """The lens shows the run view's forms, so the page sends what they send: an `answer`
+    with picks, computed and validated in the kernel."""
+    lens = Lens(L.asking(eng), {"value": ""})
+    lens.run()
+    (form,) = lens.view.forms
+    assert form["kind"] == "question"
+    picks = [{"part": 0, "choice": "send", "inputs": {"answer": "yes please"}}]
+    (reply,) = _page_sends(lens, {"kind": "answer", "id": 7, "interrupt_id": form["id"], "picks": picks})
+    assert reply["ok"] and reply["id"] == 7 and reply["interrupt_id"] == form["id"], reply
+    lens.run()
+    assert lens.status == "done" and lens.result == {"value": "yes please"} and lens.view.forms == []
+
+
+def test_an_answer_to_a_question_the_lens_no_longer_asks_is_refused_and_sends_nothing(eng: Any) -> None:
+    lens = Lens(L.asking(eng), {"value": ""})
+    lens.run()
+    picks = [{"part": 0, "choice": "send", "inputs": {"answer": "x"}}]
+    (reply,) = _page_sends(lens, {"kind": "answer", "id": 1, "interrupt_id": "not-an-id", "picks": picks})
+    assert not reply["ok"] and "not pending" in reply["error"]
+    assert lens.status == "interrupted" and len(lens.view.forms) == 1
+
+
 def test_clicks_do_not_block(lg: Any) -> None:
     lens = Lens(L.diamond(lg), {"log": [], "last": ""})
     lens.view._msg_step({})  # queued on the lens's worker; returns at once
