@@ -137,6 +137,8 @@ class Loop(ResumeMixin):
         self.output_keys = output_keys
         self.output_key_set = output_keys if isinstance(output_keys, str) else frozenset(output_keys)
         self.output_in_state = not isinstance(output_keys, str) and frozenset(output_keys) <= graph.state_key_set
+        # output = the whole state, in its order: a `values` chunk is one dict copy
+        self.output_all_state = self.output_in_state and list(output_keys) == list(graph.state_keys)
         self.stream_keys = graph.stream_channels
         self.io: list[tuple] = []
         self.status = "input"
@@ -412,6 +414,7 @@ class Loop(ResumeMixin):
         state = self.state
         state_keys = graph.state_key_set
         channels = self.channels
+        size = len(state)
         for k in changed:
             if k in state_keys:
                 ch = channels[k]
@@ -421,6 +424,8 @@ class Loop(ResumeMixin):
                     state[k] = ch.get()
                 else:
                     state.pop(k, None)
+        if len(state) > size:  # a key set for the first time: keep the schema's order
+            self.state = {k: state[k] for k in graph.state_keys if k in state}
         return updated
 
     def tick(self) -> bool:
@@ -613,6 +618,8 @@ class Loop(ResumeMixin):
         if not self.output_in_state:
             return read_channels(self.channels, keys)
         state = self.state
+        if self.output_all_state:
+            return state.copy()
         return {k: state[k] for k in keys if k in state}
 
     def emit(self, mode: str, payload: Any) -> None:

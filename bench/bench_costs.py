@@ -1,0 +1,205 @@
+"""Per-step engine costs that should stay flat: long conversations, wide state, fan-out.
+
+    .venv/bin/python bench/bench_costs.py                  # both engines, interleaved
+    .venv/bin/python bench/bench_costs.py --engines lgnb --only messages
+
+Each figure is a *marginal* cost: the same graph run for S and for 2·S steps, the
+difference divided by S, so the O(history) / O(keys) work of building the input is
+excluded and only what one step costs remains. Targets run round-robin (engines
+interleaved) with ``gc.collect()`` before each run; medians are reported.
+
+- ``messages-N``: ``MessagesState`` with N messages in the input; one node appends an
+  ``AIMessage`` per step and a conditional edge (which reads the state with the node's
+  write applied) loops back until S steps are done.
+- ``wide-K``: K int keys; a chain of nodes, each reading the whole state and writing one key.
+- ``values-1000``: ``stream_mode="values"`` time / ``invoke`` time, 1,000 keys, 50 nodes.
+- ``fanout-100`` / ``chain-100``: µs per node of a static fan-out from START to 100
+  trivial nodes (one step) and of a chain of 100 (100 steps).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import operator
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any, Callable
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from engines import EngineUnavailable, load  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
+from typing_extensions import TypedDict  # noqa: E402
+
+
+def _messages_graph(e: Any, steps: int) -> Any:
+    S = TypedDict("S", {"messages": Annotated[list, e.add_messages], "n": int})  # type: ignore[misc]
+
+    def agent(state: dict) -> dict:
+        return {"messages": AIMessage("ok"), "n": state["n"] + 1}
+
+    def route(state: dict) -> str:
+        return "agent" if state["n"] < steps else e.END
+
+    g = e.StateGraph(S)
+    g.add_node("agent", agent)
+    g.add_edge(e.START, "agent")
+    g.add_conditional_edges("agent", route, ["agent", e.END])
+    return g.compile()
+
+
+def _history(n: int) -> list:
+    return [HumanMessage(f"m{i}", id=f"h{i}") for i in range(n)]
+
+
+def _wide_graph(e: Any, keys: int, nodes: int) -> Any:
+    schema = TypedDict(f"W{keys}", {f"k{i}": int for i in range(keys)})  # type: ignore[operator]
+
+    def make(j: int) -> Callable:
+        key = f"k{j % keys}"
+
+        def node(state: dict) -> dict:
+            return {key: state[key] + 1}
+
+        return node
+
+    g = e.StateGraph(schema)
+    prev = e.START
+    for j in range(nodes):
+        g.add_node(f"n{j}", make(j))
+        g.add_edge(prev, f"n{j}")
+        prev = f"n{j}"
+    g.add_edge(prev, e.END)
+    return g.compile()
+
+
+class _Fan(TypedDict):
+    hits: Annotated[int, operator.add]
+
+
+def _fanout_graph(e: Any, width: int) -> Any:
+    def node(state: dict) -> dict:
+        return {"hits": 1}
+
+    g = e.StateGraph(_Fan)
+    for j in range(width):
+        g.add_node(f"n{j}", node)
+        g.add_edge(e.START, f"n{j}")
+        g.add_edge(f"n{j}", e.END)
+    return g.compile()
+
+
+def _chain_graph(e: Any, length: int) -> Any:
+    def node(state: dict) -> dict:
+        return {"hits": 1}
+
+    g = e.StateGraph(_Fan)
+    prev = e.START
+    for j in range(length):
+        g.add_node(f"n{j}", node)
+        g.add_edge(prev, f"n{j}")
+        prev = f"n{j}"
+    g.add_edge(prev, e.END)
+    return g.compile()
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    gc.collect()
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _round_robin(targets: dict[str, Callable[[], Any]], reps: int) -> dict[str, float]:
+    for fn in targets.values():
+        fn()  # warm-up
+    times: dict[str, list[float]] = {k: [] for k in targets}
+    for _ in range(reps):
+        for k, fn in targets.items():
+            times[k].append(_timed(fn))
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def bench_messages(engines: list, reps: int, steps: int = 50) -> dict[str, float]:
+    targets: dict[str, Callable[[], Any]] = {}
+    for e in engines:
+        for n in (100, 1000, 10000):
+            for s in (steps, 2 * steps):
+                g = _messages_graph(e, s)
+                hist = _history(n)
+                targets[f"{e.name}/messages-{n}/{s}"] = (
+                    lambda g=g, hist=hist: g.invoke({"messages": list(hist), "n": 0})
+                )
+    t = _round_robin(targets, reps)
+    out = {}
+    for e in engines:
+        for n in (100, 1000, 10000):
+            d = t[f"{e.name}/messages-{n}/{2 * steps}"] - t[f"{e.name}/messages-{n}/{steps}"]
+            out[f"{e.name} messages-{n} µs/step"] = d / steps * 1e6
+    return out
+
+
+def bench_wide(engines: list, reps: int, nodes: int = 50) -> dict[str, float]:
+    targets: dict[str, Callable[[], Any]] = {}
+    for e in engines:
+        for k in (20, 20000):
+            inp = {f"k{i}": i for i in range(k)}
+            for n in (nodes, 2 * nodes):
+                g = _wide_graph(e, k, n)
+                targets[f"{e.name}/wide-{k}/{n}"] = lambda g=g, inp=inp: g.invoke(inp)
+        g = _wide_graph(e, 1000, nodes)
+        inp1000 = {f"k{i}": i for i in range(1000)}
+        targets[f"{e.name}/values-1000/invoke"] = lambda g=g, i=inp1000: g.invoke(i)
+        targets[f"{e.name}/values-1000/values"] = lambda g=g, i=inp1000: list(
+            g.stream(i, stream_mode="values")
+        )
+    t = _round_robin(targets, reps)
+    out = {}
+    for e in engines:
+        for k in (20, 20000):
+            d = t[f"{e.name}/wide-{k}/{2 * nodes}"] - t[f"{e.name}/wide-{k}/{nodes}"]
+            out[f"{e.name} wide-{k} µs/step"] = d / nodes * 1e6
+        out[f"{e.name} values-1000 values/invoke"] = (
+            t[f"{e.name}/values-1000/values"] / t[f"{e.name}/values-1000/invoke"]
+        )
+    return out
+
+
+def bench_fanout(engines: list, reps: int, width: int = 100) -> dict[str, float]:
+    targets: dict[str, Callable[[], Any]] = {}
+    for e in engines:
+        fan, chain = _fanout_graph(e, width), _chain_graph(e, width)
+        targets[f"{e.name}/fanout"] = lambda g=fan: g.invoke({"hits": 0})
+        targets[f"{e.name}/chain"] = lambda g=chain: g.invoke({"hits": 0})
+    t = _round_robin(targets, reps)
+    out = {}
+    for e in engines:
+        out[f"{e.name} fanout-{width} µs/node"] = t[f"{e.name}/fanout"] / width * 1e6
+        out[f"{e.name} chain-{width} µs/node"] = t[f"{e.name}/chain"] / width * 1e6
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--engines", default="langgraph,lgnb")
+    ap.add_argument("--only", default="messages,wide,fanout")
+    ap.add_argument("--reps", type=int, default=15)
+    args = ap.parse_args(argv)
+    engines = []
+    for name in args.engines.split(","):
+        try:
+            engines.append(load(name.strip()))
+        except EngineUnavailable as exc:
+            print(f"{name}: not available ({exc})")
+    benches = {"messages": bench_messages, "wide": bench_wide, "fanout": bench_fanout}
+    for name in args.only.split(","):
+        for label, value in benches[name.strip()](engines, args.reps).items():
+            print(f"{label:40s} {value:10.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
