@@ -34,7 +34,7 @@ class BaseChannel(Generic[Value, Update, C], ABC):
 
     __slots__ = ("key", "typ")
 
-    clears_each_step: ClassVar[bool] = False
+    clears_each_step: bool = False  # a class default; Topic sets it per instance
     waits_for_finish: ClassVar[bool] = False
 
     def __init__(self, typ: Any, key: str = "") -> None:

@@ -73,9 +73,9 @@ def _channel(name: str, annotation: Any, *, allow_managed: bool = True) -> Any:
                 item.key = name
                 return item
             if isclass(item) and issubclass(item, BaseChannel):
-                channel = item(getattr(annotation, "__origin__", annotation))
-                channel.key = name
-                return channel
+                made = item(getattr(annotation, "__origin__", annotation))
+                made.key = name
+                return made
         reducer = meta[-1]
         if callable(reducer):
             try:

@@ -30,7 +30,7 @@ conversation grows.
 
 import uuid
 from functools import partial
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, cast
 
 from langchain_core.messages import (
     AnyMessage,
@@ -104,8 +104,9 @@ def _remove_all_cut(update: list) -> int:
     return cut
 
 
-def _to_openai_format(messages: list[BaseMessage]) -> list[BaseMessage]:
-    return convert_to_messages(convert_to_openai_messages(messages))
+def _to_openai_format(messages: list[BaseMessage]) -> list[AnyMessage]:
+    # convert_to_messages makes only the concrete message classes AnyMessage lists
+    return cast("list[AnyMessage]", convert_to_messages(convert_to_openai_messages(messages)))
 
 
 def _merge(

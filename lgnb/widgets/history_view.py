@@ -95,7 +95,7 @@ class HistoryView(View):
         self._latest_seen: str | None = None
         self._reader = HistoryReader(graph, self.config)
         self._pages = HistoryPages(self._reader, limit=limit)
-        self._shown: set[str] = set()  # checkpoints revealed by expanding runs
+        self._revealed: set[str] = set()  # checkpoints revealed by expanding runs
         self._drawn: Timeline | None = None
         self._loaded = False
         #: one reader at a time: a followed run refreshes from its thread, clicks come from the comm
@@ -161,19 +161,21 @@ class HistoryView(View):
         """Draw the checkpoints of a collapsed run (a short run in full, a long one as a
         few checkpoints that split it into shorter runs)."""
         with self._lock:
-            seg = self._drawn.segment_of(segment_id) if self._drawn else None
-            if seg is None or seg.kind != "run":
+            drawn, timeline = self._drawn, self._timeline
+            seg = drawn.segment_of(segment_id) if drawn else None
+            if drawn is None or seg is None or seg.kind != "run":
                 raise KeyError(f"no collapsed run {segment_id!r} is drawn: refresh, or call collapse_runs()")
-            self._shown.update(reveal(seg))
+            self._revealed.update(reveal(seg))
             # its drawn neighbours stay drawn: the runs between landmarks are exactly the gaps
-            self._shown.update(e for link in self._drawn.links for e in (link.source, link.target)
-                               if seg.id in (link.source, link.target) and self._timeline.by_id(e) is not None)
+            self._revealed.update(e for link in drawn.links for e in (link.source, link.target)
+                                  if seg.id in (link.source, link.target)
+                                  and timeline is not None and timeline.by_id(e) is not None)
             self._redraw()
 
     def collapse_runs(self) -> None:
         """Fold every expanded run again."""
         with self._lock:
-            self._shown.clear()
+            self._revealed.clear()
             self._redraw()
 
     def _redraw(self) -> Timeline:
@@ -184,12 +186,12 @@ class HistoryView(View):
         t = timeline(self._pages.records.values(), current=self.selected or None, details=False)
         self._timeline = t
         self._latest_seen = t.latest
-        drawn = collapse(t, keep=self._shown | ({self.compare} if self.compare else set()))
+        drawn = collapse(t, keep=self._revealed | ({self.compare} if self.compare else set()))
         self._drawn = drawn
         with self.hold_sync():
             self.timeline = {**drawn.to_json(details=False), "loaded": len(t.checkpoints),
                              "has_older": self.can_load_older(), "at_cap": self._pages.at_cap and self._pages.has_older,
-                             "expanded": bool(self._shown),
+                             "expanded": bool(self._revealed),
                              "caps": {"page": PAGE, "loaded": self._pages.cap, "drawn": MAX_DRAWN,
                                       "max_loaded": MAX_LOADED}}
             self.dot = timeline_to_dot(drawn)
@@ -453,7 +455,8 @@ class HistoryView(View):
         cid = content.get("id")
         if not isinstance(cid, str):
             return
-        edits = content.get("values") if isinstance(content.get("values"), Mapping) else {}
+        values = content.get("values")
+        edits: Mapping[str, Any] = values if isinstance(values, Mapping) else {}
         as_node = content.get("as_node") if isinstance(content.get("as_node"), str) else None
         key = json.dumps([cid, edits, as_node], sort_keys=True, default=str)
         now = time.monotonic()

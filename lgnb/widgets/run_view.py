@@ -392,7 +392,8 @@ class Run:
         until "send" when several questions are open). Runs in the comm handler, on the
         kernel loop: resuming only starts the run, it never waits."""
         iid = str(content.get("interrupt_id") or "")
-        picks = content.get("picks") if isinstance(content.get("picks"), list) else []
+        given = content.get("picks")
+        picks: list[dict[str, Any]] = given if isinstance(given, list) else []
         self._page_answer(content, iid, lambda interrupt: answer_for(interrupt, picks, self._form_context()),
                           hold=bool(content.get("hold")))
 
