@@ -10,6 +10,7 @@ import anywidget
 import traitlets
 
 from lgnb.widgets._assets import VIEW_ESM, bundle_payload
+from lgnb.widgets._snapshot_display import Snapshotted
 from lgnb.widgets._wire import wire_safe
 from lgnb.widgets.protocol import PROTOCOL_VERSION
 
@@ -28,7 +29,7 @@ def _bundle_for_new_view() -> str:
     return bundle_payload()[1]
 
 
-class View(anywidget.AnyWidget):
+class View(Snapshotted, anywidget.AnyWidget):
     """Base of lgnb views: a tiny ESM that loads the page's one copy of the bundle and
     delegates rendering to it.
 

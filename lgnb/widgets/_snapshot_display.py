@@ -30,7 +30,7 @@ class Snapshotted:
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._shown = False
+        self._snapshot_displayed = False
         if self._snapshot_on:
             self.observe(lambda _change: self._publish_snapshot(), names=list(self._snapshot_on))  # type: ignore[attr-defined]
 
@@ -81,11 +81,11 @@ class Snapshotted:
             return
         display({**data, "text/plain": ""}, raw=True)
         display(self._snapshot_output(), raw=True, display_id=self._display_id)
-        self._shown = True
+        self._snapshot_displayed = True
 
     def _publish_snapshot(self) -> None:
         """Replace the snapshot in every output of this view (nothing before it is shown)."""
-        if not self._shown:
+        if not self._snapshot_displayed:
             return
         try:
             from IPython.display import update_display
