@@ -12,10 +12,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lgnb._internal.context import ExecutionInfo, current_task
 from lgnb.types import StreamWriter
+
+if TYPE_CHECKING:  # loaded on first use (`__getattr__`): langgraph_sdk is optional
+    from langgraph_sdk.auth.types import BaseUser
 
 __all__ = (
     "BaseUser",

@@ -40,7 +40,7 @@ def is_async_callable(func: Any) -> bool:
     while isinstance(func, partial):
         func = func.func
     return asyncio.iscoroutinefunction(func) or asyncio.iscoroutinefunction(
-        getattr(func, "__call__", None)
+        getattr(func, "__call__", None)  # noqa: B004 - an object's `async def __call__`
     )
 
 

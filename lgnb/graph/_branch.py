@@ -75,7 +75,7 @@ def _ends_from_return_hint(path: Any) -> dict[Hashable, str] | None:
     func = getattr(path, "func", None) or getattr(path, "afunc", None) or path
     if not callable(func):
         return None
-    call = getattr(func, "__call__", None)
+    call = getattr(func, "__call__", None)  # noqa: B004 - an object's bound __call__, for its hints
     if inspect.ismethod(call) and not inspect.isfunction(func):
         func = call
     try:

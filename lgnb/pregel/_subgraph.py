@@ -33,7 +33,6 @@ def subloop(graph: Pregel, ctx: TaskContext) -> tuple[Loop, bool]:
     """The loop of `graph` run as the node of `ctx`'s task, and whether it resumes."""
     parent = ctx.loop
     run = parent.run
-    task = ctx.task
     config = dict(parent.config)
     conf = dict(config.get(CONF) or {})
     # checkpointer=True: the subgraph keeps one state per thread, across parent runs

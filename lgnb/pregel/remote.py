@@ -503,7 +503,7 @@ class RemoteGraph(PregelProtocol):
         """Run the graph on the server; its final state (v1; with `__interrupt__` when it
         paused) or a `GraphOutput` (v2)."""
         last, seen = None, False
-        for last in self.stream(
+        for last in self.stream(  # noqa: B007 - the last chunk is the result
             input, config, context=context, interrupt_before=interrupt_before,
             interrupt_after=interrupt_after, headers=headers, params=params,
             stream_mode="values", version=version, **kwargs,
@@ -526,7 +526,7 @@ class RemoteGraph(PregelProtocol):
     ) -> Any:
         """Async `invoke`."""
         last, seen = None, False
-        async for last in self.astream(
+        async for last in self.astream(  # noqa: B007 - the last chunk is the result
             input, config, context=context, interrupt_before=interrupt_before,
             interrupt_after=interrupt_after, headers=headers, params=params,
             stream_mode="values", version=version, **kwargs,

@@ -52,7 +52,7 @@ class StreamTransformer(ABC):
     def init(self) -> dict[str, Any]:
         """The projection: name -> value (usually a `StreamChannel`)."""
 
-    def _on_register(self, mux: Any) -> None:
+    def _on_register(self, mux: Any) -> None:  # noqa: B027 - an optional hook
         """Called once the mux has wired this transformer in (a hook for subclasses)."""
 
     def process(self, event: ProtocolEvent) -> bool:
@@ -63,14 +63,14 @@ class StreamTransformer(ABC):
         """See one event (async lane); the pipeline waits for it. Defaults to `process`."""
         return self.process(event)
 
-    def finalize(self) -> None:
+    def finalize(self) -> None:  # noqa: B027 - an optional hook
         """The run ended normally (sync lane). Projection channels are closed for you."""
 
     async def afinalize(self) -> None:
         """The run ended normally (async lane); scheduled work has been awaited."""
         self.finalize()
 
-    def fail(self, err: BaseException) -> None:
+    def fail(self, err: BaseException) -> None:  # noqa: B027 - an optional hook
         """The run ended with `err` (sync lane). Projection channels are failed for you."""
 
     async def afail(self, err: BaseException) -> None:
