@@ -51,22 +51,22 @@ from lgnb.pregel._delta import (
     overwritten_delta_keys,
     stored_counters,
 )
-from lgnb.pregel._migrate import (
-    CHECKPOINT_VERSION,
-    migrate_checkpoint,
-    storable_send,
-    storable_writes,
-)
+from lgnb.pregel._handlers import resume_handled
 from lgnb.pregel._io import (
     read_channels,
     task_result_payload,
     task_start_payload,
     updates_payload,
 )
+from lgnb.pregel._migrate import (
+    CHECKPOINT_VERSION,
+    migrate_checkpoint,
+    storable_send,
+    storable_writes,
+)
 from lgnb.pregel._record import Recorder
 from lgnb.pregel._replay import ReplayBound
 from lgnb.pregel._resume import SAVED_SPECIAL, ResumeMixin
-from lgnb.pregel._handlers import resume_handled
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task, WriteBatch
 from lgnb.types import Command, Interrupt
@@ -304,7 +304,7 @@ class Loop(ResumeMixin):
                 self.exit_command = [(c, v) for c, v in writes if c in self.delta_keys]
         null_writes = [(c, v) for t, c, v in (*self.pending, *self.carried) if t == NULL_TASK_ID]
         if null_writes:
-            batch = [WriteBatch(INPUT, null_writes)]
+            batch: list[Task | WriteBatch] = [WriteBatch(INPUT, null_writes)]
             rec = self.recorder.before(batch) if self.recorder is not None else None
             updated = self._apply(batch)
             if rec is not None:
@@ -520,7 +520,7 @@ class Loop(ResumeMixin):
             if op is not None:
                 self.io.append(op)
 
-    def _save_writes(self, task_id: str, writes: list[tuple[str, Any]], path: str) -> None:
+    def _save_writes(self, task_id: str, writes: Sequence[tuple[str, Any]], path: str) -> None:
         if self.checkpointer is None or self.durability == "exit":
             return
         writes = storable_writes(writes, self.graph.untracked_keys)

@@ -14,6 +14,7 @@ are read from one consistent snapshot (WAL mode lets readers and a writer overla
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 import sqlite3
@@ -228,7 +229,7 @@ class SqliteStore:
         filter: dict[str, Any] | None = None,
         before: RunnableConfig | None = None,
         limit: int | None = None,
-    ) -> Iterator[list[Sequence[Any]]]:
+    ) -> Iterator[builtins.list[Sequence[Any]]]:  # `list` here is the method
         """The `lgnb_checkpoints` rows of `list()`, in pages: each page one indexed
         query that resumes after the last row of the previous one (never all rows)."""
         before_id = get_checkpoint_id(before) if before else None
@@ -328,7 +329,8 @@ class SqliteStore:
                 "put_writes needs configurable.checkpoint_id: pass the config "
                 "returned by put()."
             )
-        special, regular = [], []
+        special: list[tuple[Any, ...]] = []
+        regular: list[tuple[Any, ...]] = []
         large: list[tuple[bytes, bytes]] = []
         for i, (channel, value) in enumerate(writes):
             wtype, wblob, wref = self._encode(

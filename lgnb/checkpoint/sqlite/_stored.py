@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
@@ -86,6 +86,7 @@ class StoredValue:
         """The serialized bytes (from `data`, or read from the file now)."""
         if self.data is not None or self.size == 0:
             return self.data or b""
+        params: tuple[Any, ...]
         if self.version is not None:
             sql, params = _ONE_BLOB, (self.thread_id, self.checkpoint_ns, self.channel, self.version)
         else:
@@ -144,6 +145,6 @@ def _tuple(store: SqliteStore, row: Sequence[Any], values: list[StoredValue], wr
         checkpoint=checkpoint,
         metadata=json.loads(metadata),
         parent_config=_config(thread_id, ns, parent_id) if parent_id else None,
-        pending_writes=[(w.task_id, w.channel, load(w)) for w in writes],
+        pending_writes=[(cast(str, w.task_id), w.channel, load(w)) for w in writes],  # a write has its task's id
     )
 
