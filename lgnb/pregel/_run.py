@@ -76,7 +76,7 @@ class StreamSink:
         Producers append without a lock (deque appends are atomic) and set an Event only
         when it is not already set, so a burst of tokens costs one wake-up, not one each.
         """
-        self.cond = threading.Event()  # type: ignore[assignment]
+        self.cond = threading.Event()
         items, ready = self.items, self.cond
 
         def put(item: tuple[tuple[str, ...], str, Any]) -> None:

@@ -23,11 +23,11 @@ from contextlib import contextmanager
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from lgnb.checkpoint.serde import AllowEntry
-from lgnb.checkpoint.sqlite._saver import SqliteSaverBase
 from lgnb.checkpoint.sqlite._errors import (
     CheckpointDatabaseError,
     CheckpointDatabaseOperationalError,
 )
+from lgnb.checkpoint.sqlite._saver import SqliteSaverBase
 from lgnb.checkpoint.sqlite._schema import Synchronous
 
 __all__ = ["CheckpointDatabaseError", "CheckpointDatabaseOperationalError", "SqliteSaver"]

@@ -104,7 +104,7 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
         self.conn = conn
         self.store = SqliteStore(conn, self.serde)
 
-    @property  # type: ignore[override]
+    @property
     def serde(self) -> SerializerProtocol:
         """The serializer. Assigning one takes effect at once (LangGraph's savers allow
         it); `with_allowlist` clones get their own, sharing the connection."""
