@@ -406,7 +406,8 @@ class Lens:
             interrupt = next((i for i in pending if i["id"] == iid), None)
             if interrupt is None:
                 raise RuntimeError(f"interrupt {iid or '(none)'} is not pending in the lens: nothing was sent")
-            picks = content.get("picks") if isinstance(content.get("picks"), list) else []
+            given = content.get("picks")
+            picks: list[dict[str, Any]] = given if isinstance(given, list) else []
             value, summary = answer_for(interrupt, picks, {"tools": self._tools()})
             if content.get("hold") and len(pending) > 1:
                 self._held[iid] = value
