@@ -57,6 +57,7 @@ __all__ = (
     "StateSnapshot",
     "StateUpdate",
     "StreamMode",
+    "StreamOptions",
     "StreamPart",
     "StreamWriter",
     "TaskPayload",
@@ -86,6 +87,25 @@ StreamWriter = Callable[[Any], None]
 
 Checkpointer = Union[None, bool, "BaseCheckpointSaver[Any]"]
 """A `BaseCheckpointSaver`, `True` (inherit the parent's, per thread), `False` (none), or None."""
+
+
+
+class StreamOptions(TypedDict, total=False):
+    """The keyword options `lgnb.run` and `lgnb.lens` hand on to `graph.stream` (the
+    views add the stream modes they need and `subgraphs=True`)."""
+
+    context: Any
+    stream_mode: StreamMode | Sequence[StreamMode]
+    interrupt_before: All | Sequence[str] | None
+    interrupt_after: All | Sequence[str] | None
+    durability: Durability | None
+    output_keys: str | Sequence[str] | None
+    debug: bool | None
+    subgraphs: bool
+    #: a RemoteGraph's: HTTP headers and extra run parameters for the server
+    headers: dict[str, str] | None
+    params: Any
+
 
 N = TypeVar("N", bound=Hashable)
 OutputT = TypeVar("OutputT")

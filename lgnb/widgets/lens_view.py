@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import traitlets
 
@@ -40,6 +40,11 @@ from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import GraphMixin, check_graph
 from lgnb.widgets.lens_steps import REDUCED_NOTICE, StepBuilder, public_step
 from lgnb.widgets.run_view import NO_CHECKPOINTER, _command_type, _has_checkpointer
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from lgnb.types import StreamOptions
 
 PUBLIC_MODES = ["tasks", "updates", "checkpoints", "values"]
 
@@ -512,7 +517,7 @@ def _drive(agen: Any) -> Any:
 
 
 def lens(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, display: bool = True,
-         use_async: bool = False, title: str | None = None, **stream_options: Any) -> Lens:
+         use_async: bool = False, title: str | None = None, **stream_options: Unpack[StreamOptions]) -> Lens:
     """A lens on `graph` run on `input`: one super-step per click (Step, Run to end, Reset;
     → / Enter, e, r on the keyboard), or `.step()`, `.run()`, `.reset()`, `.what_if(...)`
     from code; `.trace` holds the records so far (`.subgraph_trace` those of subgraphs),

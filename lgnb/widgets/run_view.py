@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import traitlets
 
@@ -43,6 +43,11 @@ from lgnb.widgets._stream import StreamReducer
 from lgnb.widgets._thread import cancel_segment, check_not_busy, segment_options, was_cancelled
 from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import GraphMixin, check_graph
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from lgnb.types import StreamOptions
 
 #: Comm messages a view sends per second at most (trait syncs and patch batches together;
 #: the budget is < 30/s). A flush that sent k messages defers the next one by k / MESSAGE_RATE,
@@ -739,7 +744,7 @@ def _release_waiters(waiters: list[asyncio.Future[None]]) -> None:
 
 def run(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, display: bool = True,
         use_async: bool = False, title: str | None = None, multitask: str | None = "reject",
-        **stream_options: Any) -> Run:
+        **stream_options: Unpack[StreamOptions]) -> Run:
     """Start `graph` on `input` as a live view and return the :class:`Run` at once.
 
     `config` is the usual RunnableConfig (a `thread_id` is generated when the graph has a

@@ -131,3 +131,49 @@ def test_lgnb_and_langgraph_annotations_flag_the_same_lines_of_a_user_program(
     theirs, out_theirs = mypy_errors("langgraph", tmp_path, cache_dir)
     assert set(theirs) == bad_lines("langgraph"), out_theirs  # the program itself is right about LangGraph
     assert set(ours) == set(theirs), f"lgnb:\n{out_ours}\nlanggraph:\n{out_theirs}"
+
+
+VIEWS_PROGRAM = '''
+from typing_extensions import TypedDict
+
+import lgnb
+from lgnb.graph import END, START, StateGraph
+
+
+class State(TypedDict):
+    topic: str
+
+
+builder = StateGraph(State)
+builder.add_node("echo", lambda state: {"topic": state["topic"]})
+builder.add_edge(START, "echo")
+builder.add_edge("echo", END)
+graph = builder.compile()
+
+# accepted
+run = lgnb.run(graph, {"topic": "cats"}, display=False, durability="sync", interrupt_before="*")
+lens = lgnb.lens(graph, {"topic": "cats"}, display=False, stream_mode=["updates"], context=None)
+view = lgnb.show(graph)
+
+# rejected
+lgnb.run(graph, {"topic": "cats"}, durability="later")  # BAD
+lgnb.lens(graph, {"topic": "cats"}, stream_mode="nonsense")  # BAD
+lgnb.run(graph, {"topic": "cats"}, interupt_before=["echo"])  # BAD
+lgnb.show(graph, expanded="all")  # BAD
+'''
+
+
+def test_mypy_checks_the_options_lgnb_run_and_lens_pass_on_to_stream(tmp_path: Path, cache_dir: Path) -> None:
+    program = tmp_path / "views.py"
+    program.write_text(VIEWS_PROGRAM)
+    config = tmp_path / "mypy.ini"
+    config.write_text("[mypy]\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--config-file", str(config), "--cache-dir", str(cache_dir),
+         "--no-error-summary", "--hide-error-context", str(program)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=280,
+    )
+    flagged = {int(m.group(1)) for m in re.finditer(r"views\.py:(\d+): error", proc.stdout)}
+    bad = {i for i, line in enumerate(VIEWS_PROGRAM.splitlines(), 1) if line.endswith("# BAD")}
+    assert flagged == bad, proc.stdout + proc.stderr
+    assert '"durability"' in proc.stdout and '"interupt_before"' in proc.stdout  # the message names the option

@@ -123,6 +123,7 @@ def test_sdist_from_a_clean_clone_carries_the_bundle_npm_built_and_the_js_source
 def test_wheel_builds_from_the_sdist_without_node_and_carries_the_bundle(dists: SimpleNamespace) -> None:
     with zipfile.ZipFile(dists.wheel) as whl:
         assert whl.read(BUNDLE) == dists.built
+        assert "lgnb/py.typed" in whl.namelist()  # type checkers read the installed lgnb as typed
         record = next(n for n in whl.namelist() if n.endswith(".dist-info/RECORD"))
         assert any(line.startswith(f"{BUNDLE},sha256=") for line in whl.read(record).decode().splitlines())
         metadata = whl.read(next(n for n in whl.namelist() if n.endswith(".dist-info/METADATA"))).decode()
