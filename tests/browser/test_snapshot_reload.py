@@ -94,3 +94,40 @@ def test_saved_tour_shows_every_view_as_its_snapshot_after_kernel_shutdown_and_r
         snaps.nth(i).scroll_into_view_if_needed()
         snaps.nth(i).screenshot(path=str(artifacts / f"snapshot-reload-{name}.png"))
     assert not page.lgnb_errors, page.lgnb_errors
+
+
+UNWAITED = [
+    "import time, lgnb\n"
+    "from lgnb.graph import END, START, MessagesState, StateGraph\n"
+    "def slow(state):\n"
+    "    time.sleep(1.5)\n"
+    "    return {'messages': [('ai', 'finished <b>late</b>')]}\n"
+    "g = StateGraph(MessagesState).add_node('slow', slow).add_edge(START, 'slow').add_edge('slow', END).compile()\n"
+    "run = lgnb.run(g, {'messages': [('user', 'go')]})",
+]
+
+
+def test_a_run_nobody_waits_for_saves_its_final_snapshot(lab: Lab, page: Any, tmp_path: Path) -> None:
+    """The cell returns while the run goes on; when it ends (no cell running), the snapshot
+    output is replaced through its display id, so the saved notebook says done."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in UNWAITED], metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}})
+    nbformat.write(nb, lab.root / "snapshot_unwaited.ipynb")
+    open_notebook(page, lab, "snapshot_unwaited.ipynb")
+    run_all(page)
+    page.locator(".lgnb-run [data-testid=status]", has_text="done").wait_for(timeout=60_000)
+    wait_kernel_idle(page)
+    page.wait_for_timeout(500)
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    path = lab.root / "snapshot_unwaited.ipynb"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        snaps = ["".join(o["data"]["text/html"]) for o in saved_outputs(path) if "text/html" in o.get("data", {})]
+        if snaps and "finished" in "".join(snaps):
+            break
+        time.sleep(0.3)
+    (snap,) = snaps
+    assert 'data-testid="snap-status">done<' in snap, snap[-2000:]
+    assert "finished &lt;b&gt;late&lt;/b&gt;" in snap
