@@ -34,6 +34,7 @@ __all__ = (
     "Send",
     "StateGraph",
     "add_messages",
+    "attach",
     "connect",
     "get_config",
     "get_stream_writer",
@@ -53,7 +54,7 @@ def __getattr__(name: str) -> Any:
         from lgnb import widgets
 
         return getattr(widgets, name)
-    if name in ("connect",):
+    if name in ("connect", "attach"):
         from lgnb import remote
 
         return getattr(remote, name)

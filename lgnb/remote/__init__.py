@@ -17,7 +17,15 @@ from lgnb.remote._errors import ServerUnreachableError, UnknownGraphError, serve
 if TYPE_CHECKING:
     from lgnb.pregel.remote import RemoteGraph
 
-__all__ = ("ServerUnreachableError", "UnknownGraphError", "connect", "graph_ids", "sync_client")
+__all__ = ("ServerUnreachableError", "UnknownGraphError", "attach", "connect", "graph_ids", "sync_client")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "attach":  # loads the widgets: only on use
+        from lgnb.remote._join import attach
+
+        return attach
+    raise AttributeError(f"module 'lgnb.remote' has no attribute {name!r}")
 
 
 def sync_client(url: str, *, api_key: str | None = None, headers: Mapping[str, str] | None = None,

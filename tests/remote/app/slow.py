@@ -22,7 +22,7 @@ def work(state: State) -> State:
     steps = state.get("steps", 10)
     for i in range(steps):
         time.sleep(state.get("pause", 0.2))
-        write({"progress": (i + 1) / steps, "step": i + 1})
+        write({"step": i + 1, "of": steps})
     return {"done": steps}
 
 
