@@ -29,6 +29,8 @@ STYLE = """<style>
 .lgnb-snap .lgnb-snap-msg{border-left:3px solid #a0aec0;padding:2px 6px;margin:4px 0}
 .lgnb-snap .lgnb-snap-error{color:#9b2c2c}.lgnb-snap svg{max-width:100%;height:auto}
 .lgnb-snap .lgnb-snap-note{color:#718096;font-size:12px}
+.lgnb-snap .lgnb-snap-visited>path,.lgnb-snap .lgnb-snap-visited>polygon,.lgnb-snap .lgnb-snap-visited>ellipse{stroke:#2f855a;stroke-width:2}
+.lgnb-snap .lgnb-snap-taken>path,.lgnb-snap .lgnb-snap-taken>polygon{stroke:#2f855a;stroke-width:2}
 </style>"""
 
 

@@ -14,8 +14,10 @@ import html
 import re
 import shutil
 import subprocess
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from html.parser import HTMLParser
+from typing import Any
 
 #: SVG elements kept (children of a dropped element are dropped with it).
 ELEMENTS = frozenset({"svg", "g", "title", "path", "polygon", "polyline", "ellipse", "circle", "rect",
@@ -112,3 +114,22 @@ def svg_for_dot(dot: str, *, timeout: float = 20.0) -> str:
         return ""
     svg = safe_svg(proc.stdout.decode("utf-8", "replace"))
     return svg if len(svg) <= MAX_SVG_CHARS else ""
+
+
+def path_marks(drawing: Any, visited: Iterable[str], taken: Iterable[Iterable[str]]) -> dict[str, str]:
+    """SVG element id → class for the path a run took: its visited nodes and taken edges
+    (`Drawing` keys, as the run and lens views hold them)."""
+    seen, edges = set(visited), {tuple(t) for t in taken}
+    marks = {n.dot_id: "lgnb-snap-visited" for n in getattr(drawing, "nodes", ()) if n.key in seen}
+    marks.update({e.dot_id: "lgnb-snap-taken" for e in getattr(drawing, "edges", ())
+                  if (e.source, e.target) in edges})
+    return marks
+
+
+def mark(svg: str, marks: Mapping[str, str]) -> str:
+    """`svg` (from `safe_svg`) with a class added to the groups whose id is in `marks`."""
+    for element_id, cls in marks.items():
+        for kind in ("node", "edge"):
+            found = f'id="{html.escape(element_id, quote=True)}" class="{kind}"'
+            svg = svg.replace(found, f'{found[:-1]} {html.escape(cls, quote=True)}"')
+    return svg

@@ -35,7 +35,7 @@ from lgnb.widgets._forms import FormInvalid, answer_for, form_for, tools_of
 from lgnb.widgets._loops import background_loop
 from lgnb.widgets._runtime import View, show_in_notebook
 from lgnb.widgets._snapshot import lens_html
-from lgnb.widgets._snapshot_svg import svg_for_dot
+from lgnb.widgets._snapshot_svg import mark, path_marks, svg_for_dot
 from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import GraphMixin, check_graph
 from lgnb.widgets.lens_steps import REDUCED_NOTICE, StepBuilder, public_step
@@ -82,7 +82,7 @@ class LensView(GraphMixin, View):
     def _static_html(self) -> str:
         state = {k: getattr(self, k) for k in ("title", "status", "thread", "error", "visited", "summary",
                                                "interrupts")}
-        return lens_html(state, svg=svg_for_dot(self.dot))
+        return lens_html(state, svg=mark(svg_for_dot(self.dot), path_marks(self._drawing, self.visited, self.taken)))
 
     def _msg_step(self, content: dict[str, Any]) -> None:
         if self._controller is not None:

@@ -37,7 +37,7 @@ from lgnb.widgets._panel import StatePanel
 from lgnb.widgets._pump import Pump
 from lgnb.widgets._runtime import View, show_in_notebook
 from lgnb.widgets._snapshot import run_html
-from lgnb.widgets._snapshot_svg import svg_for_dot
+from lgnb.widgets._snapshot_svg import mark, path_marks, svg_for_dot
 from lgnb.widgets._store import CAPS, ContentStore, Patch, coalesce
 from lgnb.widgets._stream import StreamReducer
 from lgnb.widgets._thread import cancel_segment, check_not_busy, segment_options, was_cancelled
@@ -110,7 +110,7 @@ class RunView(GraphMixin, View):
         state = {k: getattr(self, k) for k in ("title", "status", "step", "elapsed", "thread", "notice",
                                                "error", "visited", "interrupts", "answers")}
         content = self._controller.content if self._controller is not None else self.snapshot
-        return run_html(state, content, svg=svg_for_dot(self.dot))
+        return run_html(state, content, svg=mark(svg_for_dot(self.dot), path_marks(self._drawing, self.visited, self.taken)))
 
     def _msg_hello(self, content: dict[str, Any]) -> None:
         if self._controller is not None:

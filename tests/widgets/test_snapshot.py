@@ -177,3 +177,31 @@ def test_every_view_output_carries_the_widget_and_the_snapshot(lg: SimpleNamespa
         assert "<svg" in snap, kind
     history_text = "".join(parse(views["history"]._static_html()).text)
     assert "checkpoints" in history_text and run.config["configurable"]["thread_id"] in history_text
+
+
+def test_run_snapshot_draws_the_path_the_run_took(lg: SimpleNamespace) -> None:
+    """Visited nodes and taken edges are marked in the drawing, the others are not."""
+    def a(state: Any) -> dict[str, Any]:
+        return {"messages": [("ai", "a")]}
+
+    builder = lg.StateGraph(lg.MessagesState)
+    builder.add_node("a", a)
+    builder.add_node("b", a)
+    builder.add_edge(lg.START, "a")
+    builder.add_conditional_edges("a", lambda state: "__end__", ["b", "__end__"])
+    builder.add_edge("b", lg.END)
+    run = lgnb.run(builder.compile(), {"messages": []}, display=False)
+    run.wait(timeout=30)
+    svg = run.view._static_html()
+    groups = {}
+    for start in svg.split("<g ")[1:]:
+        head = start.split(">", 1)[0]
+        title = start.split("<title>", 1)[1].split("</title>", 1)[0] if "<title>" in start else ""
+        groups[html.unescape(title)] = head
+    dot = {n.key: n.dot_id.replace("-", "_") for n in run.view._drawing.nodes}  # a node's <title> is its DOT id
+    marked = {t for t, head in groups.items() if "lgnb-snap-visited" in head}
+    taken = {t for t, head in groups.items() if "lgnb-snap-taken" in head}
+    assert marked == {dot["__start__"], dot["a"], dot["__end__"]}, groups
+    assert taken == {f"{dot['__start__']}->{dot['a']}", f"{dot['a']}->{dot['__end__']}"}, groups
+    assert f"{dot['a']}->{dot['b']}" in groups and dot["b"] in groups  # drawn, not marked
+    assert_inert(svg)
