@@ -237,6 +237,7 @@ class Run:
         self._requests: set[Any] = set()  # request ids of the page already handled (one action once)
         self._tools: dict[str, Any] | None = None
         self._flush_handle: Timer | None = None
+        self._flush_timers = 0  # timers scheduled so far: a stale one (a flush went out since) does nothing
         self._next_flush = 0.0  # monotonic time the next (unforced) flush may go out
         self._elapsed_before = 0.0
         self._t0 = 0.0
@@ -671,16 +672,19 @@ class Run:
         except Exception:  # noqa: BLE001 S110 - the page is out of reach; view_error holds why
             pass
 
+    @_locked
     def _schedule_flush(self) -> None:
         """Flush what is pending once the budget allows, from lgnb's timer thread (not the
         kernel's loop, which a busy cell blocks)."""
         if self._flush_handle is None:
             delay = max(0.0, self._next_flush - time.monotonic())
-            handle = self._flush_handle = call_later(delay, lambda: self._timed_flush(handle))
+            self._flush_timers += 1
+            timer = self._flush_timers  # which timer this is (the handle may fire before it is stored)
+            self._flush_handle = call_later(delay, lambda: self._timed_flush(timer))
 
     @_locked
-    def _timed_flush(self, handle: Timer) -> None:
-        if handle is self._flush_handle:  # not cancelled by a flush that went out meanwhile
+    def _timed_flush(self, timer: int) -> None:
+        if self._flush_handle is not None and timer == self._flush_timers:  # no flush went out meanwhile
             self._flush()
 
     @_locked

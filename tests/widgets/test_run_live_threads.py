@@ -292,3 +292,25 @@ def test_follow_true_with_a_bad_interval_says_what_to_give(lg: Any, interval: An
     g.invoke({"messages": []}, cfg)
     with pytest.raises(ValueError, match=r"interval=0\.5"):
         history(g, cfg).follow(True, interval=interval)
+
+
+async def test_a_token_followed_by_a_quiet_node_reaches_the_page_within_the_flush_budget(
+        recorder: type[_Recorder]) -> None:
+    """No next chunk pushes it out: lgnb's timer thread flushes it while the loop is blocked."""
+    lg = _engine("langgraph")
+    model = FakeStreamingChat(replies=["first"], chunk_chars=10)
+    finished: list[float] = []
+
+    def node(state: Any) -> Any:
+        reply = model.invoke(state["messages"])
+        time.sleep(1.0)  # quiet: no chunk for a second
+        finished.append(time.monotonic())
+        return {"messages": [reply]}
+
+    r = run(one_node(lg, node), {"messages": []}, display=False)
+    _block_until(lambda: r.status != "running", 15)
+    assert r.status == "done"
+    sent_at = [at for _, at, d in recorder.log if isinstance(d, dict) and d.get("method") == "custom"
+               and d["content"].get("kind") == "patches"
+               and any(p.get("text") == "first" for p in d["content"]["patches"])]
+    assert len(sent_at) == 1 and sent_at[0] < finished[0] - 0.7, (sent_at, finished)
