@@ -39,6 +39,7 @@ __all__ = (
     "get_config",
     "get_stream_writer",
     "history",
+    "inbox",
     "interrupt",
     "lens",
     "register_form",
@@ -54,7 +55,7 @@ def __getattr__(name: str) -> Any:
         from lgnb import widgets
 
         return getattr(widgets, name)
-    if name in ("connect", "attach"):
+    if name in ("connect", "attach", "inbox"):
         from lgnb import remote
 
         return getattr(remote, name)

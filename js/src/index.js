@@ -8,10 +8,11 @@ import { renderRun } from "./run.js";
 import { renderGraph } from "./graph-view.js";
 import { renderHistory } from "./history-view.js";
 import { renderLens } from "./lens-view.js";
+import { renderInbox } from "./inbox-view.js";
 import { attachRun } from "./store.js";
 import { protocolProblem } from "./protocol.js";
 
-const VIEWS = { run: renderRun, graph: renderGraph, history: renderHistory, lens: renderLens };
+const VIEWS = { run: renderRun, graph: renderGraph, history: renderHistory, lens: renderLens, inbox: renderInbox };
 const ATTACH = { run: attachRun };
 const states = new Map(); // model _uid → model-level state
 export const version = "0.1.0";

@@ -17,7 +17,7 @@ from lgnb.remote._errors import ServerUnreachableError, UnknownGraphError, serve
 if TYPE_CHECKING:
     from lgnb.pregel.remote import RemoteGraph
 
-__all__ = ("ServerUnreachableError", "UnknownGraphError", "attach", "connect", "graph_ids", "sync_client")
+__all__ = ("ServerUnreachableError", "UnknownGraphError", "attach", "connect", "graph_ids", "inbox", "sync_client")
 
 
 def __getattr__(name: str) -> Any:
@@ -25,6 +25,10 @@ def __getattr__(name: str) -> Any:
         from lgnb.remote._join import attach
 
         return attach
+    if name == "inbox":
+        from lgnb.widgets.inbox_view import inbox
+
+        return inbox
     raise AttributeError(f"module 'lgnb.remote' has no attribute {name!r}")
 
 

@@ -56,7 +56,7 @@ def test_attach_joins_a_run_another_client_started_and_shows_it_live_from_where_
     assert other["steps"] == list(range(1, steps + 1))  # the other client saw the whole run
     assert [u["node"] for u in run.content["updates"]] == ["work"]
     (pending,) = run.interrupts
-    assert pending["node"] == "review" and pending["value"] == {"question": f"accept {steps} steps?"}
+    assert pending["node"] == "review" and pending["value"] == {"question": f"accept {steps} steps?", "options": ["accept", "reject"]}
 
     resumed = run.resume({pending["id"]: "accepted"})
     resumed.wait(60)

@@ -1,6 +1,6 @@
 """A slow graph for the tests where another client's run is under way: `work` reports
 progress (custom events) every `pause` seconds for `steps` steps, then `review` asks a
-human (`interrupt`)."""
+human (`interrupt`, with options: one click answers)."""
 
 import time
 
@@ -27,7 +27,7 @@ def work(state: State) -> State:
 
 
 def review(state: State) -> State:
-    return {"verdict": interrupt({"question": f"accept {state['done']} steps?"})}
+    return {"verdict": interrupt({"question": f"accept {state['done']} steps?", "options": ["accept", "reject"]})}
 
 
 builder = StateGraph(State)
