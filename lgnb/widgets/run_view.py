@@ -190,7 +190,7 @@ class Run:
                  use_async: bool = False, title: str | None = None, multitask: str | None = "reject",
                  **stream_options: Any) -> None:
         check_graph(graph, what="lgnb.run")
-        from lgnb.remote._edge import for_views
+        from lgnb.remote._edge import for_views, is_remote
 
         graph = for_views(graph)  # a server's wire dicts become messages and Interrupts here, once
         self._multitask = check_multitask(multitask)
@@ -201,7 +201,8 @@ class Run:
         configurable = dict(self.config.get("configurable") or {})
         self.checkpointed = _has_checkpointer(graph)
         if self.checkpointed and "thread_id" not in configurable:
-            configurable["thread_id"] = f"lgnb-{uuid.uuid4().hex[:12]}"
+            # a LangGraph server takes only UUID thread ids
+            configurable["thread_id"] = str(uuid.uuid4()) if is_remote(graph) else f"lgnb-{uuid.uuid4().hex[:12]}"
         if configurable:
             self.config["configurable"] = configurable
         modes = stream_options.pop("stream_mode", None) or []

@@ -168,3 +168,20 @@ def test_history_of_a_server_thread_is_its_checkpoints_and_fork_and_replay_land_
     assert len(replayed) == 2  # the first run's step and the replay's
     view.refresh()
     assert len(view.model.checkpoints) == len(again)
+
+
+def test_a_remote_run_without_a_thread_gets_a_uuid_thread_the_server_accepts(server_url: str) -> None:
+    run = lgnb.run(lgnb.connect(server_url, "agent"), HUMAN, display=False)
+    run.wait(60)
+    assert run.status == "interrupted", run.error
+    tid = run.config["configurable"]["thread_id"]
+    assert str(uuid.UUID(tid)) == tid
+    server = get_sync_client(url=server_url, api_key=None)
+    assert server.threads.get(tid)["status"] == "interrupted"
+
+
+def test_show_draws_the_servers_graph(server_url: str) -> None:
+    view = lgnb.show(lgnb.connect(server_url, "slow"))
+    local = lgnb.show(_local_graph())  # the agent, local: same drawing machinery
+    assert "work" in view.dot and "review" in view.dot and "chat" not in view.dot
+    assert view.title and "chat" in local.dot
