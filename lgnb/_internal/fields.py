@@ -7,7 +7,8 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel
+from lgnb._internal.pydantic_loaded import is_model
+
 
 __all__ = ("annotated_keys", "update_as_tuples", "fields_as_tuples")
 
@@ -43,7 +44,7 @@ def fields_as_tuples(obj: Any, keys: Sequence[str]) -> list[tuple[str, Any]]:
     For pydantic models a field left at a None default is not an update unless it
     was set explicitly, so returning a partial model does not wipe other keys.
     """
-    if isinstance(obj, BaseModel):
+    if is_model(obj):
         keep = obj.model_fields_set
         defaults = {k: v.default for k, v in type(obj).model_fields.items()}
     else:

@@ -16,8 +16,6 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-import graphviz
-
 from lgnb.draw._layout import Drawing, DrawnNode, layout
 
 FONT = "Helvetica,Arial,sans-serif"
@@ -61,6 +59,8 @@ def _text(s: str) -> str:
     """A user string as literal DOT label text: control characters made `visible`, no HTML
     label, no escapes, no entities (Graphviz decodes ``&amp;``-style entities even in plain
     labels)."""
+    import graphviz
+
     return graphviz.escape(visible(s).replace("&", "&amp;"))
 
 
@@ -76,6 +76,8 @@ def _label(node: DrawnNode) -> str:
 
 def drawing_to_dot(drawing: Drawing, *, rankdir: str = "TB", name: str = "graph") -> str:
     """DOT text for an already computed `Drawing` (the widgets reuse their drawing)."""
+    import graphviz  # drawing only: not a cost of `import lgnb`
+
     dot = graphviz.Digraph(name=graphviz.escape(name))
     dot.attr(rankdir=rankdir, bgcolor="transparent", fontname=FONT, nodesep="0.35", ranksep="0.45")
     dot.attr("node", fontname=FONT, fontsize="12", height="0.35", margin="0.15,0.05")

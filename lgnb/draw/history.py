@@ -17,8 +17,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import graphviz
-
 from lgnb.draw._dot import FONT, _text, visible
 from lgnb.draw._jsonable import jsonable
 from lgnb.draw.history_runs import Segment
@@ -210,6 +208,8 @@ def segment_lines(seg: Segment) -> list[str]:
 
 def timeline_to_dot(t: Timeline, *, rankdir: str = "LR", name: str = "history") -> str:
     """DOT text for an already built :class:`Timeline`."""
+    import graphviz  # drawing only: not a cost of `import lgnb`
+
     dot = graphviz.Digraph(name=graphviz.escape(name))
     dot.attr(rankdir=rankdir, bgcolor="transparent", fontname=FONT, nodesep="0.25", ranksep="0.35")
     dot.attr("node", fontname=FONT, fontsize="11", shape="box", style="rounded,filled",

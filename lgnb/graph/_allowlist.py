@@ -14,9 +14,9 @@ from collections import deque
 from enum import Enum
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from pydantic import BaseModel
 from typing_extensions import NotRequired, Required, is_typeddict
 
+from lgnb._internal.pydantic_loaded import is_model_class
 from lgnb.types import PLAIN_DATA_TYPES, _register_plain_data
 
 __all__ = (
@@ -60,7 +60,7 @@ def _collect(typ: Any, out: set[tuple[str, ...]], seen: set[int]) -> None:
         for field in _hints(typ).values():
             _collect(field, out, seen)
         return
-    if isinstance(typ, type) and issubclass(typ, BaseModel):
+    if is_model_class(typ):
         out.add((typ.__module__, typ.__name__))
         # the annotations pydantic resolved (string ones naming local classes included)
         fields = getattr(typ, "model_fields", None)

@@ -13,10 +13,10 @@ from functools import partial
 from inspect import isclass, signature
 from typing import Any, get_origin, get_type_hints
 
-from pydantic import BaseModel
 from typing_extensions import NotRequired, Required
 
 from lgnb._internal.constants import ROOT
+from lgnb._internal.pydantic_loaded import is_model_class
 from lgnb.channels.base import BaseChannel
 from lgnb.channels.binop import BinaryOperatorAggregate
 from lgnb.channels.delta import DeltaChannel
@@ -104,7 +104,7 @@ def schema_mapper(schema: Any, keys: list[str]) -> Callable[[dict], Any] | None:
     """How to turn the dict a node reads into its declared input type (pydantic/dataclass)."""
     if keys == [ROOT]:
         return None
-    if isclass(schema) and (issubclass(schema, BaseModel) or dataclasses.is_dataclass(schema)):
+    if isclass(schema) and (is_model_class(schema) or dataclasses.is_dataclass(schema)):
         return partial(_coerce, schema)
     return None
 

@@ -20,10 +20,10 @@ from uuid import UUID, uuid4
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, GenerationChunk, LLMResult
-from pydantic import BaseModel
 
 from lgnb._internal.constants import NS_SEP, TAG_NOSTREAM
 from lgnb._internal.context import current_task
+from lgnb._internal.pydantic_loaded import is_model
 from lgnb.types import Command
 
 try:
@@ -64,7 +64,7 @@ def _user_tags(tags: Sequence[str] | None) -> list[str] | None:
 def _state_values(obj: Any) -> Sequence[Any]:
     if isinstance(obj, dict):
         return list(obj.values())
-    if isinstance(obj, BaseModel):
+    if is_model(obj):
         return [getattr(obj, k) for k in type(obj).model_fields]
     if is_dataclass(obj) and not isinstance(obj, type):
         return [getattr(obj, f.name) for f in fields(obj)]
