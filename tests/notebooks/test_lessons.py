@@ -154,3 +154,24 @@ def test_persistence_lesson_claims(tmp_path_factory: pytest.TempPathFactory) -> 
     branches = cell_with(nb, "branch point")
     assert "branch point at step 0: children ['loop', 'update']" in branches
     assert "branch point at step 1: children ['fork', 'loop']" in branches
+
+
+def test_server_notebook_claims(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """notebooks/server.ipynb: a local LangGraph server started from the notebook, an agent
+    run there to its question, answered from the inbox (the thread leaves it), a fork and a
+    replay on the server's timeline, attach, and the server stopped."""
+    nb, _ = execute("server.ipynb", tmp_path_factory)
+    out = printed(nb)
+    assert "server ready: True" in out
+    assert "Its graphs: 'agent'" in cell_with(nb, "unknown graph:")
+    assert "run: interrupted | asks: Send this draft?" in out
+    assert "waiting: ['Send this draft?']" in out
+    assert "answered: done | verdict: approve" in out and "still waiting: []" in out
+    assert "forked: reject" in out
+    replayed = cell_with(nb, "replayed:")
+    assert "replayed: interrupted" in replayed and int(replayed.rsplit(": ", 1)[1]) > 4
+    assert "attached: interrupted | pending: ['Send this draft?']" in out
+    assert "server stopped: True" in out
+    widgets = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+               if "application/vnd.jupyter.widget-view+json" in getattr(o, "data", {})]
+    assert len(widgets) >= 5  # graph, run, inbox, timeline, attached run
