@@ -13,6 +13,7 @@ import logging
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
+from datetime import timedelta
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -33,7 +34,7 @@ from lgnb.channels.last_value import LastValue
 from lgnb.graph._branch import Branch
 from lgnb.graph._schema import schema_channels
 from lgnb.pregel.main import Pregel
-from lgnb.types import All, Checkpointer, Command, RetryPolicy
+from lgnb.types import All, CachePolicy, Checkpointer, Command, RetryPolicy, TimeoutPolicy
 from lgnb.warnings import LangGraphDeprecatedSinceV05, LangGraphDeprecatedSinceV10
 
 __all__ = ("StateGraph", "CompiledStateGraph", "NodeSpec")
@@ -175,7 +176,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         input_schema: type[Any] | None = None,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         destinations: dict[str, str] | tuple[str, ...] | None = None,
-        timeout: Any = None,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
         error_handler: Any = None,
         **kwargs: Any,
     ) -> Self:
@@ -189,9 +190,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         `error: NodeError`, the failure, and returns an update or a `Command(goto=...)`;
         the run goes on.
         """
-        from lgnb.types import TimeoutPolicy
-
-        timeout = TimeoutPolicy.coerce(timeout)
+        policy = TimeoutPolicy.coerce(timeout)
         retry_policy = _prefer(
             retry_policy, _renamed(kwargs, "retry", "retry_policy", LangGraphDeprecatedSinceV05)
         )
@@ -247,7 +246,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         )
         self.nodes[node].cache_policy = kwargs.get("cache_policy")
         self.nodes[node].trace_policy = kwargs.get("trace_policy")
-        self.nodes[node].timeout = timeout
+        self.nodes[node].timeout = policy
         if error_handler is not None:
             handler = f"__error_handler__{node}"
             if handler in self.nodes:
@@ -262,9 +261,9 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         self,
         *,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
-        cache_policy: Any = None,
+        cache_policy: CachePolicy | None = None,
         error_handler: Any = None,
-        timeout: Any = None,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
     ) -> Self:
         """Policies for every node that does not set its own, applied at `compile()`.
 
@@ -272,8 +271,6 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         `error_handler` only to regular nodes (a handler never handles itself). Not
         inherited by subgraphs. Returns the builder, for chaining.
         """
-        from lgnb.types import TimeoutPolicy
-
         defaults = self.node_defaults
         if retry_policy is not None:
             defaults["retry_policy"] = retry_policy

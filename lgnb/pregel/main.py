@@ -45,7 +45,7 @@ from lgnb.pregel._replay import LoadPlan, loading, plan_load, superseding
 from lgnb.pregel._run import RunContext, StreamSink
 from lgnb.pregel._stream import make_formatter
 from lgnb.runtime import RunControl
-from lgnb.types import All, Checkpointer, Durability, GraphOutput, RetryPolicy, StreamMode
+from lgnb.types import All, Checkpointer, Durability, GraphOutput, RetryPolicy, StateSnapshot, StreamMode
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -901,13 +901,13 @@ class Pregel(CompiledGraphBase):
     async def aget_graph(self, config: RunnableConfig | None = None, *, xray: int | bool = False) -> Any:
         return self.get_graph(config, xray=xray)
 
-    def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> Any:
+    def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
         """The thread's state at its latest (or the addressed) checkpoint."""
         from lgnb.pregel._state import get_state
 
         return get_state(self, _plain(config), subgraphs=subgraphs)
 
-    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> Any:
+    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
         from lgnb.pregel._state import aget_state
 
         return await aget_state(self, _plain(config), subgraphs=subgraphs)
@@ -919,7 +919,7 @@ class Pregel(CompiledGraphBase):
         filter: dict[str, Any] | None = None,
         before: RunnableConfig | None = None,
         limit: int | None = None,
-    ) -> Iterator[Any]:
+    ) -> Iterator[StateSnapshot]:
         """The thread's checkpoints, newest first, as StateSnapshots."""
         from lgnb.pregel._state import get_state_history
 
@@ -932,7 +932,7 @@ class Pregel(CompiledGraphBase):
         filter: dict[str, Any] | None = None,
         before: RunnableConfig | None = None,
         limit: int | None = None,
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncIterator[StateSnapshot]:
         from lgnb.pregel._state import aget_state_history
 
         async for snap in aget_state_history(self, _plain(config), filter=filter, before=cast("dict[str, Any] | None", before), limit=limit):
