@@ -9,7 +9,6 @@ from typing import Any
 
 from lgnb._internal.pydantic_loaded import is_model
 
-
 __all__ = ("annotated_keys", "update_as_tuples", "fields_as_tuples")
 
 _MISSING = object()
