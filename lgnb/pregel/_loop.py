@@ -69,6 +69,7 @@ from lgnb.pregel._replay import ReplayBound
 from lgnb.pregel._resume import SAVED_SPECIAL, ResumeMixin
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task, WriteBatch
+from lgnb.pregel._view import StateViews
 from lgnb.types import Command, Interrupt
 
 if TYPE_CHECKING:
@@ -143,6 +144,7 @@ class Loop(ResumeMixin):
         self.io: list[tuple] = []
         self.status = "input"
         self.tasks: dict[str, Task] = {}
+        self.views = StateViews()
         self.output: Any = None
         self.emits = run.emits_for(self)
         # the "pregel" mode's record builder; None (no record work at all) without it
@@ -369,7 +371,12 @@ class Loop(ResumeMixin):
             value = ch.get()
         else:
             if node.reads_all_state:
-                value = dict(self.state)
+                # a shared snapshot, brought up to date, unless someone could notice
+                value = (
+                    dict(self.state)
+                    if node.managed
+                    else self.views.read(self.state, self.step, self.tasks.values())
+                )
             else:
                 state = self.state
                 value = {k: state[k] for k in node.channels if k in state}
@@ -426,6 +433,7 @@ class Loop(ResumeMixin):
                     state.pop(k, None)
         if len(state) > size:  # a key set for the first time: keep the schema's order
             self.state = {k: state[k] for k in graph.state_keys if k in state}
+        self.views.changed(changed)
         return updated
 
     def tick(self) -> bool:

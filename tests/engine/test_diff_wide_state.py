@@ -77,3 +77,100 @@ def test_values_chunks_kept_by_the_caller_are_not_changed_by_later_steps(differe
         return chunks
 
     differential(scenario)
+
+
+def test_a_node_that_keeps_its_input_keeps_the_state_of_its_own_step(differential):
+    def scenario(E):
+        kept = []
+
+        def make(i):
+            def node(s):
+                kept.append(s)  # stored, not copied: later steps must not change it
+                return {"a": s["a"] + 1, "b": i}
+
+            return node
+
+        app = _chain(E, _state(), *[make(i) for i in range(4)])
+        out = app.invoke({"a": 0, "b": -1, "c": 0, "d": 0})
+        return out, [dict(s) for s in kept]
+
+    differential(scenario)
+
+
+def test_every_way_of_mutating_node_input_stays_local_to_the_node(differential):
+    mutations = [
+        lambda s: s.__setitem__("a", 100),
+        lambda s: s.__delitem__("a"),
+        lambda s: s.pop("a"),
+        lambda s: s.popitem(),
+        lambda s: s.clear(),
+        lambda s: s.update(a=100),
+        lambda s: s.setdefault("zzz", 1),
+        lambda s: s.__ior__({"a": 100}),
+    ]
+
+    def scenario(E):
+        results = []
+        for mutate in mutations:
+            seen = []
+
+            def vandal(s, mutate=mutate):
+                mutate(s)
+                return {"d": 1}
+
+            def reader(s):
+                seen.append(dict(s))
+                return {"d": 2}
+
+            app = _chain(E, _state(), vandal, reader, reader)
+            results.append((app.invoke({"a": 1, "b": 2, "c": 3}), seen))
+        return results
+
+    differential(scenario)
+
+
+def test_tasks_stream_inputs_kept_by_the_caller_stay_as_they_were(differential):
+    def scenario(E):
+        app = _chain(E, _state(), *[(lambda s, i=i: {"a": s["a"] + 1, "b": i}) for i in range(3)])
+        chunks = collect(lambda: app.stream({"a": 0, "b": 0, "c": 0, "d": 0}, stream_mode="tasks"))
+        return [c for c in chunks if "input" in c]
+
+    differential(scenario)
+
+
+def test_consecutive_nodes_share_one_snapshot_when_no_one_kept_it():
+    """The per-step cost does not grow with the state: nobody held the previous step's
+    input, so it is brought up to date (only the written key) instead of copied."""
+    from lgnb.graph import END, START, StateGraph
+
+    ids = []
+    state = TypedDict("Wide", {f"k{i}": int for i in range(2000)})
+
+    def make(i):
+        def node(s):
+            ids.append(id(s))
+            assert isinstance(s, dict) and s[f"k{i}"] == i + 1  # the previous node's write
+            return {f"k{i + 1}": i + 2}
+
+        return node
+
+    g = StateGraph(state)
+    prev = START
+    for i in range(10):
+        g.add_node(f"n{i}", make(i))
+        g.add_edge(prev, f"n{i}")
+        prev = f"n{i}"
+    g.add_edge(prev, END)
+    out = g.compile().invoke({f"k{i}": (1 if i == 0 else 0) for i in range(2000)})
+    assert [out[f"k{i}"] for i in range(12)] == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0]
+    assert len(set(ids)) == 1
+
+
+def test_node_input_pickles_as_a_plain_dict():
+    import pickle
+
+    from lgnb.pregel._view import StateInput
+
+    s = StateInput({"a": 1})
+    back = pickle.loads(pickle.dumps(s))
+    assert type(back) is dict and back == {"a": 1}

@@ -1,0 +1,124 @@
+"""The state a node reads, without an O(keys) copy per step.
+
+LangGraph gives each node a fresh plain dict of the whole state: the node may keep it
+or change it, and neither the state nor any other node sees that. Copying a 20,000-key
+state for every step is what made per-step cost grow with the width of the state, so
+the loop hands out one `StateInput` per step and *reuses* it at the next step,
+bringing only the keys that changed up to date, when — and only when — nobody can
+tell the difference:
+
+* no one but the loop and the tasks it gave it to holds a reference to it (CPython's
+  reference count: a node that stored it, a `tasks`/`debug` stream chunk the caller
+  kept, a tracer that recorded it all hold one, and then a new copy is made), and
+* no one changed it: `StateInput` is a `dict` (`isinstance(state, dict)` holds, it
+  prints, compares, pickles and serializes as one) whose mutating methods mark it
+  dirty before doing their work; a dirty snapshot is never reused.
+
+Within a step only the first whole-state reader gets the shared snapshot; any other
+task of that step gets its own plain copy, so tasks running in parallel never share a
+dict one of them might change.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ("StateInput", "StateViews")
+
+_getrefcount = sys.getrefcount
+_set = dict.__setitem__
+_pop = dict.pop
+
+
+class StateInput(dict):
+    """A node's copy of the state: a plain dict that remembers whether it was changed."""
+
+    __slots__ = ("dirty",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.dirty = False
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.dirty = True
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self.dirty = True
+        super().__delitem__(key)
+
+    def __ior__(self, other: Any) -> Any:
+        self.dirty = True
+        return super().__ior__(other)
+
+    def pop(self, *args: Any) -> Any:
+        self.dirty = True
+        return super().pop(*args)
+
+    def popitem(self) -> Any:
+        self.dirty = True
+        return super().popitem()
+
+    def clear(self) -> None:
+        self.dirty = True
+        super().clear()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.dirty = True
+        super().update(*args, **kwargs)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        self.dirty = True
+        return super().setdefault(key, default)
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self),))  # unpickles as the plain dict it stands for
+
+
+class StateViews:
+    """One loop's whole-state input: the shared snapshot and the keys it lags behind."""
+
+    __slots__ = ("snapshot", "stale", "step")
+
+    def __init__(self) -> None:
+        self.snapshot: StateInput | None = None
+        self.stale: set[str] = set()  # keys written since the snapshot was brought up to date
+        self.step = -1  # the step the snapshot was last handed out in
+
+    def changed(self, keys: set[str]) -> None:
+        """The loop applied writes to these keys (call after each step's apply)."""
+        if self.snapshot is not None:
+            self.stale |= keys
+
+    def read(self, state: dict[str, Any], step: int, tasks: Iterable[Any]) -> dict[str, Any]:
+        """The whole state for one task of `step`. `tasks`: tasks that may hold the
+        snapshot as their `.input` (the previous step's); each is counted as a known
+        reference, so any reference not accounted for forces a fresh copy."""
+        if self.step == step:
+            return dict(state)  # a second reader in one step: its own copy
+        self.step = step
+        snap = self._reusable(state, tasks)
+        if snap is None:
+            snap = self.snapshot = StateInput(state)
+            self.stale = set()
+        return snap
+
+    def _reusable(self, state: dict[str, Any], tasks: Iterable[Any]) -> StateInput | None:
+        snap = self.snapshot
+        if snap is None or snap.dirty:
+            return None
+        held = sum(1 for t in tasks if t.input is snap)
+        # references: self.snapshot, `snap`, getrefcount's argument, and the tasks'
+        if _getrefcount(snap) != 3 + held:
+            return None
+        for k in self.stale:
+            if k in state:
+                if k not in snap:
+                    return None  # a new key: a copy keeps the state's key order
+                _set(snap, k, state[k])
+            else:
+                _pop(snap, k, None)
+        self.stale = set()
+        return snap
