@@ -136,6 +136,22 @@ class _RemoteRunStreamBase:
     def _started(self, result: Any) -> None:
         self._run_id = result["run_id"]
 
+    def _missing_values(self) -> list[Any] | None:
+        """The SDK's interrupt payloads, or None when some lack their value: langgraph-api
+        sends an `input.requested` event's question as `payload`, the SDK reads `value`
+        (so it holds None); the thread's state has the question, keyed by interrupt id."""
+        payloads = list(self._sdk.interrupts)
+        return None if any(p.get("value") is None for p in payloads) else payloads
+
+    @staticmethod
+    def _fill(payloads: list[Any], state: Any) -> list[Any]:
+        asked = {}
+        for entry in (state or {}).get("interrupts") or ():
+            if isinstance(entry, Mapping) and "id" in entry:
+                asked[str(entry["id"])] = entry.get("value")
+        return [{**p, "value": asked.get(str(p.get("interrupt_id")))} if p.get("value") is None else p
+                for p in payloads]
+
     def _cancel_args(self) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
         """`runs.cancel` arguments for abort(), or None when no run was started."""
         if self._run_id is None:
@@ -207,8 +223,11 @@ class RemoteRunStream(_RemoteRunStreamBase):
 
     @property
     def interrupts(self) -> list[Any]:
-        """The pending interrupt payloads seen so far."""
-        return list(self._sdk.interrupts)
+        """The pending interrupt payloads seen so far (`interrupt_id`, `value`, `namespace`)."""
+        payloads = self._missing_values()
+        if payloads is not None:
+            return payloads
+        return self._fill(list(self._sdk.interrupts), self._client.threads.get_state(self._sdk.thread_id))
 
     def abort(self) -> None:
         """Cancel the server run (if started) and close the stream; idempotent."""
@@ -275,8 +294,11 @@ class AsyncRemoteRunStream(_RemoteRunStreamBase):
         return self._sdk.interrupted
 
     async def interrupts(self) -> list[Any]:
-        """The pending interrupt payloads seen so far."""
-        return list(self._sdk.interrupts)
+        """The pending interrupt payloads seen so far (`interrupt_id`, `value`, `namespace`)."""
+        payloads = self._missing_values()
+        if payloads is not None:
+            return payloads
+        return self._fill(list(self._sdk.interrupts), await self._client.threads.get_state(self._sdk.thread_id))
 
     async def abort(self) -> None:
         """Cancel the server run (if started) and close the stream; idempotent."""

@@ -55,6 +55,8 @@ class ThreadJoin(ViewEdge):
     def __init__(self, graph: Any, run_id: str | None) -> None:
         super().__init__(graph)
         self.run_id = run_id
+        #: the server run this view joined (None: the thread was at rest)
+        self.joined = run_id
 
     def stream(self, input: Any, config: Any = None, *, multitask: str | None = None,
                **kwargs: Any) -> Iterator[Any]:
@@ -113,7 +115,8 @@ def attach(url: str, thread_id: str, *, graph_id: str | None = None, display: bo
     its tokens, updates and progress live, then its outcome (a question becomes the
     usual form; answering resumes the thread). With none, the view shows the thread at
     rest (its state and pending forms) and, when `display` is True, its history timeline
-    under it. `graph_id` defaults to the graph the thread's runs used.
+    under it. `graph_id` defaults to the graph the thread's runs used. `run.graph.joined`
+    is the server run joined (None when the thread was at rest).
     Raises `ServerUnreachableError`, or LookupError when the server has no such thread.
     """
     from lgnb.pregel.remote import RemoteGraph
@@ -130,9 +133,10 @@ def attach(url: str, thread_id: str, *, graph_id: str | None = None, display: bo
                   or client.runs.list(tid, status="pending", limit=1))
     except Exception as exc:
         response = getattr(exc, "response", None)
-        if getattr(response, "status_code", None) in (404, 422):
+        status = getattr(response, "status_code", None)
+        if status in (404, 422):
             raise LookupError(f"lgnb.attach: the LangGraph server at {url} has no thread {tid!r} "
-                              f"(it answered {response.status_code}: {getattr(response, 'text', '')[:200]}). "
+                              f"(it answered {status}: {getattr(response, 'text', '')[:200]}). "
                               "List its threads with lgnb.inbox(url) or the SDK's threads.search().") from exc
         explained = server_error(exc, url=url, thread_id=tid)
         if explained is None:
@@ -148,7 +152,6 @@ def attach(url: str, thread_id: str, *, graph_id: str | None = None, display: bo
     config = {"configurable": {"thread_id": tid}}
     shown = title or f"{assistant} · thread {tid[:8]}… ({'joined run' if run_id else 'at rest'})"
     handle = Run(graph, JOIN, config, title=shown, multitask=None)
-    handle.joined_run = run_id
     if display:
         show_in_notebook(handle)
         if run_id is None:

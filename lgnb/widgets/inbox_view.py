@@ -57,7 +57,7 @@ class InboxView(View):
     _snapshot_on = ("rows",)
     title = traitlets.Unicode("").tag(sync=True)
     url = traitlets.Unicode("").tag(sync=True)
-    rows = traitlets.List().tag(sync=True)
+    rows: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
     page = traitlets.Int(0).tag(sync=True)
     page_size = traitlets.Int(20).tag(sync=True)
     has_more = traitlets.Bool(False).tag(sync=True)

@@ -46,7 +46,7 @@ def test_attach_joins_a_run_another_client_started_and_shows_it_live_from_where_
     _wait_for(lambda: len(other["steps"]) >= 3, "the other client's run to report 3 steps")
     started = {"run_id": other["run_id"]}
     run = lgnb.attach(server_url, tid, display=False)
-    assert run.joined_run == started["run_id"]
+    assert run.graph.joined == started["run_id"]
     run.wait(60)
     assert run.status == "interrupted", run.error
     seen = [e["payload"]["step"] for e in run.content["log"] if isinstance(e["payload"], dict)]
@@ -70,7 +70,7 @@ def test_attach_to_a_thread_at_rest_shows_its_state_and_its_question(server_url:
     tid = server.threads.create()["thread_id"]
     server.runs.wait(tid, "agent", input={"messages": [{"role": "user", "content": "hi"}]})
     run = lgnb.attach(server_url, tid, display=False)
-    assert run.joined_run is None
+    assert run.graph.joined is None
     run.wait(30)
     assert run.status == "interrupted"
     assert [(m["type"], m["content"]) for m in run.content["messages"]] == [("human", "hi"), ("ai", "hello from the server")]

@@ -133,7 +133,11 @@ def test_v3_run_stream_interrupt_and_resume(remote: RemoteGraph) -> None:
         snapshots = list(run.values)
         assert snapshots and all(isinstance(s, dict) for s in snapshots)
         assert run.interrupted is True
-        assert len(run.interrupts) == 1
+        (pending,) = run.interrupts
+        # the question itself, not None (the server sends it as `payload`, the SDK reads `value`)
+        (asked,) = remote.get_state(config).interrupts
+        assert pending["value"]["question"] == "approve?" and pending["value"] == asked.value
+        assert pending["interrupt_id"] == asked.id
     assert remote.get_state(config).values["messages"][-1]["type"] == "ai"
     with remote.stream_events(Command(resume="v3-yes"), config, version="v3") as run:
         assert run.output["verdict"] == "v3-yes"
