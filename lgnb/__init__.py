@@ -64,3 +64,12 @@ def __getattr__(name: str) -> Any:
 
         return getattr(message, name)
     raise AttributeError(f"module 'lgnb' has no attribute {name!r}")
+
+
+def _warm_views() -> None:
+    from lgnb._warm import schedule_in_kernel
+
+    schedule_in_kernel()
+
+
+_warm_views()

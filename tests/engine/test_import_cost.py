@@ -51,6 +51,12 @@ def test_import_lgnb_and_its_run_entry_point_load_neither_pydantic_nor_graphviz(
     assert _run(_FIRST_RUN) == []
 
 
+def test_import_lgnb_outside_a_kernel_loads_nothing_of_the_views() -> None:
+    code = "import json, sys, lgnb; print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+    code += "('anywidget', 'ipywidgets', 'IPython') or m.startswith('lgnb.widgets'))))"
+    assert _run(code) == []
+
+
 def test_a_pydantic_state_defined_after_importing_lgnb_behaves_as_on_langgraph() -> None:
     ours, theirs = _run(_PYDANTIC_AFTER.format(engine="lgnb")), _run(_PYDANTIC_AFTER.format(engine="langgraph"))
     assert ours == theirs
