@@ -47,7 +47,9 @@ function slot(hash) {
   return reg.get(hash);
 }
 async function inflate(b64) {
-  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  const raw = atob(b64);
+  const bytes = new Uint8Array(raw.length); // a plain loop: Uint8Array.from(raw, fn) is 10-25x slower
+  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   const text = await new Response(stream).text();
   const url = URL.createObjectURL(new Blob([text], { type: "text/javascript" }));
