@@ -1,6 +1,10 @@
 """Checkpoint-saver benchmark: LangGraph's SqliteSaver vs lgnb's, on wide and narrow state.
 
     .venv/bin/python bench/bench_saver.py [--engines langgraph,lgnb] [--runs 5] [--steps 10]
+    .venv/bin/python bench/bench_saver.py --scale [--steps 1000] [--history 10000]
+
+`--scale` runs issue 14's figures instead (see `saver_scale.py`): µs per checkpoint at
+matched fsync, file size after 1,000 steps, first page of a 10,000-checkpoint history.
 
 The same graph — a chain of `--steps` nodes, each changing one or two state keys — runs
 with each saver on a fresh SQLite file: one unmeasured run fills a thread with the full
@@ -265,7 +269,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=10, help="measured runs per case")
     parser.add_argument("--steps", type=int, default=10, help="nodes in the chain")
     parser.add_argument("--shapes", default=",".join(SHAPES))
+    parser.add_argument("--scale", action="store_true", help="issue 14's figures (saver_scale.py)")
+    parser.add_argument("--history", type=int, default=10_000, help="--scale: history length")
+    parser.add_argument("--rounds", type=int, default=3, help="--scale: interleaved rounds")
     args = parser.parse_args(argv)
+    if args.scale:
+        import saver_scale
+
+        saver_scale.main(steps=args.steps if args.steps != 10 else 1000, history=args.history,
+                         rounds=args.rounds)
+        return 0
     shapes = [s for s in args.shapes.split(",") if s]
     print(f"# {args.runs} runs x {args.steps} steps per case, durability='sync'")
 

@@ -77,11 +77,21 @@ def saver_request(saver: Any, method: str, *args: Any, **kwargs: Any) -> Request
     end (a saver's open `list()` may hold its connection while it yields)."""
     if method == "list":
         return (_listed, _alisted, (saver, args, kwargs))
+    if method == "iter_list":  # read lazily when the saver allows it (see _iter_listed)
+        return (_iter_listed, _alisted, (saver, args, kwargs))
     return (getattr(saver, method), getattr(saver, "a" + method, None), args, kwargs)
 
 
 def _listed(saver: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
     return list(saver.list(*args, **kwargs))
+
+
+def _iter_listed(saver: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """`saver.list(...)` itself when the saver says it releases its connection between
+    the items it yields (`lists_lazily`, e.g. lgnb's SqliteSaver): a history's first
+    page then costs a page, not the whole thread. Else read to the end."""
+    items = saver.list(*args, **kwargs)
+    return items if getattr(saver, "lists_lazily", False) is True else list(items)
 
 
 async def _alisted(saver: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:

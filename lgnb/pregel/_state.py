@@ -325,7 +325,7 @@ def _listing(
     if (sub := _subgraph_for_ns(graph, config)) is not None:
         return sub[0], sub[1], None
     config = _own_config(graph, config)
-    return saver, config, (yield saver_request(saver, "list", config, **kwargs))
+    return saver, config, (yield saver_request(saver, "iter_list", config, **kwargs))
 
 
 def _history_entry(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any) -> Program[StateSnapshot]:

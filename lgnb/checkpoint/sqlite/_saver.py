@@ -74,6 +74,10 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
             avoids an fsync per checkpoint; `"FULL"` also survives power loss.
     """
 
+    lists_lazily = True
+    """`list()` releases the connection between the pages it yields, so callers (the
+    engine's `get_state_history`) may read it lazily and call the saver meanwhile."""
+
     def __init__(
         self,
         conn: sqlite3.Connection | str | os.PathLike[str],

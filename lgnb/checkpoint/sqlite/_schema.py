@@ -22,9 +22,18 @@ the other.
   heartbeat renews it), and `cancel_requested` (set by a run of another process that
   interrupts it). One run per thread, across processes: see `lgnb.pregel._lease`.
 
+Layout for speed (schema 3): a step's commit writes every B-tree page it touched, so
+blobs, writes and values are `WITHOUT ROWID` (the primary key *is* the table: one
+tree, not a table plus its key index) and there are no secondary indexes; the
+maintenance queries that used them (`delete_for_runs`, collecting unused values) scan
+instead. `lgnb_checkpoints` stays a rowid table: its 1-2 KB rows would spill into
+half-empty overflow pages in a `WITHOUT ROWID` tree (measured: 2.3× the pages).
+
 Migrations: the tables are created with `IF NOT EXISTS` at every open, so a file of an
 older schema gets the new ones, then its `lgnb_schema` version is raised.
-1 → 2 adds `lgnb_thread_leases`. 2 → 3 changes what new rows hold (checkpoints without
+1 → 2 adds `lgnb_thread_leases`. 2 → 3 rebuilds the four data tables (rows
+copied as they are, into the layout above; the old secondary indexes dropped) and changes what new rows
+hold (checkpoints without
 `channel_versions`, whose `blob_refs` values are the versions themselves; values over
 64 bytes in `lgnb_values`); rows of older files are read as they are, nothing is
 rewritten, and an lgnb of schema 2 refuses a file of schema 3 instead of misreading
@@ -67,8 +76,6 @@ CREATE TABLE IF NOT EXISTS lgnb_checkpoints (
     blob_refs TEXT NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
 );
-CREATE INDEX IF NOT EXISTS lgnb_checkpoints_by_run
-    ON lgnb_checkpoints (run_id) WHERE run_id IS NOT NULL;
 CREATE TABLE IF NOT EXISTS lgnb_blobs (
     thread_id TEXT NOT NULL,
     checkpoint_ns TEXT NOT NULL DEFAULT '',
@@ -78,8 +85,7 @@ CREATE TABLE IF NOT EXISTS lgnb_blobs (
     blob BLOB,
     ref BLOB,
     PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
-);
-CREATE INDEX IF NOT EXISTS lgnb_blobs_by_ref ON lgnb_blobs (ref) WHERE ref IS NOT NULL;
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lgnb_writes (
     thread_id TEXT NOT NULL,
     checkpoint_ns TEXT NOT NULL DEFAULT '',
@@ -92,12 +98,11 @@ CREATE TABLE IF NOT EXISTS lgnb_writes (
     ref BLOB,
     task_path TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-);
-CREATE INDEX IF NOT EXISTS lgnb_writes_by_ref ON lgnb_writes (ref) WHERE ref IS NOT NULL;
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lgnb_values (
     ref BLOB PRIMARY KEY,
     data BLOB NOT NULL
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lgnb_thread_leases (
     thread_id TEXT PRIMARY KEY,
     run_id TEXT NOT NULL,
@@ -108,6 +113,39 @@ CREATE TABLE IF NOT EXISTS lgnb_thread_leases (
     cancel_requested INTEGER NOT NULL DEFAULT 0
 );
 """
+
+
+_REBUILT = ("lgnb_checkpoints", "lgnb_blobs", "lgnb_writes", "lgnb_values")
+
+
+def _version(conn: sqlite3.Connection) -> int | None:
+    """The file's lgnb schema version, None for a new file."""
+    if conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'lgnb_schema'"
+    ).fetchone() is None:
+        return None
+    row = conn.execute("SELECT value FROM lgnb_schema WHERE key = 'version'").fetchone()
+    return None if row is None else int(row[0])
+
+
+def _set_aside_rowid_tables(conn: sqlite3.Connection) -> None:
+    """Migration 2 → 3, first half: rename the old tables out of the way."""
+    for table in _REBUILT:
+        if conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone():
+            conn.execute(f"ALTER TABLE {table} RENAME TO {table}_v2")
+
+
+def _copy_back_rowid_tables(conn: sqlite3.Connection) -> None:
+    """Migration 2 → 3, second half: copy the rows into the new (WITHOUT ROWID)
+    tables of the same columns, then drop the old tables and their indexes."""
+    for table in _REBUILT:
+        if conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (f"{table}_v2",)
+        ).fetchone():
+            conn.execute(f"INSERT OR IGNORE INTO {table} SELECT * FROM {table}_v2")
+            conn.execute(f"DROP TABLE {table}_v2")
 
 
 def connect(
@@ -155,9 +193,14 @@ def prepare(
         conn.execute("PRAGMA journal_mode = WAL").fetchone()
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         conn.execute("BEGIN IMMEDIATE")
+        old = _version(conn)
+        if old is not None and old < 3:
+            _set_aside_rowid_tables(conn)
         for statement in _DDL.split(";"):
             if statement.strip():
                 conn.execute(statement)
+        if old is not None and old < 3:
+            _copy_back_rowid_tables(conn)
         row = conn.execute(
             "SELECT value FROM lgnb_schema WHERE key = 'version'"
         ).fetchone()

@@ -126,12 +126,29 @@ UNION
 SELECT ref FROM lgnb_writes WHERE thread_id = ? AND ref IS NOT NULL
 """
 
-# Delete a candidate large value if no blob or write refers to it any more.
-COLLECT_VALUE = """
-DELETE FROM lgnb_values WHERE ref = ?
-  AND NOT EXISTS (SELECT 1 FROM lgnb_blobs AS b WHERE b.ref = lgnb_values.ref)
-  AND NOT EXISTS (SELECT 1 FROM lgnb_writes AS w WHERE w.ref = lgnb_values.ref)
+# Delete the candidate values (in temp.lgnb_candidates) no blob or write refers to any
+# more: one scan of each table (there is no index on `ref`; a step would pay for it).
+CANDIDATES = (
+    "CREATE TEMP TABLE IF NOT EXISTS lgnb_candidates (ref BLOB PRIMARY KEY) WITHOUT ROWID",
+    "DELETE FROM temp.lgnb_candidates",
+)
+INSERT_CANDIDATE = "INSERT OR IGNORE INTO temp.lgnb_candidates (ref) VALUES (?)"
+COLLECT_VALUES = """
+DELETE FROM lgnb_values WHERE ref IN (SELECT ref FROM temp.lgnb_candidates)
+  AND ref NOT IN (SELECT ref FROM lgnb_blobs WHERE ref IS NOT NULL
+                  UNION SELECT ref FROM lgnb_writes WHERE ref IS NOT NULL)
 """
+
+
+# Skip-scan of a thread's namespaces: each an index seek, however long the history.
+NEXT_NAMESPACE = (
+    "SELECT checkpoint_ns FROM lgnb_checkpoints WHERE thread_id = ? AND checkpoint_ns > ? "
+    "ORDER BY checkpoint_ns LIMIT 1"
+)
+FIRST_NAMESPACE = (
+    "SELECT checkpoint_ns FROM lgnb_checkpoints WHERE thread_id = ? "
+    "ORDER BY checkpoint_ns LIMIT 1"
+)
 
 
 def placeholders(n: int) -> str:

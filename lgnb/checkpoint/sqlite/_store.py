@@ -233,6 +233,7 @@ class SqliteStore:
         """The `lgnb_checkpoints` rows of `list()`, in pages: each page one indexed
         query that resumes after the last row of the previous one (never all rows)."""
         before_id = get_checkpoint_id(before) if before else None
+        config = self._with_only_namespace(config)
         left = None if limit is None else max(int(limit), 0)
         size = _FIRST_PAGE if left is None else min(_FIRST_PAGE, left)
         after: tuple[str, str, str] | None = None
@@ -256,6 +257,22 @@ class SqliteStore:
             if len(rows) < size and not leftover:
                 return
             size = min(size * 2, _MAX_PAGE)
+
+    def _with_only_namespace(self, config: RunnableConfig | None) -> RunnableConfig | None:
+        """`config` with `checkpoint_ns` set when it names a thread but no namespace and
+        the thread has one namespace: then list()'s order is the primary key's and no
+        page sorts the whole thread."""
+        configurable = (config or {}).get("configurable") or {}
+        if configurable.get("thread_id") is None or configurable.get("checkpoint_ns") is not None:
+            return config
+        thread_id = str(configurable["thread_id"])
+        with self.reading() as conn:
+            first = conn.execute(_sql.FIRST_NAMESPACE, (thread_id,)).fetchone()
+            if first is None or conn.execute(
+                _sql.NEXT_NAMESPACE, (thread_id, first[0])
+            ).fetchone() is not None:
+                return config
+        return {**config, "configurable": {**configurable, "checkpoint_ns": first[0]}}  # type: ignore[typeddict-item]
 
     # --- writes ---
 
@@ -360,7 +377,7 @@ class SqliteStore:
             candidates = _refs_of(conn, [str(thread_id)])
             for statement in _sql.DELETE_THREAD:
                 conn.execute(statement, (str(thread_id),))
-            conn.executemany(_sql.COLLECT_VALUE, candidates)
+            _collect_values(conn, candidates)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         ids = [str(r) for r in run_ids]
@@ -376,7 +393,7 @@ class SqliteStore:
                 conn.execute(statement.format(marks), ids)
             for thread_id in threads:
                 conn.execute(_sql.COLLECT_BLOBS, (thread_id, thread_id))
-            conn.executemany(_sql.COLLECT_VALUE, candidates)
+            _collect_values(conn, candidates)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         with self.writing() as conn:
@@ -399,7 +416,7 @@ class SqliteStore:
                 for statement in _sql.PRUNE_KEEP_LATEST:
                     conn.execute(statement, (thread_id, thread_id))
                 conn.execute(_sql.COLLECT_BLOBS, (thread_id, thread_id))
-            conn.executemany(_sql.COLLECT_VALUE, candidates)
+            _collect_values(conn, candidates)
 
 
 def load_checkpoint(serde: SerializerProtocol, type_: str, blob: bytes, refs: str) -> Checkpoint:
@@ -409,6 +426,17 @@ def load_checkpoint(serde: SerializerProtocol, type_: str, blob: bytes, refs: st
     if "channel_versions" not in checkpoint:
         checkpoint["channel_versions"] = json.loads(refs)
     return checkpoint
+
+
+def _collect_values(conn: sqlite3.Connection, candidates: list[tuple[bytes]]) -> None:
+    """Delete the candidate large values nothing refers to any more."""
+    if not candidates:
+        return
+    for statement in _sql.CANDIDATES:
+        conn.execute(statement)
+    conn.executemany(_sql.INSERT_CANDIDATE, candidates)
+    conn.execute(_sql.COLLECT_VALUES)
+    conn.execute(_sql.CANDIDATES[1])
 
 
 def _refs_of(conn: sqlite3.Connection, threads: Sequence[str]) -> list[tuple[bytes]]:
