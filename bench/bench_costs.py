@@ -27,8 +27,9 @@ import operator
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -38,7 +39,7 @@ from typing_extensions import TypedDict  # noqa: E402
 
 
 def _messages_graph(e: Any, steps: int) -> Any:
-    S = TypedDict("S", {"messages": Annotated[list, e.add_messages], "n": int})  # type: ignore[misc]
+    S = TypedDict("S", {"messages": Annotated[list, e.add_messages], "n": int})  # type: ignore[misc]  # noqa: UP013
 
     def agent(state: dict) -> dict:
         return {"messages": AIMessage("ok"), "n": state["n"] + 1}

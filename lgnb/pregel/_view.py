@@ -49,7 +49,7 @@ class StateInput(dict):
         self.dirty = True
         super().__delitem__(key)
 
-    def __ior__(self, other: Any) -> Any:
+    def __ior__(self, other: Any) -> Any:  # type: ignore[misc]
         self.dirty = True
         return super().__ior__(other)
 

@@ -5,13 +5,13 @@ No `from __future__ import annotations`: state classes are defined inside scenar
 """
 
 import random
+from functools import partial
 from typing import Annotated
 
 import pytest
+from _diff import capture, collect
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from typing_extensions import TypedDict
-
-from _diff import capture, collect
 
 
 def _loop(E, State, script, *, checkpointer=None):
@@ -155,7 +155,7 @@ def test_overwrite_then_merges_in_later_steps(differential):
 
 def test_format_langchain_openai_keeps_langgraphs_behaviour(differential):
     def scenario(E):
-        State = TypedDict(
+        State = TypedDict(  # noqa: UP013 - the annotation uses the engine under test
             "S", {"messages": Annotated[list, E.add_messages(format="langchain-openai")], "turn": int}
         )
         script = [
@@ -189,6 +189,11 @@ def _random_update(rng: random.Random, ids: list[str], step: int) -> list:
     return update
 
 
+def _apply(channel, update):
+    """The channel's value after one write of `update`, or ("raises", cls, msg)."""
+    return capture(lambda: channel.update([update]) and channel.get())
+
+
 def _ids_of(value: list) -> list[str]:
     return [m.id for m in value]
 
@@ -218,8 +223,8 @@ def test_channel_and_its_copies_match_langgraph_add_messages_on_random_histories
         if rng.random() < 0.5:
             copies.append((ch.copy(), list(ref)))
         update = _random_update(rng, _ids_of(ref), step)
-        got = capture(lambda: ch.update([update]) and ch.get())  # assigns missing ids in place
-        expected = capture(lambda: ref_add(ref, update))
+        got = _apply(ch, update)  # assigns missing ids in place
+        expected = capture(partial(ref_add, ref, update))
         if isinstance(expected, tuple):
             errors += 1
             assert got[0] == "raises" and "doesn't exist" in got[2], (seed, step, got)
@@ -228,8 +233,8 @@ def test_channel_and_its_copies_match_langgraph_add_messages_on_random_histories
             assert _snapshot(got) == _snapshot(expected), (seed, step)
             ref = expected
         for copy, base in copies[-3:]:
-            expected = capture(lambda: ref_add(base, update))
-            got = capture(lambda: copy.update([update]) and copy.get())
+            expected = capture(partial(ref_add, base, update))
+            got = _apply(copy, update)
             if isinstance(expected, tuple):
                 assert got[0] == "raises", (seed, step)
             else:

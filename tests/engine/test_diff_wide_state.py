@@ -4,9 +4,8 @@ key order, isolation from mutation, snapshots that later steps do not change.
 No `from __future__ import annotations`: state classes are defined inside scenarios.
 """
 
-from typing_extensions import TypedDict
-
 from _diff import collect
+from typing_extensions import TypedDict
 
 
 def _chain(E, State, *fns):
@@ -118,7 +117,7 @@ def test_every_way_of_mutating_node_input_stays_local_to_the_node(differential):
                 mutate(s)
                 return {"d": 1}
 
-            def reader(s):
+            def reader(s, seen=seen):
                 seen.append(dict(s))
                 return {"d": 2}
 
