@@ -133,9 +133,9 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
                 raise
         finally:
             behind.closed = self._owns_conn
-        if self._owns_conn:
-            with self.store.lock:
-                self.conn.close()
+            if self._owns_conn:  # closed even when the last writes could not be saved
+                with self.store.lock:
+                    self.conn.close()
 
     # --- versions ---
 
