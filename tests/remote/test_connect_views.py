@@ -185,3 +185,16 @@ def test_show_draws_the_servers_graph(server_url: str) -> None:
     local = lgnb.show(_local_graph())  # the agent, local: same drawing machinery
     assert "work" in view.dot and "review" in view.dot and "chat" not in view.dot
     assert view.title and "chat" in local.dot
+
+
+def test_an_async_remote_run_shows_what_the_sync_one_shows(server_url: str) -> None:
+    graph = lgnb.connect(server_url, "agent")
+    sync = lgnb.run(graph, HUMAN, _thread(), display=False)
+    later = lgnb.run(graph, HUMAN, _thread(), display=False, use_async=True)
+    sync.wait(60)
+    later.wait(60)
+    assert later.status == sync.status == "interrupted", later.error
+    assert _shown(later.content) == _shown(sync.content)
+    resumed = later.resume({later.interrupts[0]["id"]: "async ok"})
+    resumed.wait(60)
+    assert resumed.status == "done" and resumed.result["verdict"] == "async ok"
