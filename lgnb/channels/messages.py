@@ -138,9 +138,8 @@ class MessagesChannel(BinaryOperatorAggregate):
 
     def _merge(self, right: Any) -> None:
         """`self.value = add_messages(self.value, right)`, in O(len(right))."""
-        from langchain_core.messages import RemoveMessage
 
-        from lgnb.graph.message import _as_message_list, _missing_id_error, _new_id, _remove_all_cut
+        from lgnb.graph.message import _as_message_list, _new_id, _remove_all_cut, merge_by_id
 
         update = _as_message_list(right)
         for msg in update:
@@ -152,24 +151,9 @@ class MessagesChannel(BinaryOperatorAggregate):
             self._reset_index()
             return
         current = self.value if self._own is not None else self._rebuild()
-        merged = list(current)
         own = self._own
         assert own is not None
-        removed: set = set()
-        for msg in update:
-            mid = msg.id
-            pos = self._find(mid)
-            if pos is None:
-                if isinstance(msg, RemoveMessage):
-                    raise _missing_id_error(mid)
-                own[mid] = len(merged)
-                merged.append(msg)
-            elif isinstance(msg, RemoveMessage):
-                removed.add(mid)
-            else:
-                removed.discard(mid)
-                merged[pos] = msg
+        merged, removed = merge_by_id(list(current), update, self._find, own.__setitem__)
         if removed:
-            merged = [msg for msg in merged if msg.id not in removed]
             self._reset_index()
         self.value = merged

@@ -29,6 +29,7 @@ conversation grows.
 """
 
 import uuid
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Annotated, Any, Literal, Union, cast
 
@@ -134,24 +135,7 @@ def _merge(
 
     merged = list(current)
     position = {msg.id: pos for pos, msg in enumerate(merged)}
-    removed: set = set()
-    for msg in update:
-        mid = msg.id
-        pos = position.get(mid)
-        if pos is None:
-            if isinstance(msg, RemoveMessage):
-                raise _missing_id_error(mid)
-            position[mid] = len(merged)
-            merged.append(msg)
-        elif isinstance(msg, RemoveMessage):
-            removed.add(mid)
-        else:
-            # Re-adding an id removed earlier in this update revives it, in
-            # its old place.
-            removed.discard(mid)
-            merged[pos] = msg
-    if removed:
-        merged = [msg for msg in merged if msg.id not in removed]
+    merged, _ = merge_by_id(merged, update, position.get, position.__setitem__)
 
     if format == "langchain-openai":
         return _to_openai_format(merged)
@@ -234,3 +218,30 @@ def __getattr__(name: str) -> Any:
 
         return MessageGraph
     raise AttributeError(f"module 'lgnb.graph.message' has no attribute {name!r}")
+
+
+def merge_by_id(
+    merged: list[Any], update: Sequence[Any], find: Callable[[Any], int | None], record: Callable[[Any, int], None]
+) -> tuple[list[Any], bool]:
+    """`add_messages`' merge, written once for the reducer and `MessagesChannel`: each
+    message replaces the one with its id (`find` gives the position) or is appended
+    (`record` notes its new position); a `RemoveMessage` drops its id, and re-adding an
+    id removed earlier in the same update revives it in its old place. Returns the
+    merged list and whether anything was removed (positions then shift)."""
+    removed: set = set()
+    for msg in update:
+        mid = msg.id
+        pos = find(mid)
+        if pos is None:
+            if isinstance(msg, RemoveMessage):
+                raise _missing_id_error(mid)
+            record(mid, len(merged))
+            merged.append(msg)
+        elif isinstance(msg, RemoveMessage):
+            removed.add(mid)
+        else:
+            removed.discard(mid)
+            merged[pos] = msg
+    if removed:
+        merged = [msg for msg in merged if msg.id not in removed]
+    return merged, bool(removed)
