@@ -21,7 +21,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -272,7 +272,9 @@ class SqliteStore:
                 _sql.NEXT_NAMESPACE, (thread_id, first[0])
             ).fetchone() is not None:
                 return config
-        return {**config, "configurable": {**configurable, "checkpoint_ns": first[0]}}  # type: ignore[typeddict-item]
+        narrowed: dict[str, Any] = dict(config or {})
+        narrowed["configurable"] = {**configurable, "checkpoint_ns": first[0]}
+        return cast(RunnableConfig, narrowed)
 
     # --- writes ---
 
