@@ -364,22 +364,23 @@ class Loop(ResumeMixin):
 
     # ------------------------------------------------------------------ steps
     def _read_input(self, node: Any) -> Any:
-        if isinstance(node.channels, str):
+        if node.reads_all_state:  # never with managed values (see graph/_compile.py)
+            # a small state is copied (cheaper than any bookkeeping); a wide one is a
+            # shared snapshot, brought up to date, unless someone could notice
+            state = self.state
+            views = self.views
+            if len(state) < views.share_from:
+                value = dict(state)
+            else:
+                value = views.read(state, self.step, self.tasks.values())
+        elif isinstance(node.channels, str):
             ch = self.channels[node.channels]
             if not ch.is_available():
                 return MISSING
             value = ch.get()
         else:
-            if node.reads_all_state:
-                # a shared snapshot, brought up to date, unless someone could notice
-                value = (
-                    dict(self.state)
-                    if node.managed
-                    else self.views.read(self.state, self.step, self.tasks.values())
-                )
-            else:
-                state = self.state
-                value = {k: state[k] for k in node.channels if k in state}
+            state = self.state
+            value = {k: state[k] for k in node.channels if k in state}
             if node.managed:
                 for k, mv in node.managed.items():
                     value[k] = mv.get(self.step, self.stop)
@@ -433,7 +434,9 @@ class Loop(ResumeMixin):
                     state.pop(k, None)
         if len(state) > size:  # a key set for the first time: keep the schema's order
             self.state = {k: state[k] for k in graph.state_keys if k in state}
-        self.views.changed(changed)
+        views = self.views
+        if views.snapshot is not None:  # the shared snapshot lags behind these keys
+            views.stale |= changed
         return updated
 
     def tick(self) -> bool:
@@ -517,7 +520,8 @@ class Loop(ResumeMixin):
             if pending and any(w[0] == tid for w in pending):
                 self.pending = pending = [w for w in pending if w[0] != tid]
             pending.extend([(tid, c, v) for c, v in writes])
-        self._save_writes(task.id, writes, _path_str(task.path))
+        if self.checkpointer is not None:
+            self._save_writes(task.id, writes, _path_str(task.path))
         self._output_writes(task, writes, cached=cached)
         if self.recorder is not None:
             self.recorder.task_done(task, writes, cached)

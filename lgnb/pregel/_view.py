@@ -17,6 +17,9 @@ tell the difference:
 Within a step only the first whole-state reader gets the shared snapshot; any other
 task of that step gets its own plain copy, so tasks running in parallel never share a
 dict one of them might change.
+
+A state of fewer than `SHARE_FROM` keys is simply copied for each reader: copying it
+costs less than checking whether the snapshot can be reused.
 """
 
 from __future__ import annotations
@@ -30,6 +33,11 @@ __all__ = ("StateInput", "StateViews")
 _getrefcount = sys.getrefcount
 _set = dict.__setitem__
 _pop = dict.pop
+
+SHARE_FROM = 128
+"""Number of state keys from which whole-state readers share one snapshot (below it,
+each gets a plain copy: `dict(state)` of a few dozen keys costs less than the reuse
+checks). Tests set it to 0 to run the sharing on small states."""
 
 
 class StateInput(dict):
@@ -80,17 +88,15 @@ class StateInput(dict):
 class StateViews:
     """One loop's whole-state input: the shared snapshot and the keys it lags behind."""
 
-    __slots__ = ("snapshot", "stale", "step")
+    __slots__ = ("snapshot", "stale", "step", "share_from")
 
     def __init__(self) -> None:
+        self.share_from = SHARE_FROM  # the loop copies states smaller than this
         self.snapshot: StateInput | None = None
-        self.stale: set[str] = set()  # keys written since the snapshot was brought up to date
+        # keys written since the snapshot was brought up to date (the loop adds to it after
+        # each apply while there is a snapshot)
+        self.stale: set[str] = set()
         self.step = -1  # the step the snapshot was last handed out in
-
-    def changed(self, keys: set[str]) -> None:
-        """The loop applied writes to these keys (call after each step's apply)."""
-        if self.snapshot is not None:
-            self.stale |= keys
 
     def read(self, state: dict[str, Any], step: int, tasks: Iterable[Any]) -> dict[str, Any]:
         """The whole state for one task of `step`. `tasks`: tasks that may hold the
@@ -109,7 +115,10 @@ class StateViews:
         snap = self.snapshot
         if snap is None or snap.dirty:
             return None
-        held = sum(1 for t in tasks if t.input is snap)
+        held = 0
+        for t in tasks:
+            if t.input is snap:
+                held += 1
         # references: self.snapshot, `snap`, getrefcount's argument, and the tasks'
         if _getrefcount(snap) != 3 + held:
             return None

@@ -4,8 +4,18 @@ key order, isolation from mutation, snapshots that later steps do not change.
 No `from __future__ import annotations`: state classes are defined inside scenarios.
 """
 
+import pytest
 from _diff import collect
 from typing_extensions import TypedDict
+
+
+@pytest.fixture(autouse=True)
+def _share_small_states(monkeypatch):
+    """lgnb copies a state of fewer than `SHARE_FROM` keys for each node; these scenarios
+    use 4-key states, so sharing is switched on for every size to test it."""
+    from lgnb.pregel import _view
+
+    monkeypatch.setattr(_view, "SHARE_FROM", 0)
 
 
 def _chain(E, State, *fns):
@@ -163,6 +173,27 @@ def test_consecutive_nodes_share_one_snapshot_when_no_one_kept_it():
     out = g.compile().invoke({f"k{i}": (1 if i == 0 else 0) for i in range(2000)})
     assert [out[f"k{i}"] for i in range(12)] == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0]
     assert len(set(ids)) == 1
+
+
+def test_a_small_state_is_shared_only_when_sharing_is_on(monkeypatch):
+    """Below `SHARE_FROM` keys each node gets its own plain dict (cheaper than the reuse
+    checks); the fixture's SHARE_FROM=0 is what makes the scenarios above share."""
+    from lgnb.graph import END, START, StateGraph
+    from lgnb.pregel import _view
+
+    def run():
+        kinds = []
+        g = StateGraph(TypedDict("Small", {"a": int}))
+        for i in range(3):
+            g.add_node(f"n{i}", lambda s: kinds.append(type(s)) or {"a": s["a"] + 1})
+            g.add_edge(START if i == 0 else f"n{i - 1}", f"n{i}")
+        g.add_edge("n2", END)
+        assert g.compile().invoke({"a": 0}) == {"a": 3}
+        return kinds
+
+    assert run() == [_view.StateInput] * 3
+    monkeypatch.setattr(_view, "SHARE_FROM", 128)
+    assert run() == [dict] * 3
 
 
 def test_node_input_pickles_as_a_plain_dict():

@@ -1,0 +1,161 @@
+"""Engine hot path in CPU instructions per node, under callgrind (steady, unlike wall time).
+
+Why: on a shared 2-CPU machine wall time moves by tens of percent between runs, while the
+number of instructions the interpreter executes for the same work is stable to ~0.1%. This
+script counts them for a few graph shapes, so two versions of the engine can be compared
+exactly ("nothing gets slower", issue 8).
+
+How: for each shape the graph is built, compiled and run once (warm-up) in a child process,
+then run ``K`` more times; the child runs under ``valgrind --tool=callgrind`` with ``K=0``
+and with ``K=--k`` (default 10). Everything but the ``K`` runs is the same in both, so
+
+    instructions per node = (instr(K) - instr(0)) / (K * node executions per run)
+
+Shapes (nodes are trivial, ``x += 1``-style, so the engine's own cost dominates):
+
+- ``chain``: 100 nodes in a row, ``invoke`` with no checkpointer.
+- ``stream``: the same chain, ``stream(..., stream_mode=["updates", "custom"])`` consumed.
+- ``send``: one step of a 100-way ``Send`` fan-out to a trivial node (``invoke``).
+- ``wide``: 100 nodes in a row over a 1,000-key state (all keys in the input), each node
+  reading the state and writing one key.
+
+Compare two versions by pointing ``PYTHONPATH`` at a checkout of the other one::
+
+    git worktree add /tmp/base e814a4d
+    .venv/bin/python bench/bench_instructions.py                       # this tree
+    PYTHONPATH=/tmp/base .venv/bin/python bench/bench_instructions.py  # base
+
+The lgnb actually measured is printed (the engine's ``__file__`` in the child); ``--engine langgraph``
+measures LangGraph on the same graphs. Needs valgrind
+(``apt-get install valgrind``); each shape takes ~1 minute under callgrind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import operator
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from typing import Annotated, Any, Callable, TypedDict
+
+SHAPES = ("chain", "stream", "send", "wide")
+NODES = 100
+WIDE_KEYS = 1000
+
+
+class _Chain(TypedDict):
+    x: int
+
+
+class _Fan(TypedDict):
+    out: Annotated[list, operator.add]
+
+
+def _build(shape: str, engine: str) -> Callable[[], Any]:
+    """Return a zero-argument runner for ``shape`` built on ``engine`` ("lgnb"/"langgraph")."""
+    graph = importlib.import_module(f"{engine}.graph")
+    StateGraph, START, END = graph.StateGraph, graph.START, graph.END
+    Send = importlib.import_module(f"{engine}.types").Send
+
+    if shape in ("chain", "stream"):
+        b = StateGraph(_Chain)
+        for i in range(NODES):
+            b.add_node(f"n{i}", lambda s: {"x": s["x"] + 1})
+            b.add_edge(START if i == 0 else f"n{i - 1}", f"n{i}")
+        b.add_edge(f"n{NODES - 1}", END)
+        g = b.compile()
+        cfg = {"recursion_limit": NODES + 10}
+        if shape == "chain":
+            return lambda: g.invoke({"x": 0}, cfg)
+        modes = ["updates", "custom"]
+        return lambda: sum(1 for _ in g.stream({"x": 0}, cfg, stream_mode=modes))
+    if shape == "send":
+        b = StateGraph(_Fan)
+        b.add_node("work", lambda s: {"out": [s["i"] + 1]})
+        b.add_conditional_edges(START, lambda s: [Send("work", {"i": i}) for i in range(NODES)])
+        b.add_edge("work", END)
+        g = b.compile()
+        return lambda: g.invoke({"out": []})
+    if shape == "wide":
+        schema = TypedDict("Wide", {f"k{i}": int for i in range(WIDE_KEYS)})  # type: ignore[misc]
+        b = StateGraph(schema)
+
+        def make(j: int) -> Callable[[dict], dict]:
+            key = f"k{j}"
+            return lambda s: {key: s[key] + 1}
+
+        for j in range(NODES):
+            b.add_node(f"w{j}", make(j))
+            b.add_edge(START if j == 0 else f"w{j - 1}", f"w{j}")
+        b.add_edge(f"w{NODES - 1}", END)
+        g = b.compile()
+        inp = {f"k{i}": 0 for i in range(WIDE_KEYS)}
+        cfg = {"recursion_limit": NODES + 10}
+        return lambda: g.invoke(dict(inp), cfg)
+    raise SystemExit(f"unknown shape {shape!r}: choose from {', '.join(SHAPES)}")
+
+
+def _child(shape: str, k: int, engine: str) -> None:
+    run = _build(shape, engine)
+    run()  # warm-up: first-run caches, lazy imports
+    for _ in range(k):
+        run()
+    print(importlib.import_module(f"{engine}.graph").__file__)
+
+
+def _instructions(shape: str, k: int, engine: str) -> tuple[int, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cg.out")
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        proc = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                __file__,
+                "--child",
+                shape,
+                "--k",
+                str(k),
+                "--engine",
+                engine,
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        with open(out) as f:
+            text = f.read()
+    m = re.search(r"^(?:summary|totals): (\d+)", text, re.MULTILINE)
+    if m is None:
+        raise RuntimeError(f"no instruction total in callgrind output for {shape}")
+    return int(m.group(1)), proc.stdout.strip()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default=",".join(SHAPES), help="comma-separated shapes")
+    ap.add_argument("--k", type=int, default=10, help="measured runs after the warm-up")
+    ap.add_argument("--engine", default="lgnb", choices=("lgnb", "langgraph"))
+    ap.add_argument("--child", metavar="SHAPE", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        _child(args.child, args.k, args.engine)
+        return
+    for shape in args.only.split(","):
+        if shape not in SHAPES:
+            raise SystemExit(f"unknown shape {shape!r}: choose from {', '.join(SHAPES)}")
+        base, where = _instructions(shape, 0, args.engine)
+        more, _ = _instructions(shape, args.k, args.engine)
+        per_node = (more - base) / (args.k * NODES) / 1000
+        print(f"{shape:8s} {per_node:8.1f}k instr/node   ({where})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
