@@ -40,7 +40,8 @@ import re
 import subprocess
 import sys
 import tempfile
-from typing import Annotated, Any, Callable, TypedDict
+from collections.abc import Callable
+from typing import Annotated, Any, TypedDict
 
 SHAPES = ("chain", "stream", "send", "wide")
 NODES = 100

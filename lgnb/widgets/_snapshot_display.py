@@ -21,6 +21,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from lgnb.widgets._wire import wire_text
+
 
 class Snapshotted:
     """Mixin for widget views: `text/html` snapshot in the output, `to_html(path)`."""
@@ -39,10 +41,13 @@ class Snapshotted:
         return ""
 
     def _snapshot(self) -> str:
+        """The snapshot, encodable: a lone surrogate in any text shown becomes U+FFFD here,
+        once for every way the snapshot leaves the kernel (display, update_display, to_html)."""
         try:
-            return self._static_html()
+            fragment = self._static_html()
         except Exception as exc:  # noqa: BLE001 - a snapshot that fails must not hide the widget
-            return f"<pre>lgnb: no snapshot ({html.escape(type(exc).__name__)}: {html.escape(str(exc))})</pre>"
+            fragment = f"<pre>lgnb: no snapshot ({html.escape(type(exc).__name__)}: {html.escape(str(exc))})</pre>"
+        return wire_text(fragment)
 
     def _widget_mimebundle(self, **kwargs: Any) -> Any:
         """The widget's own mime bundle (a view that displays inside a box overrides it)."""
@@ -100,5 +105,5 @@ class Snapshotted:
 
         target = Path(path)
         title = getattr(self, "title", "") or getattr(self, "_view_kind", "") or "lgnb"
-        target.write_text(standalone(self._snapshot(), title=title), encoding="utf-8")
+        target.write_text(wire_text(standalone(self._snapshot(), title=title)), encoding="utf-8")
         return target

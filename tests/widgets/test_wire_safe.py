@@ -217,6 +217,10 @@ KERNEL_CELLS = [
     "b.add_edge(START, 'talk'); b.add_edge('talk', 'ask'); b.add_edge('ask', END)\n"
     "r = lgnb.run(b.compile(checkpointer=InMemorySaver()), {'messages': [('user', 'state \\udfff')]})\n"
     "r.wait(30); print(r.status, r.view_error)",
+    "import os\n"
+    "display(r)\n"
+    "display(lgnb.show(b.compile(), title='drawn \\ud800'))\n"
+    "print(os.path.getsize(r.to_html('run.html')) > 0)",
 ]
 
 
@@ -237,6 +241,18 @@ def test_wait_in_a_kernel_cell_returns_with_surrogates_everywhere_and_the_saved_
     texts = {m["content"] for m in snapshot["messages"]}
     assert f"tok {REPLACEMENT} en" in texts and f"state {REPLACEMENT}" in texts
     assert snapshot["log"][0]["payload"] == {"note": f"event {REPLACEMENT}"}
+    # the static snapshots: the first display's was updated to the paused run, the second
+    # display, the graph view's and the standalone file were written, all replaced
+    htmls = [o["data"]["text/html"] for cell in nb.cells for o in cell.outputs
+             if o.output_type == "display_data" and "text/html" in o.get("data", {})]
+    assert len(htmls) == 3, [o.output_type for cell in nb.cells for o in cell.outputs]
+    for fragment in htmls[:2]:
+        assert "interrupted" in fragment and f"tok {REPLACEMENT} en" in fragment
+    assert f"drawn {REPLACEMENT}" in htmls[2]
+    assert not any(o.output_type == "error" for cell in nb.cells for o in cell.outputs)
+    assert "".join(o.get("text", "") for o in nb.cells[1].outputs if o.output_type == "stream").strip() == "True"
+    page_file = (tmp_path / "run.html").read_text(encoding="utf-8")
+    assert f"question {REPLACEMENT}?" in page_file and "interrupted" in page_file
 
 
 def test_every_view_sends_lone_surrogates_replaced_graph_history_and_lens(page: Page) -> None:
