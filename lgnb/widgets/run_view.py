@@ -40,7 +40,15 @@ from lgnb.widgets._snapshot import run_html
 from lgnb.widgets._snapshot_svg import mark, path_marks, svg_for_dot
 from lgnb.widgets._store import CAPS, ContentStore, Patch, coalesce
 from lgnb.widgets._stream import StreamReducer
-from lgnb.widgets._thread import cancel_segment, check_not_busy, segment_options, was_cancelled
+from lgnb.widgets._thread import (
+    aleased_stream,
+    cancel_segment,
+    check_not_busy,
+    leased_stream,
+    segment_options,
+    view_takes_lease,
+    was_cancelled,
+)
 from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import GraphMixin, check_graph
 
@@ -544,11 +552,23 @@ class Run:
         pump: Pump = Pump(lambda chunks: self._on_chunks(chunks, pump),
                           lambda exc: self._on_end(exc, pump))
         self._pump = pump
+        graph, config, control = self.graph, self.config, self._control
+        multitask = self._multitask or "reject"
+        lease = self._multitask is not None and self.checkpointed and view_takes_lease(graph)
         if self._use_async:
-            pump.start_async(lambda: self.graph.astream(input, self.config, **kwargs), background_loop())
+            def astream() -> Any:
+                return graph.astream(input, config, **kwargs)
+
+            pump.start_async((lambda: aleased_stream(astream, graph, config, multitask, control)) if lease
+                             else astream, background_loop())
         else:
             ctx = contextvars.copy_context()
-            pump.start_sync(lambda: ctx.run(self.graph.stream, input, self.config, **kwargs))
+
+            def stream() -> Any:
+                return graph.stream(input, config, **kwargs)
+
+            pump.start_sync((lambda: ctx.run(leased_stream, stream, graph, config, multitask, control)) if lease
+                            else (lambda: ctx.run(stream)))
         self._flush()
 
     @_locked

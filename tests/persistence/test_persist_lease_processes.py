@@ -113,13 +113,27 @@ def _count(kind: str, target: str, tid: str) -> int:
         return saver.get_tuple(cfg).checkpoint["channel_values"]["count"]
 
 
-def _two(tmp_path: Path, kind: str, target: str, multitask: str, per_process: int = 60) -> tuple[str, list[dict]]:
+def _two(tmp_path: Path, kind: str, target: str, multitask: str, per_process: int = 60,
+         pause: float = 0.005) -> tuple[str, list[dict]]:
     script = tmp_path / "worker.py"
     script.write_text(WORKER.format(repo=str(REPO)))
     tid = f"lease-{multitask}-{uuid.uuid4().hex}"
     start_at = time.time() + 4  # both interpreters are up before the first run
-    procs = [_start(script, kind, target, tid, per_process, multitask, start_at) for _ in range(2)]
+    procs = [_start(script, kind, target, tid, per_process, multitask, start_at, pause) for _ in range(2)]
     return tid, [_result(p) for p in procs]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_without_a_lease_two_processes_lose_updates_the_control(tmp_path, request, kind):
+    """The control for the tests below: the same two processes with no lease (LangGraph's
+    behaviour, and lgnb's `invoke` without `multitask=`) interleave and lose increments,
+    so a count of 120 there is the lease's doing."""
+    target = _target(kind, tmp_path, request)
+    tid, results = _two(tmp_path, kind, target, "none", pause=0.02)
+    assert [r["errors"] for r in results] == [[], []]
+    assert [r["ok"] for r in results] == [60, 60]
+    assert _count(kind, target, tid) < 120
 
 
 @pytest.mark.slow
@@ -171,19 +185,20 @@ def test_interrupt_from_another_process_cancels_the_running_run_which_writes_not
 
 
 @pytest.mark.slow
-def test_a_sigkilled_holder_frees_its_thread_at_once(tmp_path):
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_sigkilled_holder_frees_its_thread_at_once(tmp_path, request, kind):
     script = tmp_path / "worker.py"
     script.write_text(WORKER.format(repo=str(REPO)))
-    target = str(tmp_path / "threads.sqlite")
+    target = _target(kind, tmp_path, request)
     tid = f"lease-kill-{uuid.uuid4().hex}"
     marker = tmp_path / "started"
-    holder = _start(script, "sqlite", target, tid, 1, "reject", 0, pause=60.0, marker=str(marker))
+    holder = _start(script, kind, target, tid, 1, "reject", 0, pause=60.0, marker=str(marker))
     deadline = time.monotonic() + 60
     while not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait(30)
     t0 = time.monotonic()
-    after = _result(_start(script, "sqlite", target, tid, 1, "reject", 0, pause=0.0))
+    after = _result(_start(script, kind, target, tid, 1, "reject", 0, pause=0.0))
     assert after["ok"] == 1 and after["refused"] == 0, after
     assert time.monotonic() - t0 < 20  # not the 30 s lease expiry: the owner is dead
