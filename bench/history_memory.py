@@ -10,6 +10,10 @@ same stored version of the big value. In a fresh interpreter this script opens
   * the wall time to open, and the same three for clicking one checkpoint.
 
     .venv/bin/python bench/history_memory.py [--value-mb 5] [--steps 200] [--json]
+    .venv/bin/python bench/history_memory.py --postgres postgresql://postgres@127.0.0.1:5432/test
+
+With ``--postgres URL`` the thread lives in that database (lgnb's PostgresSaver, LangGraph's
+tables: a string is stored inline in every checkpoint's JSONB) and is deleted afterwards.
 
 Run it against another checkout (e.g. the commit before a change) with
 ``PYTHONPATH=/path/to/checkout``; the script imports whatever `lgnb` comes first.
@@ -56,12 +60,24 @@ def build_graph(checkpointer: Any) -> Any:
 STEPS_LIMIT = {"steps": 200}
 
 
-def fill(path: Path, *, value_mb: float, steps: int) -> None:
-    """Write the thread: the big value once, then `steps` super-steps."""
+def _saver(target: str) -> Any:
+    """A context manager of the saver at `target`: a PostgreSQL URL or a SQLite path."""
+    if target.startswith("postgres"):
+        from lgnb.checkpoint.postgres import PostgresSaver
+
+        return PostgresSaver.from_conn_string(target)
     from lgnb.checkpoint.sqlite import SqliteSaver
 
+    return SqliteSaver.from_conn_string(target)
+
+
+def fill(target: str, *, value_mb: float, steps: int) -> None:
+    """Write the thread: the big value once, then `steps` super-steps."""
     STEPS_LIMIT["steps"] = steps
-    with SqliteSaver.from_conn_string(str(path)) as saver:
+    with _saver(target) as saver:
+        if hasattr(saver, "setup"):
+            saver.setup()
+        saver.delete_thread(CFG["configurable"]["thread_id"])
         g = build_graph(saver)
         g.invoke({"big": "x" * int(value_mb * 1024 * 1024), "n": 0}, {**CFG, "recursion_limit": steps + 10})
 
@@ -73,13 +89,15 @@ def _hwm_kb() -> int:
     return 0
 
 
-def measure(path: Path) -> dict[str, Any]:
-    """Open the history view on the filled file and measure (run in a fresh interpreter)."""
+def measure(target: str) -> dict[str, Any]:
+    """Open the history view on the filled thread and measure (run in a fresh interpreter)."""
     import lgnb
-    from lgnb.checkpoint.sqlite import SqliteSaver
 
-    saver = SqliteSaver(str(path))
-    g = build_graph(saver)
+    with _saver(target) as saver:
+        return _measure(lgnb, build_graph(saver))
+
+
+def _measure(lgnb: Any, g: Any) -> dict[str, Any]:
     gc.collect()
     hwm0 = _hwm_kb()
     tracemalloc.start()
@@ -115,18 +133,25 @@ def main() -> None:
     ap.add_argument("--value-mb", type=float, default=5.0)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--postgres", metavar="URL", help="keep the thread in this PostgreSQL database")
     ap.add_argument("--measure", help=argparse.SUPPRESS)  # internal: the fresh interpreter
     args = ap.parse_args()
     if args.measure:
         STEPS_LIMIT["steps"] = args.steps
-        print(json.dumps(measure(Path(args.measure))))
+        print(json.dumps(measure(args.measure)))
         return
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "threads.sqlite"
-        fill(path, value_mb=args.value_mb, steps=args.steps)
-        out = subprocess.run([sys.executable, __file__, "--measure", str(path), "--steps", str(args.steps)],
-                             check=True, capture_output=True, text=True)
-        result = {"value_mb": args.value_mb, "steps": args.steps, **json.loads(out.stdout.strip().splitlines()[-1])}
+        target = args.postgres or str(Path(tmp) / "threads.sqlite")
+        fill(target, value_mb=args.value_mb, steps=args.steps)
+        try:
+            out = subprocess.run([sys.executable, __file__, "--measure", target, "--steps", str(args.steps)],
+                                 check=True, capture_output=True, text=True)
+        finally:
+            if args.postgres:
+                with _saver(target) as saver:
+                    saver.delete_thread(CFG["configurable"]["thread_id"])
+        result = {"saver": "postgres" if args.postgres else "sqlite", "value_mb": args.value_mb,
+                  "steps": args.steps, **json.loads(out.stdout.strip().splitlines()[-1])}
     if args.json:
         print(json.dumps(result))
         return

@@ -17,10 +17,11 @@ over the real one:
   bounded; a checkpoint sees its own copy of a cached value, so nothing it does to it
   reaches another one).
 
-Both need the saver's lgnb extra ``list_stored`` (lgnb's SQLite saver), which hands over
-each value undecoded. Other savers (LangGraph's, Postgres) decode everything in their
-``list()``: then the light copy only drops big values after the fact (so a page of
-snapshots never holds them) and the full copy reads as usual.
+Both need the saver's lgnb extra ``list_stored`` (lgnb's SQLite and PostgreSQL savers),
+which hands over each value undecoded (``stored.decode(serde)`` decodes it). Other savers
+(LangGraph's own) decode everything in their ``list()``: then the light copy only drops
+big values after the fact (so a page of snapshots never holds them) and the full copy
+reads as usual.
 """
 
 from __future__ import annotations
@@ -167,11 +168,11 @@ class ReadSaver(BaseCheckpointSaver):
             if self.light and not stored.channel.startswith("__") and stored.size > PREVIEW_MAX:
                 return NotLoaded(stored.channel, stored.size)
             self.cache.decodes += 1
-            return serde.loads_typed((stored.type, stored.read()))
+            return stored.decode(serde)
         key = (stored.checkpoint_ns, stored.channel, stored.version)
         if self.light and stored.channel != TASKS and stored.size > PREVIEW_MAX and key not in self.cache:
             return NotLoaded(stored.channel, stored.size)  # the planner reads only the Send queue
-        return self.cache.value(key, stored.size, lambda: serde.loads_typed((stored.type, stored.read())))
+        return self.cache.value(key, stored.size, lambda: stored.decode(serde))
 
     def _dropped(self, saved: CheckpointTuple) -> CheckpointTuple:
         """A tuple from a saver without ``list_stored``: big values dropped (light)."""

@@ -173,6 +173,12 @@ def a_saver(kind: str, eng: Any, tmp_path: Path, request: pytest.FixtureRequest)
             yield saver
     elif kind == "memory":  # the others: list() decodes, big values are dropped after
         yield eng.InMemorySaver()
+    elif kind == "lgnb-postgres":  # lgnb's: list_stored over LangGraph's tables
+        from lgnb.checkpoint.postgres import PostgresSaver as LgnbPostgresSaver
+
+        with LgnbPostgresSaver.from_conn_string(request.getfixturevalue("postgres_url")) as saver:
+            saver.setup()
+            yield saver
     else:
         from langgraph.checkpoint.postgres import PostgresSaver
 
@@ -181,7 +187,8 @@ def a_saver(kind: str, eng: Any, tmp_path: Path, request: pytest.FixtureRequest)
             yield saver
 
 
-@pytest.mark.parametrize("saver_kind", ["sqlite", "memory", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.mark.parametrize("saver_kind", ["sqlite", "memory", pytest.param("postgres", marks=pytest.mark.postgres),
+                                        pytest.param("lgnb-postgres", marks=pytest.mark.postgres)])
 def test_the_timeline_read_without_values_is_the_one_get_state_history_gives(
         eng: Any, tmp_path: Path, saver_kind: str, request: pytest.FixtureRequest) -> None:
     cfg = {"configurable": {"thread_id": f"light-{uuid.uuid4()}"}}
@@ -201,6 +208,76 @@ def test_the_timeline_read_without_values_is_the_one_get_state_history_gives(
     assert shape(view.model) == shape(expected)
     assert any(c.interrupts for c in view.model.checkpoints) and view.model.branch_points
     assert any(c.next == ("write", "write") for c in view.model.checkpoints)
+
+
+# -- on PostgreSQL ----------------------------------------------------------------------
+
+@contextmanager
+def pg_thread(request: pytest.FixtureRequest, big: Any, *, steps: int, serde: Any = None) -> Iterator[Any]:
+    """A thread on lgnb's PostgresSaver: `big` in the input, then `steps` ticks."""
+    from lgnb.checkpoint.postgres import PostgresSaver
+
+    cfg = {"configurable": {"thread_id": f"pg-big-{uuid.uuid4()}"}}
+    with PostgresSaver.from_conn_string(request.getfixturevalue("postgres_url"), serde=serde) as saver:
+        saver.setup()
+        g = ticking(engine("lgnb"), saver, steps=steps)
+        g.invoke({"big": big, "n": 0}, {**cfg, "recursion_limit": steps + 10})
+        try:
+            yield g, cfg
+        finally:
+            saver.delete_thread(cfg["configurable"]["thread_id"])
+
+
+def test_opening_the_history_of_a_big_value_on_postgres_stays_small(request: pytest.FixtureRequest) -> None:
+    """A string is stored inline in each checkpoint's JSONB (LangGraph's layout): 62 copies
+    of 2 MB that LangGraph's list() would fetch and decode (~250 MB); the timeline reads
+    their sizes only."""
+    with pg_thread(request, "x" * (2 * MB), steps=60) as (g, cfg):
+        tracemalloc.start()
+        try:
+            view = history(g, cfg, limit=None)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert len(view.model.checkpoints) == 62
+        assert peak < 10 * 2 * MB, f"opening the history allocated {peak / MB:.0f} MB at peak"
+        at = {c.step: c.id for c in view.model.checkpoints}
+        view._msg_select({"id": at[30]})  # the clicked one is read in full
+        assert view.details["values"]["n"] == 30 and view.details["values"]["big"].startswith("xxxx")
+
+
+def test_on_postgres_only_the_clicked_checkpoint_is_decoded_and_each_blob_version_once(
+        request: pytest.FixtureRequest) -> None:
+    """A list is stored once in checkpoint_blobs per version: decoded when clicked, once."""
+    serde = CountingSerializer()
+    with pg_thread(request, ["x" * (2 * MB)], steps=20, serde=serde) as (g, cfg):
+        serde.big_decodes = 0
+        view = history(g, cfg)
+        assert len(view.model.checkpoints) == 22 and serde.big_decodes == 0
+        at = {c.step: c.id for c in view.model.checkpoints}
+        view._msg_select({"id": at[5]})
+        assert serde.big_decodes == 1 and view.details["values"]["n"] == 5
+        view._msg_select({"id": at[12]})
+        assert serde.big_decodes == 1 and view.details["values"]["n"] == 12
+
+
+def test_postgres_list_stored_hands_over_what_list_decodes(request: pytest.FixtureRequest) -> None:
+    """Every tuple of list_stored, its values decoded, equals list()'s: the same configs,
+    metadata, parents, versions, values and pending writes, across pages."""
+    from lgnb.checkpoint.postgres import _stored
+
+    with pg_thread(request, {"k": ["v"] * 3}, steps=_stored.PAGE + 5) as (g, cfg):
+        saver = g.checkpointer
+        listed = list(saver.list(cfg))
+        stored = list(saver.list_stored(cfg, load=lambda v: v.decode(saver.serde), inline_max=16))
+        assert len(listed) == len(stored) == _stored.PAGE + 7
+        for a, b in zip(listed, stored):
+            assert (a.config, a.metadata, a.parent_config) == (b.config, b.metadata, b.parent_config)
+            assert a.checkpoint["channel_versions"] == b.checkpoint["channel_versions"]
+            assert a.checkpoint["channel_values"] == b.checkpoint["channel_values"]
+            assert a.pending_writes == b.pending_writes
+        window = list(saver.list_stored(cfg, load=lambda v: v.decode(saver.serde), before=listed[3].config, limit=4))
+        assert [t.config for t in window] == [t.config for t in listed[4:8]]
 
 
 # -- pages and collapsed runs ------------------------------------------------------------

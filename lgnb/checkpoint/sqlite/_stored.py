@@ -99,6 +99,10 @@ class StoredValue:
                               "(deleted or pruned since it was listed): list the thread again")
         return row[0]
 
+    def decode(self, serde: Any) -> Any:
+        """The value, decoded with the saver's serializer."""
+        return serde.loads_typed((self.type, self.read()))
+
 
 def list_stored(
     store: SqliteStore,
