@@ -288,3 +288,62 @@ def _swallow(fn: Any) -> None:
         fn()
     except BaseException:  # noqa: BLE001 - the run's cancellation, looked at elsewhere
         pass
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_run_cancelled_while_its_subgraph_node_runs_writes_nothing_after_cancel(tmp_path, request, kind):
+    """The cancel reaches a subgraph's loop (its own namespace, the parent's saver): neither
+    the subgraph's checkpoints nor the parent's are saved after it. lgnb's SQLite file and
+    lgnb's PostgresSaver."""
+    import uuid
+    from contextlib import ExitStack
+
+    work = SlowWork()
+    inner = StateGraph(S).add_node("work", work).add_edge(START, "work").compile()
+    with ExitStack() as stack:
+        if kind == "sqlite":
+            saver = stack.enter_context(SqliteSaver.from_conn_string(tmp_path / "threads.sqlite"))
+        else:
+            from lgnb.checkpoint.postgres import PostgresSaver
+
+            saver = stack.enter_context(PostgresSaver.from_conn_string(request.getfixturevalue("postgres_url")))
+            saver.setup()
+        g = (
+            StateGraph(S)
+            .add_node("inner", inner)
+            .add_node("after", lambda s: {"log": [f"after:{s['who']}"]})
+            .add_edge(START, "inner")
+            .add_edge("inner", "after")
+            .compile(checkpointer=saver)
+        )
+        cfg = {"configurable": {"thread_id": f"sub-{uuid.uuid4()}"}}
+        control = RunControl()
+        outcome: list[Any] = []
+        old = threading.Thread(target=lambda: outcome.append(_consume(g, cfg, control)))
+        old.start()
+        assert work.started.wait(10)
+        control.request_cancel("stop")
+        before = {t.config["configurable"]["checkpoint_id"] for t in saver.list(None)
+                  if t.config["configurable"]["thread_id"] == cfg["configurable"]["thread_id"]}
+        result = g.invoke({"who": "new", "log": ["in:new"]}, cfg)
+        old.join(10)
+        time.sleep(0.2)
+        assert isinstance(outcome[0], asyncio.CancelledError) and work.saw_cancel["old"] is True
+        assert result["log"] == g.get_state(cfg).values["log"]
+        assert "work:old" not in result["log"] and result["log"][-1] == "after:new"
+        # every checkpoint of the thread, the subgraph's namespaces included
+        later = [t for t in saver.list(None) if t.config["configurable"]["thread_id"] == cfg["configurable"]["thread_id"]
+                 and t.config["configurable"]["checkpoint_id"] not in before]
+        assert later, "the new run saved its checkpoints"
+        for t in later:
+            assert "work:old" not in (t.checkpoint["channel_values"].get("log") or [])
+            assert not any(w[2] == ["work:old"] for w in t.pending_writes or [])
+        if kind == "postgres":
+            saver.delete_thread(cfg["configurable"]["thread_id"])
+
+
+def _consume(g: Any, cfg: dict, control: RunControl) -> Any:
+    try:
+        return list(g.stream({"who": "old", "log": ["in:old"]}, cfg, control=control, subgraphs=True))
+    except BaseException as exc:  # noqa: BLE001 - the test looks at it
+        return exc
