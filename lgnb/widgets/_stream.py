@@ -22,6 +22,10 @@ from lgnb.widgets._store import Patch
 
 _TASK_NOTE = re.compile(r"During task with name '([^']*)'")
 
+#: chat models (their `ls_provider`) whose `_stream` drops tool calls: LangChain calls it in
+#: `messages` mode, so a run shown live behaves differently from `invoke`
+TEXT_ONLY_STREAMERS = {"genericfakechatmodel": "GenericFakeChatModel"}
+
 
 def normalize(chunk: Any) -> tuple[tuple[str, ...], str, Any]:
     """Return ``(namespace, mode, payload)`` for a v1 tuple or a v2 envelope."""
@@ -111,6 +115,8 @@ class StreamReducer:
         self._cur: dict[str, list[str]] = {}
         self._seen_values = False
         self._token_types: set[type] = set()  # message chunk classes seen carrying plain text
+        #: models seen streaming that drop tool calls when streamed (class names, in order)
+        self.text_only_models: list[str] = []
         # updates listed for the latest step (node key → JSON deltas): a finished task's write that
         # a resume re-emits (LangGraph marks it cached) is listed once
         self._listed: tuple[int, dict[str, list[Any]]] = (0, {})
@@ -235,6 +241,9 @@ class StreamReducer:
         mid = getattr(msg, "id", None) or f"{meta.get('langgraph_checkpoint_ns', key)}#{meta.get('langgraph_step', '')}"
         mid = str(mid)
         out: list[Patch] = []
+        lossy = TEXT_ONLY_STREAMERS.get(str(meta.get("ls_provider", "")))
+        if lossy is not None and lossy not in self.text_only_models:
+            self.text_only_models.append(lossy)
         if _is_chunk(msg):
             if hasattr(msg, "tool_call_chunks") and hasattr(msg, "id"):
                 self._token_types.add(type(msg))

@@ -66,6 +66,17 @@ FLUSH_INTERVAL = 1 / MESSAGE_RATE
 VIEW_MODES = ("values", "updates", "messages", "custom", "tasks")
 SETTLED = ("interrupted", "done", "error", "cancelled")
 
+TEXT_ONLY_STREAM = (
+    "Note: {models} streams text only. lgnb.run streams every model (stream_mode \"messages\") to "
+    "show its tokens, and LangChain then drops the tool calls of the messages it was given "
+    "(graph.invoke keeps them). To script tool calls, use lgnb.testing.ScriptedChatModel."
+)
+
+NO_GENERATIONS_HINT = (
+    " (A fake model was asked to stream a message with tool calls and no text: "
+    "GenericFakeChatModel cannot stream one. Use lgnb.testing.ScriptedChatModel, which streams tool calls.)"
+)
+
 NO_CHECKPOINTER = (
     "This run paused at an interrupt, but the graph has no checkpointer, so it cannot be "
     "resumed. Compile with one and run on a thread: "
@@ -245,6 +256,7 @@ class Run:
         self._held: dict[str, tuple[Any, str]] = {}
         self._requests: set[Any] = set()  # request ids of the page already handled (one action once)
         self._tools: dict[str, Any] | None = None
+        self._noted_models: list[str] = []  # text-only streaming models the notice named
         self._flush_handle: Timer | None = None
         self._flush_timers = 0  # timers scheduled so far: a stale one (a flush went out since) does nothing
         self._next_flush = 0.0  # monotonic time the next (unforced) flush may go out
@@ -593,6 +605,10 @@ class Run:
                 self._flush()  # keep the cadence while draining a long backlog
         if self._reducer.values is not None:
             self._result = self._reducer.values
+        lossy = self._reducer.text_only_models
+        if lossy and not self.view.notice and lossy != self._noted_models:
+            self._noted_models = list(lossy)
+            self._show(notice=TEXT_ONLY_STREAM.format(models=" and ".join(lossy)))
         self._schedule_flush()
 
     @_locked
@@ -627,7 +643,10 @@ class Run:
                 if patch is not None:
                     self._store.apply(patch)
                     self._pending.append(patch)
-                self._show(error={"type": type(exc).__name__, "message": str(exc), "node": node or ""})
+                message = str(exc)
+                if "No generations found in stream" in message:
+                    message += NO_GENERATIONS_HINT
+                self._show(error={"type": type(exc).__name__, "message": message, "node": node or ""})
             elif self._status == "interrupted" and not self.checkpointed:
                 self._show(notice=NO_CHECKPOINTER)
             self._flush(snapshot=True)
