@@ -57,7 +57,7 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "lgnb-scripted-chat"
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
         """The model itself: its replies are scripted, whatever tools it is given."""
         return self
 
@@ -112,7 +112,7 @@ class ScriptedChatModel(BaseChatModel):
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         merged: AIMessageChunk | None = None
         for chunk in self._stream(messages, stop, None, **kwargs):
-            merged = chunk.message if merged is None else merged + chunk.message  # type: ignore[assignment,operator]
+            merged = chunk.message if merged is None else merged + chunk.message  # type: ignore[assignment]
         assert merged is not None
         message = AIMessage(content=merged.content, tool_calls=merged.tool_calls, id=merged.id)
         return ChatResult(generations=[ChatGeneration(message=message)])
