@@ -76,16 +76,22 @@ def updates_writer(output_keys: list[str], *, root: bool, node_name: str) -> Cal
             return [(ROOT, value)]
         return None
 
-    fn = from_root if root else from_value
+    if root:
+        return lambda task, output: from_root(output)
 
-    def writer(task: Task, output: Any) -> Any:
-        return fn(output)
+    def writer(task: Task, value: Any) -> Any:
+        # a returned dict, the common case, without a second call
+        if type(value) is dict:
+            return [(k, v) for k, v in value.items() if k in key_set]
+        return from_value(value)
 
     return writer
 
 
 def control_writer(task: Task, output: Any) -> list[tuple[str, Any]] | None:
     """`Send` and `Command(goto=...)` in a node's return value become scheduling writes."""
+    if type(output) is dict:  # the common case: a plain update schedules nothing
+        return None
     if isinstance(output, Send):
         return [(TASKS, output)]
     if isinstance(output, Command):

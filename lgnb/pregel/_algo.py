@@ -18,7 +18,9 @@ from typing import Any
 
 from lgnb._internal.constants import NS_END, NS_SEP, PULL, PUSH, SPECIAL_WRITES, TASKS
 from lgnb._internal.ids import task_id as make_task_id
+from lgnb._internal.missing import MISSING
 from lgnb.channels.base import BaseChannel
+from lgnb.channels.ephemeral_value import EphemeralValue
 from lgnb.channels.last_value import LastValue
 from lgnb.pregel._node import PregelNode
 from lgnb.pregel._task import Task
@@ -124,13 +126,17 @@ def apply_writes(
                 )
     updated: set[str] = set()
     for chan, vals in by_channel.items():
-        ch = channels[chan]
-        if type(ch) is LastValue and len(vals) == 1:
-            # the common case, a plain state key written once: no method calls
+        ch: Any = channels[chan]
+        kind = type(ch)
+        if (kind is LastValue or kind is EphemeralValue) and len(vals) == 1:
+            # the common cases, a plain state key or an edge's trigger written once: no
+            # method calls (what their `update` does with one value)
             ch.value = vals[0]
             cv[chan] = next_version
             moved.add(chan)
             updated.add(chan)
+            if kind is EphemeralValue and chan in step_channels:
+                live.add(chan)
             continue
         if ch.update(vals):
             cv[chan] = next_version
@@ -145,6 +151,13 @@ def apply_writes(
                 if chan in by_channel:
                     continue
                 ch = channels[chan]
+                if type(ch) is EphemeralValue:  # empties itself: its `update(())`, inline
+                    if ch.value is not MISSING:
+                        ch.value = MISSING
+                        cv[chan] = next_version
+                        moved.add(chan)
+                    live.discard(chan)
+                    continue
                 if ch.update(()):
                     cv[chan] = next_version
                     moved.add(chan)
@@ -216,7 +229,7 @@ def plan_tasks(
             names = trigger_to_nodes.get(chan)
             if names:
                 triggered.update(names)
-        candidates: Iterable[str] = sorted(triggered)
+        candidates: Iterable[str] = sorted(triggered) if len(triggered) > 1 else triggered
     elif not versions.versions:
         candidates = ()
     else:
@@ -225,11 +238,10 @@ def plan_tasks(
     for name in candidates:
         node = nodes[name]
         seen = versions.seen.get(name)
-        for chan in node.triggers:
-            ch = channels[chan]
-            if ch.is_available() and (
-                seen is None or (chan in cv and (chan not in seen or cv[chan] > seen[chan]))
-            ):
+        for chan in node.triggers:  # versions first: cheaper than asking the channel
+            if (seen is None or (chan in cv and (chan not in seen or cv[chan] > seen[chan]))) and channels[
+                chan
+            ].is_available():
                 break
         else:
             continue

@@ -242,9 +242,10 @@ def _cancelled(run: Any = None) -> BaseException:
 
 def _abandoned(run: Any) -> bool:
     """Whether the run was cancelled through its `RunControl`: it commits nothing more
-    (a node that finishes now has its writes thrown away). Callers test `run.control is
-    not None` first: a plain run has no control and pays one attribute load per task."""
-    return getattr(run.control, "cancel_requested", False)
+    (a node that finishes now has its writes thrown away). lgnb's control keeps the
+    reason in `_cancel_reason`; LangGraph's has no cancel (its getattr is None). The
+    per-task checks in `_step` read the same attribute inline."""
+    return getattr(run.control, "_cancel_reason", None) is not None
 
 
 def _stop_stragglers(run: Any) -> None:
@@ -275,14 +276,14 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
     step_timeout = loop.graph.step_timeout
     if (len(tasks) == 1 and not step_timeout) or ex.sequential():
         # looked up once per step: a plain run pays one test per feature, not a lookup
-        controlled = run.control is not None
+        control = run.control
         recorder = loop.recorder
         is_async = ex.is_async
         i = 0
         while i < len(tasks):
             task = tasks[i]
             i += 1
-            if run.cancelled or (controlled and _abandoned(run)):
+            if run.cancelled or getattr(control, "_cancel_reason", None) is not None:
                 raise _cancelled(run)
             ctx = TaskContext(task, loop, runtime)
             node = task.node
@@ -291,7 +292,7 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
             if recorder is not None:
                 recorder.start(task)
             exc = yield from task_program(ctx, node.retry_policy or default, is_async)
-            if controlled and _abandoned(run):
+            if getattr(control, "_cancel_reason", None) is not None:
                 raise _cancelled(run)
             handler = _commit(loop, task, exc, errors)
             if loop.io:  # a task's writes are saved before anything else runs
@@ -395,7 +396,7 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             loop.after_tick()
             if loop.io:
                 yield flush
-            if run.cancelled or (run.control is not None and _abandoned(run)):
+            if run.cancelled or getattr(run.control, "_cancel_reason", None) is not None:
                 raise _cancelled(run)
     except BaseException as e:  # noqa: BLE001 - re-raised below unless it is a swallowed interrupt
         exc = e

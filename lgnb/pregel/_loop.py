@@ -512,7 +512,7 @@ class Loop(ResumeMixin):
             return
         if self.delta_keys and not cached:
             ensure_message_ids(self.graph.channels, writes)
-        if all(c in SAVED_SPECIAL for c, _ in writes):
+        if writes[0][0] in SAVED_SPECIAL and all(c in SAVED_SPECIAL for c, _ in writes):
             writes = list({c: (c, v) for c, v in writes}.values())
         tid = task.id
         if self.checkpointer is not None:

@@ -417,9 +417,12 @@ def commit_writes(task: Task, exc: BaseException | None) -> list[tuple[str, Any]
     propagate without being recorded (bubble-ups other than interrupts).
     """
     if exc is None:
-        if all(c in _CONTROL_WRITES for c, _ in task.writes):
-            task.writes.append((NO_WRITES, None))
-        return task.writes
+        done = task.writes
+        for c, _ in done:  # (a loop, not all(): this runs once per task)
+            if c not in _CONTROL_WRITES:
+                return done
+        done.append((NO_WRITES, None))
+        return done
     if isinstance(exc, GraphInterrupt):
         interrupts = tuple(exc.args[0]) if exc.args and exc.args[0] else ()
         task.interrupts = interrupts
