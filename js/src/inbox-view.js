@@ -40,7 +40,8 @@ export function renderInbox({ model, el, signal }) {
       },
       h("span", { class: "lgnb-inbox-question", style: "flex:1;font-weight:600", text: row.question }),
       h("span", { class: "lgnb-inbox-graph lgnb-hint", text: row.graph_id }),
-      h("span", { class: "lgnb-inbox-thread lgnb-hint", text: String(row.thread_id).slice(0, 8) + "…" }),
+      // the id's end: time-ordered ids (UUID v6/v7) of one day share their first digits
+      h("span", { class: "lgnb-inbox-thread lgnb-hint", text: "…" + String(row.thread_id).slice(-8) }),
       h("span", { class: "lgnb-inbox-age lgnb-hint", text: `waiting ${fmtSeconds(row.age_s)}` })));
     }
     const page = model.get("page") || 0;

@@ -19,7 +19,8 @@ here are thin shims over them.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -211,6 +212,31 @@ class RemoteGraph(PregelProtocol):
             assistant_id=self.assistant_id, xray=xray, headers=headers, params=params
         )
         return drawable_graph(graph)
+
+    # ---------------------------------------------------------------- schemas
+    def _schema(self, which: str) -> dict[str, Any]:
+        client = self._validate_sync_client()
+        assistant = str(self.assistant_id)
+        try:
+            uuid.UUID(assistant)
+        except ValueError:  # a graph id: the server's schemas are asked by assistant id
+            found = client.assistants.search(graph_id=assistant, limit=1)
+            if not found:
+                raise LookupError(f"the LangGraph server has no assistant for graph {assistant!r}") from None
+            assistant = str(found[0]["assistant_id"])
+        schemas = client.assistants.get_schemas(assistant)
+        schema = (schemas or {}).get(which)
+        return dict(schema) if isinstance(schema, Mapping) else {}
+
+    def get_input_jsonschema(self, config: RunnableConfig | None = None) -> dict[str, Any]:
+        """The graph's input schema as the server reports it (`GET /assistants/{id}/schemas`),
+        as a local graph's `get_input_jsonschema` (an lgnb extra: the views read it to make
+        fork forms). `config` is unused."""
+        return self._schema("input_schema")
+
+    def get_output_jsonschema(self, config: RunnableConfig | None = None) -> dict[str, Any]:
+        """The graph's output schema as the server reports it (see `get_input_jsonschema`)."""
+        return self._schema("output_schema")
 
     # ---------------------------------------------------------------- state
     def _state_request(self, config: RunnableConfig, method: str) -> tuple[RunnableConfig, str]:

@@ -33,10 +33,32 @@ class _Join:
 JOIN = _Join()
 
 
-def settled_chunks(snapshot: Any) -> Iterator[tuple[tuple[str, ...], str, Any]]:
-    """Stream chunks that draw a thread at rest: its values, and for each question it is
-    waiting on, the asking task (so the form knows its node) and the interrupt."""
+def _saved(snapshot: Any, *, running: bool = False) -> Iterator[tuple[tuple[str, ...], str, Any]]:
+    """The thread's saved state, marked as such (its checkpoint step; `running`: a run is
+    under way on it), for the views."""
+    from lgnb.widgets._stream import SAVED_STATE
+
+    step = (getattr(snapshot, "metadata", None) or {}).get("step")
+    if isinstance(step, int):
+        yield (), SAVED_STATE, {"step": step, "running": running}
     yield (), "values", snapshot.values
+
+
+def _step(snapshot: Any, *, asking: bool) -> Iterator[tuple[tuple[str, ...], str, Any]]:
+    """The step a joined run is at, from the thread: the saved state's step, or the step
+    after it while a question of that step is pending."""
+    from lgnb.widgets._stream import STEP
+
+    step = (getattr(snapshot, "metadata", None) or {}).get("step")
+    if isinstance(step, int):
+        yield (), STEP, {"step": step + 1 if asking else step}
+
+
+def settled_chunks(snapshot: Any) -> Iterator[tuple[tuple[str, ...], str, Any]]:
+    """Stream chunks that draw a thread at rest: its saved values, and for each question
+    it is waiting on, the asking task (so the form knows its node) and the interrupt
+    (the asking step, the one after the saved state, is then under way)."""
+    yield from _saved(snapshot, running=bool(snapshot.interrupts or any(t.interrupts for t in snapshot.tasks or ())))
     asked = []
     for task in snapshot.tasks or ():
         if task.interrupts:
@@ -80,7 +102,7 @@ class ThreadJoin(ViewEdge):
         if run_id is None:
             yield from settled_chunks(state)
             return
-        yield (), "values", state.values  # the state so far, then the run from where it is
+        yield from _saved(state, running=True)  # the state so far, then the run from where it is
         plan = StreamPlan(stream_mode or ["values", "updates"])
         translator = ChunkTranslator(plan, subgraphs=True, version="v1")
         paused = False
@@ -98,12 +120,14 @@ class ThreadJoin(ViewEdge):
                 # the starting client may not have streamed `tasks`: which node asked is read
                 # from the thread (its form needs it)
                 after = self.get_state({"configurable": {"thread_id": thread_id}})
+                yield from _step(after, asking=True)  # the asking step is the one after the saved
                 yield from (c for c in settled_chunks(after) if c[1] == "tasks")
             yield chunk
         if not paused:  # the run ended before we joined, or its interrupt came before: read it
             after = self.get_state({"configurable": {"thread_id": thread_id}})
+            yield from _step(after, asking=bool(after.interrupts))
             if after.interrupts:
-                yield from (c for c in settled_chunks(after) if c[1] != "values")
+                yield from (c for c in settled_chunks(after) if c[1] in ("tasks", "updates"))
 
 
 def attach(url: str, thread_id: str, *, graph_id: str | None = None, display: bool = True,

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lgnb.pregel.records import to_jsonable
-from lgnb.widgets._stream import normalize
+from lgnb.widgets._stream import SAVED_STATE, STEP, normalize
 
 FOLD_CHARS = 240
 FOLD_ITEMS = 20
@@ -137,6 +137,7 @@ class StatePanel:
         self._seen = False  # any values yet
         self._collect: list[dict[str, Any]] = []  # tasks of the step in progress
         self._collect_step: int | None = None
+        self._saved_step: int | None = None  # the step of the saved state announced next
 
     def begin_segment(self) -> None:
         self._fresh = True
@@ -155,6 +156,15 @@ class StatePanel:
         try:
             ns, mode, payload = normalize(chunk)
         except TypeError:
+            return
+        if mode == SAVED_STATE:  # the values that follow are a thread's saved state
+            self._seen, self._fresh = True, True
+            step = payload.get("step") if isinstance(payload, Mapping) else None
+            self._saved_step = step if isinstance(step, int) else None
+            return
+        if mode == STEP:  # the state shown is that of this step (a joined run's end)
+            if self._seen and not self._fresh and isinstance(payload, Mapping) and isinstance(payload.get("step"), int):
+                self.step, self.dirty = payload["step"], True
             return
         if ns or mode not in ("values", "updates", "tasks"):
             return
@@ -191,9 +201,11 @@ class StatePanel:
         if not self._seen:
             self.status, self.step, self.tasks = "input", reducer.step, []
             self.changed = changed_keys({}, payload)
-        elif self._fresh:  # a resumed segment starts from the saved state
+        elif self._fresh:  # a resumed (or joined) segment starts from the saved state
             replan = bool(getattr(reducer, "_replan", False))
-            self.status, self.step, self.tasks, self.changed = "saved", reducer.step - (1 if replan else 0), [], []
+            step = self._saved_step if self._saved_step is not None else reducer.step - (1 if replan else 0)
+            self.status, self.step, self.tasks, self.changed = "saved", step, [], []
+            self._saved_step = None
         else:
             self.status = "interrupted" if reducer.paused else "step"
             self.step = reducer.step

@@ -22,6 +22,19 @@ from lgnb.widgets._store import Patch
 
 _TASK_NOTE = re.compile(r"During task with name '([^']*)'")
 
+SAVED_STATE = "lgnb:saved"
+"""A view-only stream mode: a chunk ``((), SAVED_STATE, {"step": n, "running": bool})``
+says the values that follow are a thread's saved state at checkpoint step `n`, not a
+run's input (what `lgnb.attach` streams for a server thread it shows). With `running`
+false the next task starts step n + 1; with it true step n + 1 is under way (its tasks
+began before the view joined, or it is paused at a question), and the next task to start
+begins step n + 2 (after a resume: step n + 1 again, re-planned)."""
+
+STEP = "lgnb:step"
+"""A view-only stream mode: ``((), STEP, {"step": n})`` says the root graph is at step `n`
+now (the one under way, or the last one when the run ended): what `lgnb.attach` streams
+for a joined run whose events carry no task starts to count steps by."""
+
 #: chat models (their `ls_provider`) whose `_stream` drops tool calls: LangChain calls it in
 #: `messages` mode, so a run shown live behaves differently from `invoke`
 TEXT_ONLY_STREAMERS = {"genericfakechatmodel": "GenericFakeChatModel"}
@@ -181,6 +194,11 @@ class StreamReducer:
                         self._seq += 1
                         return [{"kind": "msg.delta", "id": mid, "seq": self._seq, "text": text}]
         ns, mode, payload = normalize(chunk)
+        if mode in (SAVED_STATE, STEP):
+            step = payload.get("step") if isinstance(payload, Mapping) else None
+            if isinstance(step, int):
+                self.step, self._replan = step + (1 if payload.get("running") else 0), False
+            return []
         handler = getattr(self, f"_on_{mode}", None)
         return handler(ns, payload) if handler else []
 

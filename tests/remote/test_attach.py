@@ -57,6 +57,8 @@ def test_attach_joins_a_run_another_client_started_and_shows_it_live_from_where_
     assert [u["node"] for u in run.content["updates"]] == ["work"]
     (pending,) = run.interrupts
     assert pending["node"] == "review" and pending["value"] == {"question": f"accept {steps} steps?", "options": ["accept", "reject"]}
+    # the panel numbers the joined run's steps as the server's checkpoints do
+    assert run._panel.render()["step"] == server.threads.get_state(tid)["metadata"]["step"] + 1  # asking, in step 2
 
     resumed = run.resume({pending["id"]: "accepted"})
     resumed.wait(60)
@@ -77,7 +79,15 @@ def test_attach_to_a_thread_at_rest_shows_its_state_and_its_question(server_url:
     (pending,) = run.interrupts
     assert pending["node"] == "review" and pending["value"]["question"] == "approve?"
     assert run.forms and run.forms[0]["id"] == pending["id"]
-    run.resume({pending["id"]: "yes"}).wait(60)
+    # the state panel: the thread's saved state at its checkpoint's step, nothing "changed"
+    panel = run._panel.render()
+    saved_step = server.threads.get_state(tid)["metadata"]["step"]
+    assert (panel["status"], panel["step"], panel["changed"]) == ("saved", saved_step, [])
+    resumed = run.resume({pending["id"]: "yes"})
+    resumed.wait(60)
+    after = resumed._panel.render()
+    assert after["step"] == server.threads.get_state(tid)["metadata"]["step"] == saved_step + 1
+    assert after["changed"] == ["verdict"]
     assert server.threads.get_state(tid)["values"]["verdict"] == "yes"
 
 

@@ -25,15 +25,16 @@ pytestmark = [pytest.mark.remote, pytest.mark.timeout(120)]
 
 HUMAN = {"messages": [{"role": "user", "content": "hi"}]}
 APP = Path(__file__).parent / "app" / "agent.py"
+RICH = Path(__file__).parent / "app" / "rich.py"
 
 
 def _thread() -> dict[str, Any]:
     return {"configurable": {"thread_id": str(uuid.uuid4())}}
 
 
-def _local_graph() -> Any:
+def _local_graph(path: Path = APP) -> Any:
     """The server's graph module, compiled here with a saver: the same code, run locally."""
-    spec = importlib.util.spec_from_file_location("lgnb_test_server_agent", APP)
+    spec = importlib.util.spec_from_file_location(f"lgnb_test_server_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -60,7 +61,7 @@ def test_connect_returns_a_remote_graph_for_the_servers_graph(server_url: str) -
 def test_connect_to_an_unknown_graph_lists_the_servers_graphs(server_url: str) -> None:
     with pytest.raises(UnknownGraphError) as info:
         lgnb.connect(server_url, "agnet")
-    assert info.value.available == ("agent", "slow")
+    assert info.value.available == ("agent", "rich", "slow")
     assert "'agnet'" in str(info.value) and "'agent'" in str(info.value)
 
 
@@ -97,6 +98,48 @@ def test_remote_run_view_shows_what_a_local_run_of_the_same_graph_shows(server_u
     assert remote.forms and [f.get("kind") for f in remote.forms] == [f.get("kind") for f in local.forms]
     # the lit graph: the same nodes visited
     assert remote.view.visited == local.view.visited
+
+
+def test_remote_run_of_a_graph_with_a_subgraph_and_events_shows_what_the_local_run_shows(
+        server_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tokens (each delta, in order), progress bars and events from inside a subgraph, its
+    nodes' updates under their namespace, the state panel, the lit graph and the form: the
+    same for the server's run as for the same graph run here."""
+    from lgnb.widgets._stream import StreamReducer
+
+    feed = StreamReducer.feed
+    deltas: list[str] = []  # each token as the run view reads it (the page gets them coalesced)
+
+    def reading(self: Any, chunk: Any) -> Any:
+        patches = feed(self, chunk)
+        deltas.extend(p["text"] for p in patches if p["kind"] == "msg.delta")
+        return patches
+
+    monkeypatch.setattr(StreamReducer, "feed", reading)
+    shown: dict[str, Any] = {}
+    for where, graph in (("remote", lgnb.connect(server_url, "rich")), ("local", _local_graph(RICH))):
+        deltas.clear()
+        run = lgnb.run(graph, HUMAN, _thread(), display=False)
+        run.wait(60)
+        assert run.status == "interrupted", run.error
+        panel = run._panel.render()
+        shown[where] = {
+            **_shown(run.content),
+            "deltas": list(deltas),
+            "interrupts": [(i["node"], i["value"]) for i in run.interrupts],
+            "forms": [(f.get("kind"), [c.get("label") for c in f.get("choices", [])]) for f in run.forms],
+            "visited": run.view.visited,
+            "panel": {k: panel[k] for k in ("step", "status", "changed", "keys")},
+        }
+    remote, local = shown["remote"], shown["local"]
+    assert remote == local
+    # and it is all there: tokens one word at a time, the subgraph's progress and note
+    assert "".join(remote["deltas"]) == "I will look into it and report back" and len(remote["deltas"]) > 5
+    assert [u["node"] for u in remote["updates"]] == ["chat", "research:gather", "research:summarize", "research"]
+    assert [(p["node"], p["value"]) for p in remote["progress"]] == [("research:gather", 1.0)]
+    assert [e["payload"] for e in remote["log"]] == [{"note": "summarized 1 notes"}]
+    assert remote["interrupts"] == [("review", {"question": "ship the report?", "options": ["ship", "hold"]})]
+    assert {k["key"] for k in remote["panel"]["keys"]} == {"messages", "notes"}
 
 
 def test_a_form_answer_resumes_the_servers_thread(server_url: str) -> None:
@@ -158,6 +201,17 @@ def test_history_of_a_server_thread_is_its_checkpoints_and_fork_and_replay_land_
     assert fork_id in [h["checkpoint"]["checkpoint_id"] for h in after_fork]
     assert fork_id in [c.id for c in view.model.checkpoints]
     assert server.threads.get_state(tid, checkpoint_id=fork_id)["values"]["verdict"] == "edited"
+
+    # the page's Fork button: the form from the server's schema, the edit parsed, sent there
+    form = view.fork_form(before_review.id)
+    assert {"messages", "verdict"} <= {f["key"] for f in form["fields"]}
+    view._msg_fork({"id": before_review.id, "values": {"verdict": "edited on the page"}, "as_node": "review"})
+    assert view.error == "" and view.fork_errors == {}
+    forks = [h for h in server.threads.get_history(tid, limit=100)
+             if (h.get("parent_checkpoint") or {}).get("checkpoint_id") == before_review.id]
+    assert "edited on the page" in [h["values"].get("verdict") for h in forks]
+    view._msg_fork({"id": before_review.id, "values": {"nope": "x"}})  # a key the state has not
+    assert set(view.fork_errors) == {"nope"}
 
     before_chat = by_next[("chat",)]
     replay = view.replay(before_chat.id)

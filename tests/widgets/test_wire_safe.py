@@ -16,14 +16,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import comm as comm_package
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from comm.base_comm import BaseComm
-from jupyter_client.session import Session
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
+from page_double import SESSION, Page, install
 from widget_graphs import _engine
 
 from lgnb.widgets import run
@@ -31,70 +29,11 @@ from lgnb.widgets._store import CAPS
 from lgnb.widgets._wire import REPLACEMENT, wire_safe, wire_text
 
 HIGH, LOW = "\ud83d", "\ude00"  # the two halves of U+1F600 (grinning face)
-SESSION = Session()
-
-
-class PageComm(BaseComm):
-    """A widget comm whose messages go through the kernel's packer and the server's
-    unpacker into `received`; `fail(msg_type, data)` returning True makes a send raise."""
-
-    def __init__(self, *args: Any, received: list[dict[str, Any]],
-                 fail: Callable[[str, Any], bool] | None = None, **kwargs: Any) -> None:
-        self.received, self.fail = received, fail
-        super().__init__(*args, **kwargs)
-
-    def publish_msg(self, msg_type: str, data: Any = None, metadata: Any = None,
-                    buffers: Any = None, **keys: Any) -> None:
-        if self.fail is not None and self.fail(msg_type, data):
-            raise OSError("the comm to the page is gone")
-        self.received.append({"msg_type": msg_type, "data": SESSION.unpack(SESSION.pack(data))})
-
-
-class Page:
-    """What the page received from every view made while it is installed."""
-
-    def __init__(self) -> None:
-        self.received: list[dict[str, Any]] = []
-        self.fail: Callable[[str, Any], bool] | None = None
-
-    def make(self, *args: Any, **kwargs: Any) -> PageComm:
-        return PageComm(*args, received=self.received, fail=lambda t, d: self.fail is not None and self.fail(t, d),
-                        **kwargs)
-
-    def strings(self) -> list[str]:
-        out: list[str] = []
-
-        def walk(value: Any) -> None:
-            if isinstance(value, str):
-                out.append(value)
-            elif isinstance(value, dict):
-                for k, v in value.items():
-                    walk(k)
-                    walk(v)
-            elif isinstance(value, list):
-                for v in value:
-                    walk(v)
-
-        walk([m["data"] for m in self.received])
-        return out
-
-    def patches(self, kind: str) -> list[dict[str, Any]]:
-        return [p for m in self.received
-                if isinstance(m["data"], dict) and m["data"].get("method") == "custom"
-                and m["data"]["content"].get("kind") == "patches"
-                for p in m["data"]["content"]["patches"] if p["kind"] == kind]
-
-    def synced(self, key: str) -> list[Any]:
-        """Every value of trait `key` the page received (comm open and updates), in order."""
-        return [m["data"]["state"][key] for m in self.received
-                if isinstance(m["data"], dict) and key in (m["data"].get("state") or {})]
 
 
 @pytest.fixture
 def page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Page]:
-    p = Page()
-    monkeypatch.setattr(comm_package, "create_comm", p.make)
-    yield p
+    yield install(monkeypatch)
 
 
 def one_node(eng: Any, fn: Any, *, checkpointer: Any = None) -> Any:
