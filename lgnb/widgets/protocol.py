@@ -23,12 +23,16 @@ Kernel → page (custom messages)
 ``resume-result``  {id, ok, interrupt_id?, error?, errors?, stale?, held?, summary?}
 ``fork-result`` / ``replay-result`` / ``load-older-result`` / ``expand-result``
                    {request, ok, error?, ...}  answers of the history view
+``lgnb_bundle``    {hash, bundle}             the front end (base64), to a page that asked
 
 Page → kernel (custom messages)
 -------------------------------
 run view: ``hello``, ``cancel``, ``answer``, ``send_held``, ``resume``; graph view: ``toggle``;
 history view: ``select``, ``compare``, ``refresh``, ``expand``, ``collapse``, ``load_older``,
-``fork``, ``replay``; lens view: ``step``, ``run``, ``reset``, ``whatif``, ``resume``.
+``fork``, ``replay``; lens view: ``step``, ``run``, ``reset``, ``whatif``, ``resume``;
+inbox view: ``open`` (a thread), ``page`` (``to``: next / previous), ``refresh``; any view:
+``lgnb_bundle`` (the page has no copy of the front end: the view sends one, as a message,
+so it stays out of the saved widget state).
 A view calls ``_msg_<kind>``; a kind it has no handler for is logged and ignored.
 
 Content patches (run view)
@@ -50,8 +54,8 @@ sequences in ``tests/fixtures/protocol/`` are replayed by both to the same state
 - A snapshot replaces everything (the page re-bounds its lists with its caps).
 """
 
-from __future__ import annotations
-
+# (no `from __future__ import annotations`: TypedDict reads NotRequired from real
+# annotations; the tests check recorded traffic against these classes at runtime)
 from typing import Any, Literal, TypedDict, Union
 
 from typing_extensions import NotRequired
@@ -104,8 +108,8 @@ class ToolDelta(TypedDict):
     seq: int
     index: int
     args: str
-    name: NotRequired[str]
-    call_id: NotRequired[str]
+    name: NotRequired[str | None]  # a provider names the tool in its first chunk only
+    call_id: NotRequired[str | None]
 
 
 class MsgFinal(TypedDict):
@@ -238,13 +242,20 @@ class HistoryResult(TypedDict):
     added: NotRequired[int]  # load-older-result
 
 
-ToPage = Union[PatchesMessage, SnapshotMessage, ResumeResult, HistoryResult]
+class BundleMessage(TypedDict):
+    kind: Literal["lgnb_bundle"]
+    hash: str  # sha256 of the bundle: the page caches it under this name
+    bundle: str  # the front end's ESM bundle, base64
+
+
+ToPage = Union[PatchesMessage, SnapshotMessage, ResumeResult, HistoryResult, BundleMessage]
 
 
 # -- page → kernel ---------------------------------------------------------------------
 class Bare(TypedDict):
-    """hello, cancel (run); refresh, collapse (history); step, run, reset (lens)."""
-    kind: Literal["hello", "cancel", "refresh", "collapse", "step", "run", "reset"]
+    """hello, cancel (run); refresh, collapse (history, inbox); step, run, reset (lens);
+    lgnb_bundle (any view)."""
+    kind: Literal["hello", "cancel", "refresh", "collapse", "step", "run", "reset", "lgnb_bundle"]
 
 
 class Pick(TypedDict):
@@ -295,4 +306,16 @@ class WhatIf(TypedDict):
     index: NotRequired[int]
 
 
-ToKernel = Union[Bare, Answer, SendHeld, Resume, ById, HistoryRequest, WhatIf]
+class OpenThread(TypedDict):
+    """inbox: open a listed thread (its run view and form)."""
+    kind: Literal["open"]
+    thread_id: str
+
+
+class TurnPage(TypedDict):
+    """inbox: the next or the previous page of interrupted threads."""
+    kind: Literal["page"]
+    to: Literal["next", "previous"]
+
+
+ToKernel = Union[Bare, Answer, SendHeld, Resume, ById, HistoryRequest, WhatIf, OpenThread, TurnPage]

@@ -195,3 +195,101 @@ def test_the_recorded_fixtures_are_what_the_kernel_sends_today(name: str) -> Non
     assert _normalized(today) == _normalized(load(ROOT / "tests" / "fixtures" / "protocol" / f"{name}.json")), (
         f"the kernel now sends something else than {name}.json: if intended, re-run "
         "tests/widgets/make_protocol_fixtures.py (and bump PROTOCOL_VERSION if a page could misread it)")
+
+
+# -- the recorded messages are what protocol.py says -----------------------------------
+def _by_kind(union: Any) -> dict[str, type]:
+    """kind -> TypedDict of a Union of TypedDicts, read from each one's `kind` Literal."""
+    import typing
+
+    out: dict[str, type] = {}
+    for cls in typing.get_args(union):
+        for kind in typing.get_args(typing.get_type_hints(cls)["kind"]):
+            out[kind] = cls
+    return out
+
+
+def _conforms(value: Any, hint: Any) -> bool:
+    """A structural check of a JSON value against a type hint of protocol.py."""
+    import typing
+
+    origin = typing.get_origin(hint)
+    if hint is Any:
+        return True
+    if origin is typing.Union or (origin is not None and str(origin) == "<class 'types.UnionType'>"):
+        return any(_conforms(value, h) for h in typing.get_args(hint))
+    if origin is typing.Literal:
+        return value in typing.get_args(hint)
+    if origin is list:
+        (item,) = typing.get_args(hint) or (Any,)
+        return isinstance(value, list) and all(_conforms(v, item) for v in value)
+    if origin is dict:
+        return isinstance(value, dict)
+    if isinstance(hint, type) and hasattr(hint, "__required_keys__"):
+        return not _problems(value, hint)
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(hint, type):
+        return isinstance(value, hint) and not (hint is int and isinstance(value, bool))
+    return True
+
+
+def _problems(value: Any, cls: type) -> list[str]:
+    import typing
+
+    if not isinstance(value, dict):
+        return [f"{cls.__name__}: not an object"]
+    hints = typing.get_type_hints(cls)
+    required = cls.__required_keys__  # type: ignore[attr-defined]
+    out = [f"{cls.__name__}: {k!r} missing" for k in required if k not in value]
+    out += [f"{cls.__name__}: {k!r} not in the protocol" for k in value if k not in hints]
+    out += [f"{cls.__name__}.{k} = {value[k]!r:.80} is not {hints[k]}" for k in value
+            if k in hints and not _conforms(value[k], hints[k])]
+    return out
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.name)
+def test_every_recorded_message_and_patch_is_one_protocol_py_types(path: Path) -> None:
+    """The TypedDicts are the contract: a message or patch a real run sent that they do not
+    describe (a key added, renamed or of another type) fails here."""
+    from lgnb.widgets import protocol
+
+    messages = _by_kind(protocol.ToPage)
+    patches = _by_kind(protocol.Patch)
+    assert set(patches) == set(PATCH_KINDS)
+    problems: list[str] = []
+    kinds: set[str] = set()
+    for message in load(path)["messages"]:
+        custom = message.get("custom")
+        if custom is None:
+            continue
+        kind = custom.get("kind")
+        if kind not in messages:
+            problems.append(f"message kind {kind!r} is not in protocol.ToPage")
+            continue
+        problems += _problems(custom, messages[kind])
+        for patch in custom.get("patches") or ():
+            kinds.add(patch["kind"])
+            problems += _problems(patch, patches[patch["kind"]])
+    assert problems == []
+    assert kinds  # the fixture carried patches
+
+
+def test_the_page_to_kernel_kinds_are_the_handlers_the_views_have() -> None:
+    """Every kind protocol.ToKernel names has a `_msg_<kind>` on some view, and every
+    handler a view has is named there."""
+    import inspect
+
+    from lgnb.widgets import protocol
+    from lgnb.widgets._runtime import View
+
+    handled: set[str] = set()
+    for module in ("run_view", "graph_view", "history_view", "lens_view", "inbox_view"):
+        mod = __import__(f"lgnb.widgets.{module}", fromlist=["_"])
+        for _, cls in inspect.getmembers(mod, inspect.isclass):
+            if issubclass(cls, View):
+                handled |= {n[len("_msg_"):] for n in dir(cls) if n.startswith("_msg_")
+                            and getattr(getattr(cls, n), "__module__", "").startswith("lgnb.")}
+    assert set(_by_kind(protocol.ToKernel)) == handled
