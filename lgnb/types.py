@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = (
     "All",
+    "MultitaskStrategy",
     "CachePolicy",
     "CheckpointPayload",
     "CheckpointStreamPart",
@@ -81,6 +82,10 @@ only: the records of `lgnb.pregel.records`)."""
 
 Durability = Literal["sync", "async", "exit"]
 """When checkpoints are written: before the next step starts, while it runs, or once at exit."""
+
+MultitaskStrategy = Literal["reject", "enqueue", "interrupt"]
+"""What a run does when its thread is busy (LangGraph server's names): refuse with
+`ThreadBusyError`, wait for the running one, or cancel it (lgnb's `multitask=`)."""
 
 StreamWriter = Callable[[Any], None]
 """Type of the `writer` argument a node may declare to emit `custom` stream events."""

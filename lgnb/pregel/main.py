@@ -45,7 +45,16 @@ from lgnb.pregel._replay import LoadPlan, loading, plan_load, superseding
 from lgnb.pregel._run import RunContext, StreamSink
 from lgnb.pregel._stream import make_formatter
 from lgnb.runtime import RunControl
-from lgnb.types import All, Checkpointer, Durability, GraphOutput, RetryPolicy, StateSnapshot, StreamMode
+from lgnb.types import (
+    All,
+    Checkpointer,
+    Durability,
+    GraphOutput,
+    MultitaskStrategy,
+    RetryPolicy,
+    StateSnapshot,
+    StreamMode,
+)
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -57,7 +66,6 @@ if TYPE_CHECKING:
 _NO_CACHE = "This graph has no cache to clear: compile it with one, e.g. builder.compile(cache=InMemoryCache())"
 
 #: `multitask=`: what a run does when another holds its thread (see `lgnb.pregel._lease`)
-MultitaskStrategy = Literal["reject", "enqueue", "interrupt"]
 
 __all__ = ("Pregel",)
 

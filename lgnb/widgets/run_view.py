@@ -31,6 +31,7 @@ import traitlets
 
 from lgnb.draw import jsonable, layout
 from lgnb.pregel._lease import check_multitask
+from lgnb.types import MultitaskStrategy
 from lgnb.widgets._forms import FormInvalid, answer_for, asked, describe, form_for, tools_of
 from lgnb.widgets._loops import Timer, background_loop, call_later, loop_for_run, running_loop
 from lgnb.widgets._panel import StatePanel
@@ -206,7 +207,7 @@ class Run:
     """
 
     def __init__(self, graph: Any, input: Any, config: Mapping[str, Any] | None = None, *,
-                 use_async: bool = False, title: str | None = None, multitask: str | None = "reject",
+                 use_async: bool = False, title: str | None = None, multitask: MultitaskStrategy | None = "reject",
                  **stream_options: Any) -> None:
         check_graph(graph, what="lgnb.run")
         from lgnb.remote._edge import for_views, is_remote
@@ -787,7 +788,7 @@ def _release_waiters(waiters: list[asyncio.Future[None]]) -> None:
 
 
 def run(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, display: bool = True,
-        use_async: bool = False, title: str | None = None, multitask: str | None = "reject",
+        use_async: bool = False, title: str | None = None, multitask: MultitaskStrategy | None = "reject",
         **stream_options: Unpack[StreamOptions]) -> Run:
     """Start `graph` on `input` as a live view and return the :class:`Run` at once.
 

@@ -152,6 +152,7 @@ graph = builder.compile()
 
 # accepted
 run = lgnb.run(graph, {"topic": "cats"}, display=False, durability="sync", interrupt_before="*")
+queued = lgnb.run(graph, {"topic": "cats"}, display=False, multitask="enqueue")
 lens = lgnb.lens(graph, {"topic": "cats"}, display=False, stream_mode=["updates"], context=None)
 view = lgnb.show(graph)
 
@@ -160,6 +161,7 @@ lgnb.run(graph, {"topic": "cats"}, durability="later")  # BAD
 lgnb.lens(graph, {"topic": "cats"}, stream_mode="nonsense")  # BAD
 lgnb.run(graph, {"topic": "cats"}, interupt_before=["echo"])  # BAD
 lgnb.show(graph, expanded="all")  # BAD
+lgnb.run(graph, {"topic": "cats"}, multitask="later")  # BAD
 '''
 
 
