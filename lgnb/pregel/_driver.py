@@ -39,6 +39,7 @@ from lgnb.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from lgnb.pregel._cache import aread_cache, read_cache
 from lgnb.pregel._call import await_calls, wait_calls
 from lgnb.pregel._handlers import ERROR_SOURCE_NODE, handler_task, handles, node_error_for
+from lgnb.pregel._inline import Batch, known_quick, learn
 from lgnb.pregel._lifecycle import aon_interrupt, aon_resume, on_interrupt, on_resume, wants_lifecycle
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._migrate import save_request
@@ -174,10 +175,12 @@ _AIO = _Aio()
 
 def _run_in_worker(ctx: TaskContext, policies: Any) -> BaseException | None:
     _IN_WORKER.active = True
+    began = time.perf_counter()
     try:
         return run_task(ctx, policies)
     finally:
         _IN_WORKER.active = False
+        learn(ctx.task.node, time.perf_counter() - began)
 
 
 # ---------------------------------------------------------------------- the run, once
@@ -302,9 +305,77 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
                 break
             if handler is not None:
                 tasks.insert(i, handler)
+    elif (ex is _THREADS and loop.checkpointer is None and loop.recorder is None and not step_timeout
+          and not run.user_config.get("max_concurrency") and all(known_quick(t.node) for t in tasks)):
+        yield from _inline(loop, runtime, tasks, errors)
     else:
         yield from _concurrently(loop, runtime, tasks, ex, errors)
     _raise_step_errors(errors)
+
+
+def _inline(loop: Loop, runtime: Any, tasks: list[Task], errors: list[BaseException]
+            ) -> Generator[Request, Any, None]:
+    """A sync step of known-quick nodes in this thread, in plan order; the tasks not
+    started yet go to the pool once one runs for `HANDOFF` (`lgnb.pregel._inline`).
+    Handed-off tasks commit in plan order as they end; a failure starts nothing more."""
+    run = loop.run
+    control = run.control
+    default = loop.graph.retry_policy
+
+    def start(task: Task, context: Any) -> Future:
+        ctx = _context(loop, task, runtime)
+        return _pool().submit(context.run, _run_in_worker, ctx, task.node.retry_policy or default)
+
+    batch = Batch(tasks, start)
+    order: dict[int, float] = {id(t): i for i, t in enumerate(tasks)}
+    try:
+        while (task := batch.take()) is not None:
+            if run.cancelled or getattr(control, "_cancel_reason", None) is not None:
+                raise _cancelled(run)
+            ctx = _context(loop, task, runtime)
+            began = time.perf_counter()
+            exc = batch.run(run_task, ctx, task.node.retry_policy or default)
+            learn(task.node, time.perf_counter() - began)
+            if getattr(control, "_cancel_reason", None) is not None:
+                raise _cancelled(run)
+            handler = _commit(loop, task, exc, errors)
+            yield from _committed(loop)
+            if run.cancelled or (errors and _failed(errors)):
+                batch.stop()
+                break
+            if handler is not None:
+                order[id(handler)] = order[id(task)] + 0.5
+                batch.push_front(handler)
+    except BaseException:
+        batch.stop()
+        for fut, _task in batch.handed:
+            fut.cancel()
+        raise
+    finally:
+        batch.close()
+    running: dict[Any, Task] = dict(batch.handed)
+    try:
+        while running:
+            done = yield (_THREADS.wait, _THREADS.wait, (running, None))
+            if getattr(control, "_cancel_reason", None) is not None:
+                raise _cancelled(run)
+            for fut in sorted(done, key=lambda f: order[id(running[f])]):
+                task = running.pop(fut)
+                exc = _THREADS.outcome(fut)
+                if exc is _DROPPED:
+                    continue
+                handler = _commit(loop, task, exc, errors)
+                yield from _committed(loop)
+                if handler is not None:
+                    order[id(handler)] = order[id(task)] + 0.5
+                    running[start(handler, contextvars.copy_context())] = handler
+            if run.cancelled or (errors and _failed(errors)):
+                for fut in running:
+                    fut.cancel()
+    except BaseException:
+        for fut in running:
+            fut.cancel()
+        raise
 
 
 def _concurrently(

@@ -46,6 +46,7 @@ class PregelNode:
         "timeout",
         "error_handler",
         "is_error_handler",
+        "slow",
     )
 
     def __init__(
@@ -83,6 +84,7 @@ class PregelNode:
         self.timeout: Any = None  # a TimeoutPolicy for each attempt (async nodes only)
         self.error_handler: str | None = None  # the node that handles this node's failure
         self.is_error_handler = False
+        self.slow: bool | None = None  # its last run took lgnb.pregel._inline.HANDOFF or more (None: never ran)
 
     def copy(self, update: dict[str, Any] | None = None) -> PregelNode:
         """A shallow copy of this node with the attributes in `update` replaced

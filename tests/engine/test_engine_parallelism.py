@@ -55,3 +55,123 @@ def test_max_concurrency_bounds_the_tasks_running_at_once():
     result = _fan_out(work).invoke({"items": list(range(8))}, {"max_concurrency": 2})
     assert sorted(result["out"]) == list(range(8))
     assert peak == 2
+
+
+# -- quick tasks in the calling thread, the rest handed to the pool (lgnb.pregel._inline) --
+def _warmed(work, items):
+    """The fan-out graph, run once on `items` so the engine knows `work` is quick."""
+    graph = _fan_out(work)
+    graph.invoke({"items": items})
+    return graph
+
+
+def test_a_nodes_first_run_and_slow_runs_overlap_in_the_pool_and_report_as_they_finish():
+    """The map-reduce of the Pregel lesson: the task planned first sleeps longest and
+    finishes last, and its update is reported last (as LangGraph does), every run."""
+    import time
+
+    def work(s):
+        time.sleep(0.03 * (4 - s["i"]))
+        return {"out": [s["i"]]}
+
+    graph = _fan_out(work)
+    for _ in range(2):
+        finished = [next(iter(u.values()))["out"][0]
+                    for u in graph.stream({"items": [1, 2, 3]}, stream_mode="updates") if "work" in u]
+        assert finished == [3, 2, 1]
+
+
+def test_quick_tasks_of_a_step_run_in_the_calling_thread_in_plan_order():
+    seen = []
+
+    def work(s):
+        seen.append((s["i"], threading.current_thread().name))
+        return {"out": [s["i"]]}
+
+    graph = _warmed(work, [0, 1])
+    first = list(seen)
+    seen.clear()
+    result = graph.invoke({"items": list(range(20))})
+    assert result["out"] == list(range(20))  # the barrier applies them in plan order, as always
+    assert seen == [(i, threading.current_thread().name) for i in range(20)]
+    assert all(name.startswith("lgnb-task") for _, name in first)  # its first run: in the pool
+
+
+def test_a_quick_node_that_waits_hands_its_unstarted_siblings_to_the_pool():
+    """The first task blocks until the last one has run: one after the other in one thread
+    this would never end; the watchdog starts the siblings in the pool."""
+    last_ran = threading.Event()
+    threads = {}
+    waiting = {"on": False}
+
+    def work(s):
+        threads[s["i"]] = threading.current_thread().name
+        if s["i"] == 0 and waiting["on"]:
+            assert last_ran.wait(10), "the siblings were never started"
+        if s["i"] == 5:
+            last_ran.set()
+        return {"out": [s["i"]]}
+
+    graph = _warmed(work, [0, 1])
+    waiting["on"] = True
+    result = graph.invoke({"items": list(range(6))})
+    assert sorted(result["out"]) == list(range(6))
+    assert threads[0] == threading.current_thread().name
+    assert all(threads[i].startswith("lgnb-task") for i in range(1, 6))
+
+
+def test_a_node_known_to_be_slow_sends_its_next_steps_to_the_pool_at_once():
+    import time
+
+    threads = []
+    pause = {"s": 0.0}
+
+    def work(s):
+        time.sleep(pause["s"])
+        threads.append(threading.current_thread().name)
+        return {"out": [s["i"]]}
+
+    graph = _warmed(work, [0, 1])
+    pause["s"] = 0.005  # slower than the hand-off: learned as slow in this run ...
+    graph.invoke({"items": [0, 1, 2]})
+    threads.clear()
+    graph.invoke({"items": [0, 1, 2]})  # ... so the next one goes to the pool
+    assert len(threads) == 3 and all(name.startswith("lgnb-task") for name in threads)
+
+
+def test_inline_tasks_do_not_see_each_others_context_variables():
+    import contextvars
+
+    var = contextvars.ContextVar("mark", default=None)
+    seen = []
+
+    def work(s):
+        seen.append(var.get())
+        var.set(s["i"])
+        return {"out": [s["i"]]}
+
+    graph = _warmed(work, [0, 1])
+    seen.clear()
+    graph.invoke({"items": [0, 1, 2, 3]})
+    assert seen == [None, None, None, None]
+    assert var.get() is None  # nor does the caller
+
+
+def test_a_failing_inline_task_starts_no_sibling_after_it():
+    import pytest
+
+    ran = []
+    fail = {"on": False}
+
+    def work(s):
+        ran.append(s["i"])
+        if s["i"] == 1 and fail["on"]:
+            raise ValueError("task 1 failed")
+        return {"out": [s["i"]]}
+
+    graph = _warmed(work, [0, 1])
+    fail["on"] = True
+    ran.clear()
+    with pytest.raises(ValueError, match="task 1 failed"):
+        graph.invoke({"items": [0, 1, 2, 3]})
+    assert ran == [0, 1]
