@@ -8,7 +8,7 @@ const STATUS = {
   input: "the input",
   step: "after the step",
   interrupted: "interrupted: writes of the tasks that finished (saved with the step once it completes)",
-  saved: "the thread's saved state (resuming)",
+  saved: "the thread's saved state",
 };
 
 function flat(value) {
