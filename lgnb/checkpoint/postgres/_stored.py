@@ -32,6 +32,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple, writes_sort_key
 
+from lgnb.checkpoint.stored import StoredValue
+
 __all__ = ("PAGE", "PgStoredValue", "async_fetch", "list_stored", "sync_fetch")
 
 PAGE = 32
@@ -84,24 +86,10 @@ WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s AND task_id =
 
 
 @dataclass(frozen=True)
-class PgStoredValue:
-    """One channel value (`version` set) or pending write (`task_id` set), as stored.
+class PgStoredValue(StoredValue):
+    """A value of LangGraph's PostgreSQL tables, as stored (see `lgnb.checkpoint.stored`):
+    JSON text for an inline value (`type` "json"), the serializer's typed bytes otherwise."""
 
-    `data`: the stored bytes when at most `inline_max`, else None (`read()` fetches
-    them). `decode(serde)` turns them into the value: JSON text for an inline value
-    (`type` "json"), the serializer's typed bytes otherwise.
-    """
-
-    thread_id: str
-    checkpoint_ns: str
-    channel: str
-    type: str
-    size: int
-    data: bytes | None
-    version: str | None = None
-    checkpoint_id: str | None = None
-    task_id: str | None = None
-    idx: int | None = None
     _fetch: Fetch | None = field(default=None, repr=False, compare=False)
 
     def read(self) -> bytes:
@@ -127,7 +115,7 @@ class PgStoredValue:
         """The value, decoded (with `serde` unless it is inline JSON)."""
         if self.type == INLINE:
             return json.loads(self.read())
-        return serde.loads_typed((self.type, self.read()))
+        return super().decode(serde)
 
 
 def sync_fetch(saver: Any) -> Fetch:

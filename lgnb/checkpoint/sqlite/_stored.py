@@ -21,6 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
 
 from lgnb.checkpoint.sqlite._store import SqliteStore, _config, load_checkpoint
+from lgnb.checkpoint.stored import StoredValue as BaseStoredValue
 
 # Sizes without reading the bytes (length() of a BLOB column reads only the record
 # header); the bytes themselves only when they are at most `?` long.
@@ -62,24 +63,9 @@ WHERE w.thread_id = ? AND w.checkpoint_ns = ? AND w.checkpoint_id = ? AND w.task
 
 
 @dataclass(frozen=True)
-class StoredValue:
-    """One channel value (`version` set) or pending write (`task_id` set), as stored.
+class StoredValue(BaseStoredValue):
+    """A value of lgnb's SQLite saver, as stored (see `lgnb.checkpoint.stored`)."""
 
-    `data` holds the serialized bytes when they are at most the `inline_max` asked of
-    `list_stored`, else None: `read()` fetches them then (one query). Decode with the
-    saver's serializer: ``saver.serde.loads_typed((v.type, v.read()))``.
-    """
-
-    thread_id: str
-    checkpoint_ns: str
-    channel: str
-    type: str
-    size: int
-    data: bytes | None
-    version: str | None = None
-    checkpoint_id: str | None = None
-    task_id: str | None = None
-    idx: int | None = None
     _store: Any = field(default=None, repr=False, compare=False)
 
     def read(self) -> bytes:
@@ -99,9 +85,6 @@ class StoredValue:
                               "(deleted or pruned since it was listed): list the thread again")
         return row[0]
 
-    def decode(self, serde: Any) -> Any:
-        """The value, decoded with the saver's serializer."""
-        return serde.loads_typed((self.type, self.read()))
 
 
 def list_stored(
