@@ -239,8 +239,15 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         if not isinstance(chunk, ChatGenerationChunk):
             return
         meta = self.metadata.get(run_id)
-        if meta is not None:
-            self._emit(meta, chunk.message)
+        if meta is None:
+            return
+        # `_emit` without dedupe, inline: this runs once per token
+        message = chunk.message
+        mid = message.id
+        if mid is None:
+            mid = message.id = str(uuid4())
+        self.seen.add(mid)
+        self.sink.put((meta[0], "messages", (message, meta[1])))
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> Any:
         meta = self.metadata.pop(run_id, None)

@@ -62,26 +62,31 @@ class StreamSink:
     task completions, or blocks on `wait` when the run executes in a worker thread.
     """
 
-    __slots__ = ("items", "cond", "closed", "put", "event")
+    __slots__ = ("items", "cond", "closed", "put", "event", "waiting")
 
     def __init__(self) -> None:
         self.items: deque[tuple[tuple[str, ...], str, Any]] = deque()
         self.cond: threading.Event | None = None
         self.closed = False
+        self.waiting = False  # the consumer is (about to be) blocked in `wait`
         self.put: Callable[[tuple[tuple[str, ...], str, Any]], None] = self.items.append
 
     def make_blocking(self) -> None:
         """Let a consumer in another thread wait for items (`wait`).
 
-        Producers append without a lock (deque appends are atomic) and set an Event only
-        when it is not already set, so a burst of tokens costs one wake-up, not one each.
+        Producers append without a lock (deque appends are atomic) and wake the consumer
+        only when it said it waits (`waiting`, a plain attribute: no method call per
+        token), so a burst of tokens costs one wake-up, not one each. A producer appends
+        before it looks, so every wake-up has its item in the deque already.
         """
         self.cond = threading.Event()
         items, ready = self.items, self.cond
+        sink = self
 
         def put(item: tuple[tuple[str, ...], str, Any]) -> None:
             items.append(item)
-            if not ready.is_set():
+            if sink.waiting:
+                sink.waiting = False
                 ready.set()
 
         self.put = put
@@ -96,6 +101,10 @@ class StreamSink:
         ready = self.cond
         assert ready is not None
         if self.items or self.closed:
+            return
+        self.waiting = True
+        if self.items or self.closed:  # arrived while we said so
+            self.waiting = False
             return
         ready.wait()
         ready.clear()
