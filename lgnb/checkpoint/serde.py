@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -58,6 +59,11 @@ _EXT_NUMPY_ARRAY = 6
 _EXT_DELTA_SNAPSHOT = 7
 
 _UNPACK_OPTION = ormsgpack.OPT_NON_STR_KEYS
+
+# msgpack's ext-type markers (fixext 1-16, ext 8/16/32): a payload with none of these bytes
+# holds no ext value (no class to rebuild), so it decodes without a hook. A marker byte
+# inside a string or a number only sends the payload down the checked path.
+_EXT_MARKER = re.compile(rb"[\xc7-\xc9\xd4-\xd8]")
 
 _LC_MESSAGE_MODULES = {
     "human": ("HumanMessage", "HumanMessageChunk"),
@@ -249,6 +255,11 @@ class StrictSerializer(JsonPlusSerializer):
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         type_, payload = data
         if type_ == "msgpack":
+            if _EXT_MARKER.search(payload) is None:  # plain data: nothing to refuse
+                try:
+                    return ormsgpack.unpackb(payload, option=_UNPACK_OPTION)
+                except ValueError:
+                    pass  # damaged: the checked path says so
             return _Decoder(self.allowed, writing=False, build=True).unpack(payload)
         if type_ == "null":
             return None

@@ -126,13 +126,22 @@ def replay_targets(channels: Mapping[str, Any], checkpoint: Mapping[str, Any]) -
     """
     values = checkpoint.get("channel_values") or {}
     versions = checkpoint.get("channel_versions") or {}
-    return [
-        k
-        for k, ch in channels.items()
-        if isinstance(ch, (DeltaChannel, BinaryOperatorAggregate))
-        and k in versions
-        and values.get(k, MISSING) is MISSING
-    ]
+    return [k for k in _replayable(channels) if k in versions and values.get(k, MISSING) is MISSING]
+
+
+_REPLAYABLE: dict[int, tuple[Mapping[str, Any], int, list[str]]] = {}
+
+
+def _replayable(channels: Mapping[str, Any]) -> list[str]:
+    """The delta and reducer keys of `channels`, found once per compiled graph's mapping
+    (a history view builds a snapshot per checkpoint: the isinstance checks add up)."""
+    memo = _REPLAYABLE.get(id(channels))
+    if memo is None or memo[0] is not channels or memo[1] != len(channels):
+        keys = [k for k, ch in channels.items() if isinstance(ch, (DeltaChannel, BinaryOperatorAggregate))]
+        if len(_REPLAYABLE) >= 64:  # graphs compiled over and over: keep the latest
+            _REPLAYABLE.pop(next(iter(_REPLAYABLE)))
+        memo = _REPLAYABLE[id(channels)] = (channels, len(channels), keys)
+    return memo[2]
 
 
 def replayed(spec: BaseChannel, history: Mapping[str, Any]) -> Any:

@@ -151,3 +151,22 @@ def test_langgraph_schema_allowlist_extends_the_strict_serializer(db_path) -> No
 def test_serde_and_allow_are_exclusive(db_path) -> None:
     with pytest.raises(TypeError, match="either serde= or allow="):
         SqliteSaver(str(db_path), serde=StrictSerializer(), allow=[Point])
+
+
+def test_plain_data_decodes_without_the_ext_hook_and_marker_bytes_do_not_confuse_it() -> None:
+    """Payloads without msgpack ext markers skip the checked decoder (nothing to rebuild);
+    the same bytes inside strings, numbers or keys send a value down the checked path,
+    which gives the same result; a damaged payload is still reported as damaged."""
+    serde = StrictSerializer()
+    marker_text = "caf\u00e9 \u00d4\u00d5\u00c7 \xc8"  # UTF-8 of these holds 0xc3 0x94 ... 0xc7 0xc8
+    values = [
+        {"a": [1, 2.5, None, True], "b": "plain"},
+        marker_text,
+        {"k\u00c7": marker_text, 200: -199, 2**40: [b"\xc7\xd4 bytes"]},
+        [AIMessage("hi", id="m1"), {"nested": HumanMessage("there", id="h1")}],
+    ]
+    for value in values:
+        assert serde.loads_typed(serde.dumps_typed(value)) == value
+    typ, payload = serde.dumps_typed({"a": "x" * 40})
+    with pytest.raises(CheckpointDecodeError):
+        serde.loads_typed((typ, payload[:-5]))
