@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
+from random import getrandbits as _random_bits
 from typing import TYPE_CHECKING, Any
-from uuid import UUID, uuid4, uuid5
+from uuid import UUID, uuid5
 
 from lgnb._internal.constants import (
     CONF,
@@ -156,7 +157,8 @@ class Loop(ResumeMixin):
             checkpoint: dict[str, Any] = {
                 "v": CHECKPOINT_VERSION,
                 "id": new_checkpoint_id(-2),
-                "ts": datetime.now(timezone.utc).isoformat(),
+                # (a timestamp is made for each saved checkpoint; none without a saver)
+                "ts": datetime.now(timezone.utc).isoformat() if checkpointer is not None else None,
                 "channel_values": {},
                 "channel_versions": {},
                 "versions_seen": {},
@@ -177,7 +179,8 @@ class Loop(ResumeMixin):
         self.checkpoint_id = checkpoint["id"]
         # a format-1 checkpoint's tasks have SHA-1 ids (its pending writes name them)
         self.legacy_ids_for = checkpoint["id"] if checkpoint.get("v", 1) < 2 else None
-        self.run_key = uuid4().hex[:24]
+        # ids of this run's unsaved checkpoints (no saver): unique per process is enough
+        self.run_key = "" if checkpointer is not None else f"{_random_bits(96):024x}"
         self.checkpoint_id_saved = checkpoint["id"] if saved is not None else None
         self.checkpoint_ts = checkpoint.get("ts")
         self.metadata = metadata
