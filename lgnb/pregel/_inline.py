@@ -47,6 +47,7 @@ __all__ = ("HANDOFF", "Batch", "known_quick", "learn")
 HANDOFF = 0.001
 """Seconds a task may run in the calling thread before its unstarted siblings go to the pool."""
 
+
 def known_quick(node: Any) -> bool:
     """Whether `node` ran before and its last run took less than `HANDOFF` (a node that
     never ran, or ran slow, sends its steps to the pool)."""
