@@ -401,3 +401,25 @@ def test_a_branchy_timeline_over_the_cap_folds_its_oldest_nodes_into_one(eng: An
     assert f"{len(hidden.ids)} checkpoints" in dot and "older: not drawn" in dot
     # every drawn checkpoint whose parent is hidden hangs off the hidden node
     assert all(link.source in kept or link.source == hidden.id for link in drawn.links)
+
+
+async def test_async_postgres_list_stored_hands_over_what_alist_decodes(request: pytest.FixtureRequest) -> None:
+    """The async saver's list_stored (called from a thread other than its loop, as its
+    sync methods are) reads the same tuples as its alist()."""
+    import asyncio
+
+    from lgnb.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    cfg = {"configurable": {"thread_id": f"apg-{uuid.uuid4()}"}}
+    async with AsyncPostgresSaver.from_conn_string(request.getfixturevalue("postgres_url")) as saver:
+        await saver.setup()
+        g = ticking(engine("lgnb"), saver, steps=3)
+        await g.ainvoke({"big": "x" * 100, "n": 0}, cfg)
+        listed = [t async for t in saver.alist(cfg)]
+        stored = await asyncio.to_thread(
+            lambda: list(saver.list_stored(cfg, load=lambda v: v.decode(saver.serde), inline_max=16)))
+        assert [t.config for t in stored] == [t.config for t in listed] and len(stored) == 5
+        assert [t.checkpoint["channel_values"] for t in stored] == [t.checkpoint["channel_values"] for t in listed]
+        with pytest.raises(asyncio.InvalidStateError, match="different thread"):
+            list(saver.list_stored(cfg, load=lambda v: v))
+        await saver.adelete_thread(cfg["configurable"]["thread_id"])

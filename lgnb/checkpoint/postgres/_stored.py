@@ -34,7 +34,7 @@ from langgraph.checkpoint.base import CheckpointTuple, writes_sort_key
 
 from lgnb.checkpoint.stored import StoredValue
 
-__all__ = ("PAGE", "PgStoredValue", "async_fetch", "list_stored", "sync_fetch")
+__all__ = ("PAGE", "ListStored", "PgStoredValue", "async_fetch", "list_stored", "sync_fetch")
 
 PAGE = 32
 """Checkpoints read per query."""
@@ -151,6 +151,31 @@ def async_fetch(saver: Any) -> Fetch:
         return asyncio.run_coroutine_threadsafe(afetch(sql, params), saver.loop).result()
 
     return fetch
+
+
+class ListStored:
+    """Mixin for lgnb's PostgreSQL savers: `list_stored`, over the fetch `_fetcher` gives
+    (`sync_fetch` for `PostgresSaver`, `async_fetch` for `AsyncPostgresSaver`)."""
+
+    _fetcher: Callable[[Any], Fetch] = staticmethod(sync_fetch)
+
+    def list_stored(
+        self,
+        config: RunnableConfig | None,
+        *,
+        load: Callable[[PgStoredValue], Any],
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+        inline_max: int = 65536,
+    ) -> Iterator[CheckpointTuple]:
+        """`list()` with each channel value and pending write handed to `load` undecoded
+        (its type, size, and bytes when at most `inline_max`; `read()` fetches larger
+        ones): an lgnb extra for `lgnb.history`, which decodes only what it shows. Reads
+        a page of checkpoints at a time and gives the connection back between pages (an
+        async saver: from a thread other than its event loop's)."""
+        return list_stored(self, self._fetcher(self), config, load=load, filter=filter,
+                           before=before, limit=limit, inline_max=inline_max)
 
 
 def list_stored(
