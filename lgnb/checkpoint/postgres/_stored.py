@@ -34,7 +34,7 @@ from langgraph.checkpoint.base import CheckpointTuple, writes_sort_key
 
 from lgnb.checkpoint.stored import StoredValue
 
-__all__ = ("PAGE", "ListStored", "PgStoredValue", "async_fetch", "list_stored", "sync_fetch")
+__all__ = ("PAGE", "ListStored", "PgStoredValue", "async_fetch", "sync_fetch")
 
 PAGE = 32
 """Checkpoints read per query."""
@@ -174,38 +174,24 @@ class ListStored:
         ones): an lgnb extra for `lgnb.history`, which decodes only what it shows. Reads
         a page of checkpoints at a time and gives the connection back between pages (an
         async saver: from a thread other than its event loop's)."""
-        return list_stored(self, self._fetcher(self), config, load=load, filter=filter,
-                           before=before, limit=limit, inline_max=inline_max)
-
-
-def list_stored(
-    saver: Any,
-    fetch: Fetch,
-    config: RunnableConfig | None,
-    *,
-    load: Callable[[PgStoredValue], Any],
-    filter: dict[str, Any] | None = None,
-    before: RunnableConfig | None = None,
-    limit: int | None = None,
-    inline_max: int = 65536,
-) -> Iterator[CheckpointTuple]:
-    """`saver.list(...)` with each value given to `load` instead of being decoded."""
-    where, args = saver._search_where(config, filter, before)
-    last: str | None = None
-    left = limit
-    while left is None or left > 0:
-        sql, params = _SELECT + where, [inline_max, inline_max, inline_max, *args]
-        if last is not None:
-            sql += (" AND " if where else " WHERE ") + "checkpoint_id < %s"
-            params.append(last)
-        size = PAGE if left is None else min(PAGE, left)
-        rows = fetch(sql + " ORDER BY checkpoint_id DESC LIMIT %s", [*params, size])
-        for row in rows:
-            yield _tuple(saver, row, load, inline_max, fetch)
-        if len(rows) < size:
-            return
-        last = rows[-1]["checkpoint_id"]
-        left = None if left is None else left - len(rows)
+        fetch = self._fetcher(self)
+        saver: Any = self
+        where, args = saver._search_where(config, filter, before)
+        last: str | None = None
+        left = limit
+        while left is None or left > 0:
+            sql, params = _SELECT + where, [inline_max, inline_max, inline_max, *args]
+            if last is not None:
+                sql += (" AND " if where else " WHERE ") + "checkpoint_id < %s"
+                params.append(last)
+            size = PAGE if left is None else min(PAGE, left)
+            rows = fetch(sql + " ORDER BY checkpoint_id DESC LIMIT %s", [*params, size])
+            for row in rows:
+                yield _tuple(saver, row, load, inline_max, fetch)
+            if len(rows) < size:
+                return
+            last = rows[-1]["checkpoint_id"]
+            left = None if left is None else left - len(rows)
 
 
 def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
