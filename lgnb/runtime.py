@@ -139,24 +139,28 @@ class RunControl:
         return self._cancel_reason
 
     # -- the engine's side: every checkpoint / write save passes through these ----------
-    def _begin_save(self) -> bool:
-        """A save may start (False once cancelled: the run writes nothing more)."""
+    def _begin_save(self, key: Any = None) -> bool:
+        """A save may start (False once cancelled: the run writes nothing more).
+
+        `key` names who carries it out (default: this thread); a save queued for the
+        background writer (durability "async") has a key of its own, so a cancel waits
+        for it whichever thread asks."""
         with _GATE:
             if self._cancel_reason is not None:
                 return False
             saving = self._saving
             if saving is None:
                 saving = self._saving = {}
-            me = threading.get_ident()
+            me = threading.get_ident() if key is None else key
             saving[me] = saving.get(me, 0) + 1
             return True
 
-    def _end_save(self) -> None:
-        """A save admitted by `_begin_save` ended (done or failed)."""
+    def _end_save(self, key: Any = None) -> None:
+        """A save admitted by `_begin_save` (with the same `key`) ended (done or failed)."""
         with _GATE:
             saving = self._saving
             assert saving is not None
-            me = threading.get_ident()
+            me = threading.get_ident() if key is None else key
             left = saving[me] - 1
             if left:
                 saving[me] = left

@@ -36,6 +36,7 @@ from typing import Any
 
 from lgnb._internal.context import TaskContext
 from lgnb.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
+from lgnb.pregel._background import AsyncBackgroundSaves, BackgroundSaves
 from lgnb.pregel._cache import aread_cache, read_cache
 from lgnb.pregel._call import await_calls, wait_calls
 from lgnb.pregel._handlers import ERROR_SOURCE_NODE, handler_task, handles, node_error_for
@@ -64,15 +65,19 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL
 
 
-def _flushing(loop: Loop) -> Program[None]:
-    """Carry out the loop's queued checkpoint saves and node-cache writes, in order.
+def _flushing(loop: Loop, ops: list[tuple] | None = None) -> Program[None]:
+    """Carry out the loop's queued checkpoint saves and node-cache writes (or `ops`,
+    taken from it earlier and admitted by the gate then: `_background`), in order.
 
     Each passes the run's `RunControl` gate: once the run is cancelled
     (`request_cancel`), nothing more is written, whoever queued it."""
-    ops, loop.io = loop.io, []
     saver = loop.checkpointer
     control = loop.run.control
-    begin = getattr(control, "_begin_save", None)
+    if ops is None:
+        ops, loop.io = loop.io, []
+        begin = getattr(control, "_begin_save", None)
+    else:
+        begin = None
     for op in ops:
         if begin is not None and not begin():
             return  # cancelled: the run writes nothing more
@@ -87,16 +92,59 @@ def _flushing(loop: Loop) -> Program[None]:
                 control._end_save()
 
 
+def _in_background(loop: Loop) -> bool:
+    """Durability "async" and a task not known to be quick is about to run or running:
+    its saves overlap that task. Beside quick tasks (or none) a hand-off to the writer
+    costs more than it hides, so they are saved at once, after any still in the
+    background (`lgnb.pregel._background`)."""
+    if loop.durability != "async" or loop.checkpointer is None:
+        return False
+    for task in loop.tasks.values():
+        if not task.writes and not known_quick(task.node):
+            return True
+    return False
+
+
 def flush_io(loop: Loop) -> None:
-    """Carry out queued checkpoint saves with a sync saver."""
+    """Carry out queued checkpoint saves with a sync saver: now, or in the background
+    while slow tasks run (durability "async": `_in_background`)."""
     if loop.io:
+        saves = loop.background
+        if _in_background(loop):
+            if saves is None:
+                saves = loop.background = BackgroundSaves(loop)
+            saves.submit()
+            return
+        if saves is not None:
+            saves.wait()  # in order: after those still in the background
         answer(_flushing(loop))
 
 
 async def aflush_io(loop: Loop) -> None:
-    """Carry out queued checkpoint saves with an async saver."""
+    """Carry out queued checkpoint saves with an async saver (see `flush_io`)."""
     if loop.io:
+        saves = loop.background
+        if _in_background(loop):
+            if saves is None:
+                saves = loop.background = AsyncBackgroundSaves(loop)
+            await saves.submit()
+            return
+        if saves is not None:
+            await saves.wait()
         await aanswer(_flushing(loop))
+
+
+def saves_done(loop: Loop) -> None:
+    """Wait for the loop's background saves (durability "async"); raise a failed one's error."""
+    saves = loop.background
+    if saves is not None:
+        saves.wait()
+
+
+async def asaves_done(loop: Loop) -> None:
+    saves = loop.background
+    if saves is not None:
+        await saves.wait()
 
 
 # ---------------------------------------------------------------------- executors
@@ -282,6 +330,8 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
         control = run.control
         recorder = loop.recorder
         is_async = ex.is_async
+        # durability "async" saves in the background only while slow tasks run: learn which
+        timed = loop.durability == "async" and loop.checkpointer is not None
         i = 0
         while i < len(tasks):
             task = tasks[i]
@@ -294,7 +344,12 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
                 ctx.node_error = node_error_for(loop, task)
             if recorder is not None:
                 recorder.start(task)
-            exc = yield from task_program(ctx, node.retry_policy or default, is_async)
+            if timed:
+                began = time.perf_counter()
+                exc = yield from task_program(ctx, node.retry_policy or default, is_async)
+                learn(node, time.perf_counter() - began)
+            else:
+                exc = yield from task_program(ctx, node.retry_policy or default, is_async)
             if getattr(control, "_cancel_reason", None) is not None:
                 raise _cancelled(run)
             handler = _commit(loop, task, exc, errors)
@@ -465,7 +520,7 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             if loop.io:
                 yield flush
             loop.after_tick()
-            if loop.io:
+            if loop.io and loop.durability != "async":  # "async": saved beside the next step
                 yield flush
             if run.cancelled or getattr(run.control, "_cancel_reason", None) is not None:
                 raise _cancelled(run)
@@ -475,6 +530,8 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
         swallow = loop.finish(exc)
         if loop.io:
             yield flush
+        if loop.background is not None:  # durability "async": all saved before answering
+            yield (saves_done, asaves_done, (loop,))
     finally:
         if run.lease is not None:  # a root run's thread is free (one run per thread)
             from lgnb.pregel._lease import arelease_lease, release_lease

@@ -127,6 +127,8 @@ class Loop(ResumeMixin):
         self.config = config
         self.checkpointer = checkpointer
         self.durability = durability
+        # durability "async": the saves written in the background (`_background`)
+        self.background: Any = None
         self.ns = ns
         self.ns_tuple: tuple[str, ...] = tuple(ns.split(NS_SEP)) if ns else ()
         self.is_nested = is_nested

@@ -1,0 +1,229 @@
+"""`durability="async"`: a run's saves written while its next step runs.
+
+With durability `"sync"` the driver carries out the loop's queued saves (`Loop.io`:
+`put_writes` of each finished task, `put` of each checkpoint, node-cache writes) before
+anything else runs. With `"async"` — LangGraph's default — it hands them to a
+`BackgroundSaves` and goes on: the next super-step runs while they are written. That
+hides a saver's latency (SQLite's commit, a PostgreSQL round trip: both release the GIL)
+behind the nodes' own work.
+
+What `"async"` keeps:
+
+* **Order.** One loop's saves run in the order they were queued, on one writer (a
+  process-wide thread for sync runs, a chain of asyncio tasks for async runs): a task's
+  writes before the checkpoint that follows them, a checkpoint before its children.
+* **At most one checkpoint in flight.** Before a loop queues the save of checkpoint N+1
+  it waits for that of N; so a crash loses at most the super-step that just finished,
+  and only while its save is under way (LangGraph documents the same risk for async
+  durability). `"sync"` loses nothing.
+* **Saved before the run answers.** A loop waits for all its saves when it ends — done,
+  failed, interrupted or cancelled — so what `invoke` returns, an interrupt a form shows,
+  and the next run or `get_state` all see the saved thread. A subgraph's loop does the
+  same before its parent goes on.
+* **Errors reach the run.** A save that fails drops the saves queued after it (they
+  would name a checkpoint that is not there) and raises in the run at its next barrier,
+  or when it ends.
+* **Cancellation.** Each save still passes the run's `RunControl` gate (`_flushing`):
+  once the run is cancelled, nothing more is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lgnb.pregel._loop import Loop
+
+__all__ = ("BackgroundSaves", "AsyncBackgroundSaves")
+
+_IDLE_EXIT = 5.0
+"""Seconds the writer thread waits for work before it ends (a new one starts on demand)."""
+
+
+class _Writer:
+    """One daemon thread that runs submitted jobs in order (FIFO across all runs)."""
+
+    def __init__(self) -> None:
+        self.cv = threading.Condition()
+        self.jobs: deque[Callable[[], None]] = deque()
+        self.thread: threading.Thread | None = None
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self.cv:
+            self.jobs.append(job)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._main, name="lgnb-saves", daemon=True)
+                self.thread.start()
+            else:
+                self.cv.notify_all()
+
+    def _main(self) -> None:
+        cv = self.cv
+        jobs = self.jobs
+        while True:
+            with cv:
+                while not jobs:
+                    if not cv.wait(_IDLE_EXIT) and not jobs:
+                        self.thread = None
+                        return
+                job = jobs.popleft()
+            job()  # never raises: BackgroundSaves' jobs record their own errors
+
+
+_WRITER = _Writer()
+
+
+class BackgroundSaves:
+    """The saves of one loop of a sync run, carried out by the writer thread."""
+
+    __slots__ = ("loop", "submitted", "done", "last_put", "error", "raised")
+
+    def __init__(self, loop: Loop) -> None:
+        self.loop = loop
+        self.submitted = 0
+        self.done = 0
+        self.last_put = 0  # the ticket of the latest batch holding a checkpoint
+        self.error: BaseException | None = None
+        self.raised = False
+
+    def submit(self) -> None:
+        """Hand the loop's queued saves to the writer (from the run's threads: the loop's,
+        or a `@task` call's worker)."""
+        checkpoint = any(op[0] == "put" for op in self.loop.io)
+        if checkpoint:
+            self.wait(self.last_put)  # at most one checkpoint in flight
+        else:
+            self.check()
+        with _WRITER.cv:  # (reentrant) ops taken and numbered in the order they run
+            ops, self.loop.io = self.loop.io, []
+            if not ops:
+                return
+            gate = _admit(self.loop, threaded=True)
+            if gate is False:
+                return  # cancelled: the run writes nothing more
+            self.submitted += 1
+            if checkpoint:
+                self.last_put = self.submitted
+            _WRITER.submit(lambda: self._save(ops, gate))
+
+    def _save(self, ops: list[tuple], gate: Any) -> None:
+        from lgnb.pregel._driver import _flushing
+        from lgnb.pregel._program import answer
+
+        try:
+            if self.error is None:
+                answer(_flushing(self.loop, ops))
+        except BaseException as e:  # noqa: BLE001 - raised in the run (check / wait)
+            self.error = e
+        finally:
+            if gate is not None:
+                gate()
+            cv = _WRITER.cv
+            with cv:
+                self.done += 1
+                cv.notify_all()
+
+    def wait(self, ticket: int | None = None) -> None:
+        """Block until the saves up to `ticket` (default: all) are done; raise a failed
+        save's error once."""
+        target = self.submitted if ticket is None else ticket
+        if self.done < target:
+            cv = _WRITER.cv
+            with cv:
+                while self.done < target:
+                    cv.wait()
+        self.check()
+
+    def check(self) -> None:
+        error = self.error
+        if error is not None and not self.raised:
+            self.raised = True
+            raise error
+
+
+def _admit(loop: Loop, *, threaded: bool) -> Any:
+    """Pass the run's `RunControl` gate when saves are queued, not when they are
+    written: a save queued before a cancel counts as under way (`request_cancel` waits
+    for it), one queued after it is dropped. A threaded save has a key of its own, so a
+    cancel from the run's thread waits for it too; an asyncio one counts on its event
+    loop's thread (a cancel from that thread cannot wait for it, as for any save there).
+    Returns False (cancelled), None (no gate) or the callable that ends the save."""
+    control = loop.run.control
+    begin = getattr(control, "_begin_save", None)
+    if begin is None:
+        return None
+    key = ("background", next(_keys)) if threaded else None
+    if not begin(key):
+        return False
+    return lambda: control._end_save(key)
+
+
+_keys = itertools.count()
+
+
+class AsyncBackgroundSaves:
+    """The saves of one loop of an async run: a chain of asyncio tasks on its event loop."""
+
+    __slots__ = ("loop", "last", "last_put", "error", "raised")
+
+    def __init__(self, loop: Loop) -> None:
+        self.loop = loop
+        self.last: asyncio.Future[None] | None = None
+        self.last_put: asyncio.Future[None] | None = None
+        self.error: BaseException | None = None
+        self.raised = False
+
+    async def submit(self) -> None:
+        checkpoint = any(op[0] == "put" for op in self.loop.io)
+        if checkpoint:
+            await self._settle(self.last_put)  # at most one checkpoint in flight
+        else:
+            self.check()
+        ops, self.loop.io = self.loop.io, []
+        if not ops:
+            return
+        gate = _admit(self.loop, threaded=False)
+        if gate is False:
+            return  # cancelled: the run writes nothing more
+        self.last = asyncio.ensure_future(self._save(self.last, ops, gate))
+        if checkpoint:
+            self.last_put = self.last
+
+    async def _save(self, previous: asyncio.Future[None] | None, ops: list[tuple], gate: Any) -> None:
+        from lgnb.pregel._driver import _flushing
+        from lgnb.pregel._program import aanswer
+
+        try:
+            if previous is not None:
+                await asyncio.wait((previous,))
+            if self.error is None:
+                await aanswer(_flushing(self.loop, ops))
+        except BaseException as e:  # noqa: BLE001 - raised in the run (check / wait)
+            self.error = e
+        finally:
+            if gate is not None:
+                gate()
+
+    async def _settle(self, fut: asyncio.Future[None] | None) -> None:
+        """Wait for `fut` even if the run is cancelled meanwhile (its save must end)."""
+        if fut is not None and not fut.done():
+            try:
+                await asyncio.shield(fut)
+            except asyncio.CancelledError:
+                await asyncio.wait((fut,))
+                raise
+        self.check()
+
+    async def wait(self) -> None:
+        await self._settle(self.last)
+
+    def check(self) -> None:
+        error = self.error
+        if error is not None and not self.raised:
+            self.raised = True
+            raise error

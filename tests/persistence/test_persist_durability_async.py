@@ -1,0 +1,260 @@
+"""durability="async": the save of a checkpoint overlaps the next super-step.
+
+LangGraph's default durability writes a step's checkpoint while the next step runs. lgnb
+does the same for steps whose nodes are not known to be quick (`lgnb.pregel._background`):
+these tests pin what that promises — the overlap itself, the order of saves, at most one
+checkpoint in flight, everything saved before the run answers, a failed save reaching the
+run — on lgnb's real SQLite saver (sync and async), with `put` instrumented by a subclass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import pytest
+from langchain_core.runnables import RunnableConfig
+from typing_extensions import TypedDict
+
+from lgnb.checkpoint.sqlite import SqliteSaver
+from lgnb.checkpoint.sqlite.aio import AsyncSqliteSaver
+from lgnb.graph import START, StateGraph
+from lgnb.types import interrupt
+
+
+class S(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+class Watch:
+    """What happened, in order: ("put-start"/"put-end", step) and ("node", name, step)."""
+
+    def __init__(self, *, put_delay: float = 0.0, fail_at_step: int | None = None,
+                 put_waits_for_next_node: bool = False) -> None:
+        self.events: list[tuple[Any, ...]] = []
+        self.lock = threading.Lock()
+        self.put_started: dict[int, threading.Event] = {}
+        self.node_started: dict[int, threading.Event] = {}
+        self.put_delay = put_delay
+        self.fail_at_step = fail_at_step
+        # each put waits (up to 0.5 s) for a node of the next step to start, and notes
+        # whether one did: only a save running beside the next step can see it
+        self.put_waits_for_next_node = put_waits_for_next_node
+        self.saw_next_node: dict[int, bool] = {}
+
+    def add(self, *event: Any) -> None:
+        with self.lock:
+            self.events.append(event)
+
+    def started(self, step: int) -> threading.Event:
+        with self.lock:
+            return self.put_started.setdefault(step, threading.Event())
+
+    def node_of_step(self, step: int) -> threading.Event:
+        with self.lock:
+            return self.node_started.setdefault(step, threading.Event())
+
+    def before_put(self, metadata: dict) -> int:
+        step = metadata["step"]
+        self.add("put-start", step)
+        self.started(step).set()
+        if self.put_waits_for_next_node and step >= 0:
+            self.saw_next_node[step] = self.node_of_step(step + 1).wait(0.5)
+        if self.fail_at_step == step:
+            raise OSError(f"disk full while saving step {step}")
+        time.sleep(self.put_delay)
+        return step
+
+
+class WatchedSaver(SqliteSaver):
+    watch: Watch
+
+    def put(self, config, checkpoint, metadata, new_versions):  # type: ignore[override]
+        step = self.watch.before_put(metadata)
+        try:
+            return super().put(config, checkpoint, metadata, new_versions)
+        finally:
+            self.watch.add("put-end", step)
+
+
+class AsyncWatchedSaver(AsyncSqliteSaver):
+    watch: Watch
+
+    async def aput(self, config, checkpoint, metadata, new_versions):  # type: ignore[override]
+        step = await asyncio.to_thread(self.watch.before_put, metadata)
+        try:
+            return await super().aput(config, checkpoint, metadata, new_versions)
+        finally:
+            self.watch.add("put-end", step)
+
+
+@contextmanager
+def _saver(tmp_path, watch: Watch) -> Iterator[WatchedSaver]:
+    saver = WatchedSaver(tmp_path / "threads.sqlite")
+    saver.watch = watch
+    try:
+        yield saver
+    finally:
+        saver.close()
+
+
+def _chain(saver: Any, watch: Watch, names: list[str]) -> Any:
+    """START -> names[0] -> ... ; each node notes its start and logs itself."""
+    b = StateGraph(S)
+
+    def make(name: str) -> Any:
+        def node(state: S, config: RunnableConfig) -> dict:
+            step = config["metadata"]["langgraph_step"]
+            watch.add("node", name, step)
+            watch.node_of_step(step).set()
+            time.sleep(0.002)  # slower than the inline threshold: a real node's pace
+            return {"log": [name]}
+
+        return node
+
+    prev = START
+    for name in names:
+        b.add_node(name, make(name))
+        b.add_edge(prev, name)
+        prev = name
+    return b.compile(checkpointer=saver)
+
+
+def test_async_durability_writes_a_checkpoint_while_the_next_step_runs(tmp_path):
+    watch = Watch(put_waits_for_next_node=True)
+    with _saver(tmp_path, watch) as saver:
+        graph = _chain(saver, watch, ["a", "b", "c"])
+        out = graph.invoke({"log": []}, {"configurable": {"thread_id": "t"}}, durability="async")
+    assert out["log"] == ["a", "b", "c"]
+    # the saves of the input, a's and b's checkpoints each saw the next step's node start
+    assert watch.saw_next_node == {0: True, 1: True, 2: True, 3: False}
+
+
+def test_sync_durability_saves_each_checkpoint_before_the_next_step(tmp_path):
+    watch = Watch(put_waits_for_next_node=True)
+    with _saver(tmp_path, watch) as saver:
+        graph = _chain(saver, watch, ["a", "b"])
+        graph.invoke({"log": []}, {"configurable": {"thread_id": "t"}}, durability="sync")
+    assert watch.saw_next_node == {0: False, 1: False, 2: False}
+    node_b = watch.events.index(("node", "b", 2))
+    assert watch.events.index(("put-end", 1)) < node_b
+
+
+def test_async_durability_keeps_at_most_one_checkpoint_in_flight(tmp_path):
+    watch = Watch(put_delay=0.03)  # a slow disk: saves take longer than the nodes
+    with _saver(tmp_path, watch) as saver:
+        graph = _chain(saver, watch, ["a", "b", "c", "d", "e"])
+        graph.invoke({"log": []}, {"configurable": {"thread_id": "t"}}, durability="async")
+    events = watch.events
+    # saves never overlap each other, and run in step order
+    puts = [e for e in events if e[0].startswith("put")]
+    assert puts == [(kind, s) for s in range(-1, 6) for kind in ("put-start", "put-end")]
+    # a node of step s starts only once the checkpoint of step s - 2 is on disk: the
+    # run is never more than one saved step ahead of its thread
+    for event in events:
+        if event[0] == "node":
+            step = event[2]
+            assert events.index(("put-end", step - 2)) < events.index(event), event
+
+
+def test_async_durability_saves_everything_before_invoke_returns(tmp_path):
+    watch = Watch(put_delay=0.02)
+    cfg = {"configurable": {"thread_id": "t"}}
+    with _saver(tmp_path, watch) as saver:
+        graph = _chain(saver, watch, ["a", "b", "c"])
+        out = graph.invoke({"log": []}, cfg, durability="async")
+        # read at once, from another connection to the same file
+        with SqliteSaver.from_conn_string(tmp_path / "threads.sqlite") as other:
+            latest = other.get_tuple(cfg)
+            steps = [t.metadata["step"] for t in other.list(cfg)]
+    assert latest is not None and latest.checkpoint["channel_values"]["log"] == out["log"]
+    assert steps == [3, 2, 1, 0, -1]
+
+
+def test_async_and_sync_durability_store_the_same_history(tmp_path):
+    def history(durability: str) -> list[tuple[Any, ...]]:
+        watch = Watch()
+        with _saver(tmp_path / durability, watch) as saver:
+            graph = _chain(saver, watch, ["a", "b", "c"])
+            cfg = {"configurable": {"thread_id": "t"}}
+            graph.invoke({"log": []}, cfg, durability=durability)
+            return [
+                (s.metadata["step"], s.metadata["source"], s.next, s.values.get("log"))
+                for s in graph.get_state_history(cfg)
+            ]
+
+    (tmp_path / "sync").mkdir()
+    (tmp_path / "async").mkdir()
+    assert history("async") == history("sync")
+
+
+def test_a_failed_background_save_fails_the_run_and_keeps_the_steps_before(tmp_path):
+    watch = Watch(fail_at_step=1)
+    cfg = {"configurable": {"thread_id": "t"}}
+    with _saver(tmp_path, watch) as saver:
+        graph = _chain(saver, watch, ["a", "b", "c"])
+        with pytest.raises(OSError, match="disk full while saving step 1"):
+            graph.invoke({"log": []}, cfg, durability="async")
+        saved = [t.metadata["step"] for t in saver.list(cfg)]
+    # the input and step 0 were saved; nothing after the failed save was written
+    assert saved == [0, -1]
+    assert not any(e[:2] == ("put-start", 2) for e in watch.events)
+
+
+def test_an_interrupt_under_async_durability_is_saved_when_the_stream_ends(tmp_path):
+    watch = Watch(put_delay=0.02)
+    b = StateGraph(S)
+
+    def ask(state: S) -> dict:
+        time.sleep(0.002)
+        return {"log": [interrupt("ok?")]}
+
+    b.add_node("first", lambda s: (time.sleep(0.002), {"log": ["first"]})[1])
+    b.add_node("ask", ask)
+    b.add_edge(START, "first")
+    b.add_edge("first", "ask")
+    cfg = {"configurable": {"thread_id": "t"}}
+    with _saver(tmp_path, watch) as saver:
+        graph = b.compile(checkpointer=saver)
+        chunks = list(graph.stream({"log": []}, cfg, durability="async"))
+        assert "__interrupt__" in chunks[-1]
+        state = graph.get_state(cfg)
+        assert state.next == ("ask",) and state.interrupts[0].value == "ok?"
+        from lgnb.types import Command
+
+        out = graph.invoke(Command(resume="yes"), cfg, durability="async")
+    assert out["log"] == ["first", "yes"]
+
+
+async def test_async_runs_overlap_saves_with_the_next_step_on_an_async_saver(tmp_path):
+    watch = Watch()
+    watch.put_waits_for_next_node = True
+    async with AsyncWatchedSaver.from_conn_string(tmp_path / "threads.sqlite") as saver:
+        saver.watch = watch
+        b = StateGraph(S)
+
+        async def a(state: S) -> dict:
+            await asyncio.sleep(0.002)
+            return {"log": ["a"]}
+
+        async def bnode(state: S) -> dict:
+            watch.node_of_step(2).set()
+            await asyncio.sleep(0.002)
+            return {"log": ["b"]}
+
+        b.add_node("a", a)
+        b.add_node("b", bnode)
+        b.add_edge(START, "a")
+        b.add_edge("a", "b")
+        graph = b.compile(checkpointer=saver)
+        cfg = {"configurable": {"thread_id": "t"}}
+        out = await graph.ainvoke({"log": []}, cfg, durability="async")
+        latest = await saver.aget_tuple(cfg)
+    assert out["log"] == ["a", "b"]
+    assert watch.saw_next_node[1] is True  # a's checkpoint was saved while b ran
+    assert latest is not None and latest.metadata["step"] == 2
