@@ -18,6 +18,12 @@ Shapes (nodes are trivial, ``x += 1``-style, so the engine's own cost dominates)
 - ``send``: one step of a 100-way ``Send`` fan-out to a trivial node (``invoke``).
 - ``wide``: 100 nodes in a row over a 1,000-key state (all keys in the input), each node
   reading the state and writing one key.
+- ``messages``: ``bench_messages.py``'s graph (one node whose chat model streams 1,000
+  tokens), ``stream(..., stream_mode="messages")`` consumed; the figure is per *token*.
+  ``--engine floor`` measures the callback floor instead (the same model invoked with one
+  no-op streaming handler, no graph): an engine's own work per token is its figure minus
+  the floor's. Instructions count every thread's work but not the cost of switching
+  between threads (the kernel's, and the GIL hand-offs), which CPU time includes.
 
 Compare two versions by pointing ``PYTHONPATH`` at a checkout of the other one::
 
@@ -43,9 +49,11 @@ import tempfile
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
-SHAPES = ("chain", "stream", "send", "wide")
+SHAPES = ("chain", "stream", "send", "wide", "messages")
 NODES = 100
 WIDE_KEYS = 1000
+TOKENS = 1000
+"""Tokens per model call in the ``messages`` shape (its figure is per token, not per node)."""
 
 
 class _Chain(TypedDict):
@@ -58,6 +66,13 @@ class _Fan(TypedDict):
 
 def _build(shape: str, engine: str) -> Callable[[], Any]:
     """Return a zero-argument runner for ``shape`` built on ``engine`` ("lgnb"/"langgraph")."""
+    if shape == "messages":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_messages
+
+        if engine == "floor":
+            return bench_messages.floor_target(TOKENS)
+        return bench_messages.engine_target(engine, TOKENS)
     graph = importlib.import_module(f"{engine}.graph")
     StateGraph, START, END = graph.StateGraph, graph.START, graph.END
     Send = importlib.import_module(f"{engine}.types").Send
@@ -105,7 +120,7 @@ def _child(shape: str, k: int, engine: str) -> None:
     run()  # warm-up: first-run caches, lazy imports
     for _ in range(k):
         run()
-    print(importlib.import_module(f"{engine}.graph").__file__)
+    print("langchain-core only" if engine == "floor" else importlib.import_module(f"{engine}.graph").__file__)
 
 
 def _instructions(shape: str, k: int, engine: str) -> tuple[int, str]:
@@ -143,7 +158,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default=",".join(SHAPES), help="comma-separated shapes")
     ap.add_argument("--k", type=int, default=10, help="measured runs after the warm-up")
-    ap.add_argument("--engine", default="lgnb", choices=("lgnb", "langgraph"))
+    ap.add_argument("--engine", default="lgnb", choices=("lgnb", "langgraph", "floor"),
+                    help="floor: the messages shape's callback floor (no engine)")
     ap.add_argument("--child", metavar="SHAPE", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -152,10 +168,12 @@ def main() -> None:
     for shape in args.only.split(","):
         if shape not in SHAPES:
             raise SystemExit(f"unknown shape {shape!r}: choose from {', '.join(SHAPES)}")
+        if args.engine == "floor" and shape != "messages":
+            continue  # the floor is the messages shape's only
         base, where = _instructions(shape, 0, args.engine)
         more, _ = _instructions(shape, args.k, args.engine)
-        per_node = (more - base) / (args.k * NODES) / 1000
-        print(f"{shape:8s} {per_node:8.1f}k instr/node   ({where})", flush=True)
+        unit, per = ("token", TOKENS) if shape == "messages" else ("node", NODES)
+        print(f"{shape:8s} {(more - base) / (args.k * per) / 1000:8.1f}k instr/{unit}   ({where})", flush=True)
 
 
 if __name__ == "__main__":

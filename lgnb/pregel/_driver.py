@@ -99,7 +99,7 @@ def _in_background(loop: Loop) -> bool:
     background (`lgnb.pregel._background`)."""
     if loop.durability != "async" or loop.checkpointer is None:
         return False
-    for task in loop.tasks.values():
+    for task in list(loop.tasks.values()):  # (a `@task` call may add one meanwhile)
         if not task.writes and not known_quick(task.node):
             return True
     return False
