@@ -19,7 +19,8 @@ Shapes (nodes are trivial, ``x += 1``-style, so the engine's own cost dominates)
 - ``wide``: 100 nodes in a row over a 1,000-key state (all keys in the input), each node
   reading the state and writing one key.
 - ``messages``: ``bench_messages.py``'s graph (one node whose chat model streams 1,000
-  tokens), ``stream(..., stream_mode="messages")`` consumed; the figure is per *token*.
+  tokens, then 3,000), ``stream(..., stream_mode="messages")`` consumed; the figure is per
+  *token*: (instr(3,000 tokens) - instr(1,000 tokens)) / (K * 2,000).
   ``--engine floor`` measures the callback floor instead (the same model invoked with one
   no-op streaming handler, no graph): an engine's own work per token is its figure minus
   the floor's. Instructions count every thread's work but not the cost of switching
@@ -52,8 +53,9 @@ from typing import Annotated, Any, TypedDict
 SHAPES = ("chain", "stream", "send", "wide", "messages")
 NODES = 100
 WIDE_KEYS = 1000
-TOKENS = 1000
-"""Tokens per model call in the ``messages`` shape (its figure is per token, not per node)."""
+TOKENS = (1000, 3000)
+"""Tokens per model call in the ``messages`` shape: it runs with each, and the difference
+divided by the extra tokens is the figure, per token (per-call costs cancel out)."""
 
 
 class _Chain(TypedDict):
@@ -64,15 +66,15 @@ class _Fan(TypedDict):
     out: Annotated[list, operator.add]
 
 
-def _build(shape: str, engine: str) -> Callable[[], Any]:
+def _build(shape: str, engine: str, tokens: int = TOKENS[0]) -> Callable[[], Any]:
     """Return a zero-argument runner for ``shape`` built on ``engine`` ("lgnb"/"langgraph")."""
     if shape == "messages":
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import bench_messages
 
         if engine == "floor":
-            return bench_messages.floor_target(TOKENS)
-        return bench_messages.engine_target(engine, TOKENS)
+            return bench_messages.floor_target(tokens)
+        return bench_messages.engine_target(engine, tokens)
     graph = importlib.import_module(f"{engine}.graph")
     StateGraph, START, END = graph.StateGraph, graph.START, graph.END
     Send = importlib.import_module(f"{engine}.types").Send
@@ -115,15 +117,15 @@ def _build(shape: str, engine: str) -> Callable[[], Any]:
     raise SystemExit(f"unknown shape {shape!r}: choose from {', '.join(SHAPES)}")
 
 
-def _child(shape: str, k: int, engine: str) -> None:
-    run = _build(shape, engine)
+def _child(shape: str, k: int, engine: str, tokens: int) -> None:
+    run = _build(shape, engine, tokens)
     run()  # warm-up: first-run caches, lazy imports
     for _ in range(k):
         run()
     print("langchain-core only" if engine == "floor" else importlib.import_module(f"{engine}.graph").__file__)
 
 
-def _instructions(shape: str, k: int, engine: str) -> tuple[int, str]:
+def _instructions(shape: str, k: int, engine: str, tokens: int = TOKENS[0]) -> tuple[int, str]:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
         env = dict(os.environ, PYTHONHASHSEED="0")
@@ -140,6 +142,8 @@ def _instructions(shape: str, k: int, engine: str) -> tuple[int, str]:
                 str(k),
                 "--engine",
                 engine,
+                "--tokens",
+                str(tokens),
             ],
             env=env,
             capture_output=True,
@@ -161,18 +165,24 @@ def main() -> None:
     ap.add_argument("--engine", default="lgnb", choices=("lgnb", "langgraph", "floor"),
                     help="floor: the messages shape's callback floor (no engine)")
     ap.add_argument("--child", metavar="SHAPE", help=argparse.SUPPRESS)
+    ap.add_argument("--tokens", type=int, default=TOKENS[0], help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        _child(args.child, args.k, args.engine)
+        _child(args.child, args.k, args.engine, args.tokens)
         return
     for shape in args.only.split(","):
         if shape not in SHAPES:
             raise SystemExit(f"unknown shape {shape!r}: choose from {', '.join(SHAPES)}")
         if args.engine == "floor" and shape != "messages":
             continue  # the floor is the messages shape's only
-        base, where = _instructions(shape, 0, args.engine)
-        more, _ = _instructions(shape, args.k, args.engine)
-        unit, per = ("token", TOKENS) if shape == "messages" else ("node", NODES)
+        if shape == "messages":
+            base, where = _instructions(shape, args.k, args.engine, TOKENS[0])
+            more, _ = _instructions(shape, args.k, args.engine, TOKENS[1])
+            unit, per = "token", TOKENS[1] - TOKENS[0]
+        else:
+            base, where = _instructions(shape, 0, args.engine)
+            more, _ = _instructions(shape, args.k, args.engine)
+            unit, per = "node", NODES
         print(f"{shape:8s} {(more - base) / (args.k * per) / 1000:8.1f}k instr/{unit}   ({where})", flush=True)
 
 

@@ -9,9 +9,10 @@ behind the nodes' own work.
 
 What `"async"` keeps:
 
-* **Order.** One loop's saves run in the order they were queued, on one writer (a
-  process-wide thread for sync runs, a chain of asyncio tasks for async runs): a task's
-  writes before the checkpoint that follows them, a checkpoint before its children.
+* **Order.** One run's saves run in the order they were queued, on one writer (a thread
+  of the run's own for sync runs, shared by its subgraphs; a chain of asyncio tasks for
+  async runs): a task's writes before the checkpoint that follows them, a checkpoint
+  before its children. Runs never wait on each other's saves.
 * **At most one checkpoint in flight.** Before a loop queues the save of checkpoint N+1
   it waits for that of N; so a crash loses at most the super-step that just finished,
   and only while its save is under way (LangGraph documents the same risk for async
@@ -20,9 +21,10 @@ What `"async"` keeps:
   failed, interrupted or cancelled — so what `invoke` returns, an interrupt a form shows,
   and the next run or `get_state` all see the saved thread. A subgraph's loop does the
   same before its parent goes on.
-* **Errors reach the run.** A save that fails drops the saves queued after it (they
-  would name a checkpoint that is not there) and raises in the run at its next barrier,
-  or when it ends.
+* **Errors reach the run.** A save that fails drops every save of its loop queued after
+  it (they would name a checkpoint that is not there) and raises in the run at its next
+  barrier — the step running meanwhile finishes first, as its sibling tasks would — or
+  when it ends.
 * **Cancellation.** Each save still passes the run's `RunControl` gate (`_flushing`):
   once the run is cancelled, nothing more is written.
 """
@@ -39,28 +41,36 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from lgnb.pregel._loop import Loop
 
-__all__ = ("BackgroundSaves", "AsyncBackgroundSaves")
+__all__ = ("AsyncBackgroundSaves", "BackgroundSaves", "close_writer")
 
 _IDLE_EXIT = 5.0
-"""Seconds the writer thread waits for work before it ends (a new one starts on demand)."""
+"""Seconds a writer thread waits for work before it ends (its run's end ends it sooner)."""
 
 
 class _Writer:
-    """One daemon thread that runs submitted jobs in order (FIFO across all runs)."""
+    """One run's writer thread: runs submitted jobs in order, ends when closed and idle."""
 
     def __init__(self) -> None:
         self.cv = threading.Condition()
         self.jobs: deque[Callable[[], None]] = deque()
         self.thread: threading.Thread | None = None
+        self.closing = False
 
     def submit(self, job: Callable[[], None]) -> None:
         with self.cv:
             self.jobs.append(job)
+            self.closing = False
             if self.thread is None:
                 self.thread = threading.Thread(target=self._main, name="lgnb-saves", daemon=True)
                 self.thread.start()
             else:
                 self.cv.notify_all()
+
+    def close(self) -> None:
+        """The run ended: the thread ends once its queue is empty."""
+        with self.cv:
+            self.closing = True
+            self.cv.notify_all()
 
     def _main(self) -> None:
         cv = self.cv
@@ -68,48 +78,76 @@ class _Writer:
         while True:
             with cv:
                 while not jobs:
-                    if not cv.wait(_IDLE_EXIT) and not jobs:
-                        self.thread = None
-                        return
+                    if self.closing or not cv.wait(_IDLE_EXIT):
+                        if not jobs:
+                            self.thread = None
+                            return
                 job = jobs.popleft()
             job()  # never raises: BackgroundSaves' jobs record their own errors
 
 
-_WRITER = _Writer()
+def writer_of(run: Any) -> _Writer:
+    """The writer thread of `run` (a RunContext: the root call and its subgraphs)."""
+    writer = run.__dict__.get("_saves_writer")
+    if writer is None:
+        writer = run._saves_writer = _Writer()
+    return writer
+
+
+def close_writer(run: Any) -> None:
+    """The root loop of `run` ended (all its saves done): let the writer thread go."""
+    writer = run.__dict__.get("_saves_writer")
+    if writer is not None:
+        writer.close()
+
+
+def _has_checkpoint(ops: list[tuple]) -> bool:
+    return any(op[0] == "put" for op in ops)
 
 
 class BackgroundSaves:
-    """The saves of one loop of a sync run, carried out by the writer thread."""
+    """The saves of one loop of a sync run, carried out by its run's writer thread."""
 
-    __slots__ = ("loop", "submitted", "done", "last_put", "error", "raised")
+    __slots__ = ("loop", "writer", "submitted", "done", "last_put", "error", "raised")
 
     def __init__(self, loop: Loop) -> None:
         self.loop = loop
+        self.writer = writer_of(loop.run)
         self.submitted = 0
         self.done = 0
         self.last_put = 0  # the ticket of the latest batch holding a checkpoint
         self.error: BaseException | None = None
         self.raised = False
 
-    def submit(self) -> None:
-        """Hand the loop's queued saves to the writer (from the run's threads: the loop's,
-        or a `@task` call's worker)."""
-        checkpoint = any(op[0] == "put" for op in self.loop.io)
-        if checkpoint:
-            self.wait(self.last_put)  # at most one checkpoint in flight
-        else:
-            self.check()
-        with _WRITER.cv:  # (reentrant) ops taken and numbered in the order they run
+    def take(self, background: bool) -> bool:
+        """Deal with the loop's queued saves: queue them for the writer (`background`),
+        or — False — leave them to be written now, once the earlier ones are done.
+        After a failed save they are dropped, and a checkpoint's save raises the error."""
+        checkpoint = _has_checkpoint(self.loop.io)
+        if not background:
+            self.settle()
+        elif checkpoint:
+            self.settle(self.last_put)  # at most one checkpoint in flight
+        if self.error is not None:
+            self.loop.io = []
+            if checkpoint:
+                self.check()
+            return True
+        if not background:
+            return False
+        cv = self.writer.cv
+        with cv:  # (reentrant) ops taken and numbered in the order they run
             ops, self.loop.io = self.loop.io, []
             if not ops:
-                return
+                return True
             gate = _admit(self.loop, threaded=True)
             if gate is False:
-                return  # cancelled: the run writes nothing more
+                return True  # cancelled: the run writes nothing more
             self.submitted += 1
             if checkpoint:
                 self.last_put = self.submitted
-            _WRITER.submit(lambda: self._save(ops, gate))
+            self.writer.submit(lambda: self._save(ops, gate))
+        return True
 
     def _save(self, ops: list[tuple], gate: Any) -> None:
         from lgnb.pregel._driver import _flushing
@@ -118,25 +156,28 @@ class BackgroundSaves:
         try:
             if self.error is None:
                 answer(_flushing(self.loop, ops))
-        except BaseException as e:  # noqa: BLE001 - raised in the run (check / wait)
+        except BaseException as e:  # noqa: BLE001 - raised in the run (at a barrier or the end)
             self.error = e
         finally:
             if gate is not None:
                 gate()
-            cv = _WRITER.cv
+            cv = self.writer.cv
             with cv:
                 self.done += 1
                 cv.notify_all()
 
-    def wait(self, ticket: int | None = None) -> None:
-        """Block until the saves up to `ticket` (default: all) are done; raise a failed
-        save's error once."""
+    def settle(self, ticket: int | None = None) -> None:
+        """Block until the saves up to `ticket` (default: all) are done."""
         target = self.submitted if ticket is None else ticket
         if self.done < target:
-            cv = _WRITER.cv
+            cv = self.writer.cv
             with cv:
                 while self.done < target:
                     cv.wait()
+
+    def wait(self) -> None:
+        """All saves done; a failed one's error raised (once)."""
+        self.settle()
         self.check()
 
     def check(self) -> None:
@@ -178,21 +219,30 @@ class AsyncBackgroundSaves:
         self.error: BaseException | None = None
         self.raised = False
 
-    async def submit(self) -> None:
-        checkpoint = any(op[0] == "put" for op in self.loop.io)
-        if checkpoint:
-            await self._settle(self.last_put)  # at most one checkpoint in flight
-        else:
-            self.check()
+    async def take(self, background: bool) -> bool:
+        """`BackgroundSaves.take`, awaited."""
+        checkpoint = _has_checkpoint(self.loop.io)
+        if not background:
+            await self.settle(self.last)
+        elif checkpoint:
+            await self.settle(self.last_put)
+        if self.error is not None:
+            self.loop.io = []
+            if checkpoint:
+                self.check()
+            return True
+        if not background:
+            return False
         ops, self.loop.io = self.loop.io, []
         if not ops:
-            return
+            return True
         gate = _admit(self.loop, threaded=False)
         if gate is False:
-            return  # cancelled: the run writes nothing more
+            return True
         self.last = asyncio.ensure_future(self._save(self.last, ops, gate))
         if checkpoint:
             self.last_put = self.last
+        return True
 
     async def _save(self, previous: asyncio.Future[None] | None, ops: list[tuple], gate: Any) -> None:
         from lgnb.pregel._driver import _flushing
@@ -203,13 +253,13 @@ class AsyncBackgroundSaves:
                 await asyncio.wait((previous,))
             if self.error is None:
                 await aanswer(_flushing(self.loop, ops))
-        except BaseException as e:  # noqa: BLE001 - raised in the run (check / wait)
+        except BaseException as e:  # noqa: BLE001 - raised in the run (at a barrier or the end)
             self.error = e
         finally:
             if gate is not None:
                 gate()
 
-    async def _settle(self, fut: asyncio.Future[None] | None) -> None:
+    async def settle(self, fut: asyncio.Future[None] | None) -> None:
         """Wait for `fut` even if the run is cancelled meanwhile (its save must end)."""
         if fut is not None and not fut.done():
             try:
@@ -217,10 +267,10 @@ class AsyncBackgroundSaves:
             except asyncio.CancelledError:
                 await asyncio.wait((fut,))
                 raise
-        self.check()
 
     async def wait(self) -> None:
-        await self._settle(self.last)
+        await self.settle(self.last)
+        self.check()
 
     def check(self) -> None:
         error = self.error

@@ -36,7 +36,7 @@ from typing import Any
 
 from lgnb._internal.context import TaskContext
 from lgnb.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
-from lgnb.pregel._background import AsyncBackgroundSaves, BackgroundSaves
+from lgnb.pregel._background import AsyncBackgroundSaves, BackgroundSaves, close_writer
 from lgnb.pregel._cache import aread_cache, read_cache
 from lgnb.pregel._call import await_calls, wait_calls
 from lgnb.pregel._handlers import ERROR_SOURCE_NODE, handler_task, handles, node_error_for
@@ -110,13 +110,11 @@ def flush_io(loop: Loop) -> None:
     while slow tasks run (durability "async": `_in_background`)."""
     if loop.io:
         saves = loop.background
-        if _in_background(loop):
-            if saves is None:
-                saves = loop.background = BackgroundSaves(loop)
-            saves.submit()
+        background = _in_background(loop)
+        if saves is None and background:
+            saves = loop.background = BackgroundSaves(loop)
+        if saves is not None and saves.take(background):
             return
-        if saves is not None:
-            saves.wait()  # in order: after those still in the background
         answer(_flushing(loop))
 
 
@@ -124,13 +122,11 @@ async def aflush_io(loop: Loop) -> None:
     """Carry out queued checkpoint saves with an async saver (see `flush_io`)."""
     if loop.io:
         saves = loop.background
-        if _in_background(loop):
-            if saves is None:
-                saves = loop.background = AsyncBackgroundSaves(loop)
-            await saves.submit()
+        background = _in_background(loop)
+        if saves is None and background:
+            saves = loop.background = AsyncBackgroundSaves(loop)
+        if saves is not None and await saves.take(background):
             return
-        if saves is not None:
-            await saves.wait()
         await aanswer(_flushing(loop))
 
 
@@ -533,6 +529,8 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
         if loop.background is not None:  # durability "async": all saved before answering
             yield (saves_done, asaves_done, (loop,))
     finally:
+        if not loop.is_nested:
+            close_writer(run)
         if run.lease is not None:  # a root run's thread is free (one run per thread)
             from lgnb.pregel._lease import arelease_lease, release_lease
 

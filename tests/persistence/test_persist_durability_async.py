@@ -10,7 +10,9 @@ run — on lgnb's real SQLite saver (sync and async), with `put` instrumented by
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import operator
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -193,17 +195,133 @@ def test_async_and_sync_durability_store_the_same_history(tmp_path):
     assert history("async") == history("sync")
 
 
-def test_a_failed_background_save_fails_the_run_and_keeps_the_steps_before(tmp_path):
+@pytest.mark.parametrize("durability", ["sync", "async"])
+def test_a_failed_save_fails_the_run_and_keeps_the_steps_before(tmp_path, durability):
     watch = Watch(fail_at_step=1)
     cfg = {"configurable": {"thread_id": "t"}}
     with _saver(tmp_path, watch) as saver:
         graph = _chain(saver, watch, ["a", "b", "c"])
         with pytest.raises(OSError, match="disk full while saving step 1"):
-            graph.invoke({"log": []}, cfg, durability="async")
-        saved = [t.metadata["step"] for t in saver.list(cfg)]
-    # the input and step 0 were saved; nothing after the failed save was written
-    assert saved == [0, -1]
+            graph.invoke({"log": []}, cfg, durability=durability)
+        stored = list(saver.list(cfg))
+    # the input and step 0 were saved; nothing after the failed save was written: no
+    # later checkpoint, and no pending write naming the checkpoint that is not there
+    assert [t.metadata["step"] for t in stored] == [0, -1]
     assert not any(e[:2] == ("put-start", 2) for e in watch.events)
+    ids = {t.config["configurable"]["checkpoint_id"] for t in stored}
+    with SqliteSaver.from_conn_string(tmp_path / "threads.sqlite") as other:
+        rows = other.conn.execute("SELECT DISTINCT checkpoint_id FROM lgnb_writes").fetchall()
+    assert {r[0] for r in rows} <= ids
+
+
+def test_a_failed_background_save_raises_once_the_running_step_has_finished(tmp_path):
+    """The checkpoint of step 1 fails while step 2 runs a slow subgraph beside a node:
+    the run raises at the barrier, after the subgraph returned, so nothing of the run
+    is still writing to the thread when `invoke` raises (its lease is free)."""
+    saved_at: list[tuple[str, int, float]] = []
+
+    class Failing(SqliteSaver):
+        def put(self, config, checkpoint, metadata, new_versions):  # type: ignore[override]
+            ns = config["configurable"].get("checkpoint_ns", "")
+            if ns == "" and metadata["step"] == 1:
+                raise OSError("disk full at step 1")
+            out = super().put(config, checkpoint, metadata, new_versions)
+            saved_at.append((ns.split(":")[0], metadata["step"], time.perf_counter()))
+            return out
+
+    def slow(name: str, seconds: float) -> Any:
+        def node(state: S) -> dict:
+            time.sleep(seconds)
+            return {"log": [name]}
+
+        return node
+
+    sub = StateGraph(S)
+    for name in ("s1", "s2", "s3"):
+        sub.add_node(name, slow(name, 0.03))
+    sub.add_edge(START, "s1")
+    sub.add_edge("s1", "s2")
+    sub.add_edge("s2", "s3")
+    outer = StateGraph(S)
+    outer.add_node("a", slow("a", 0.005))
+    outer.add_node("sub", sub.compile())
+    outer.add_node("x", slow("x", 0.02))
+    outer.add_edge(START, "a")
+    outer.add_edge("a", "sub")
+    outer.add_edge("a", "x")
+    saver = Failing(tmp_path / "threads.sqlite")
+    try:
+        graph = outer.compile(checkpointer=saver)
+        with pytest.raises(OSError, match="disk full at step 1"):
+            graph.invoke({"log": []}, {"configurable": {"thread_id": "t"}}, durability="async")
+        raised = time.perf_counter()
+        time.sleep(0.2)
+    finally:
+        saver.close()
+    assert [e for e in saved_at if e[2] > raised] == []
+
+
+def test_a_run_whose_save_blocks_does_not_hold_up_another_runs_saves(tmp_path):
+    """Each run has its own writer: a save stuck on a slow database (here: waiting
+    for the other run to finish) delays only its own run."""
+    other_done = threading.Event()
+    stuck = threading.Event()
+
+    class Stuck(SqliteSaver):
+        def put(self, config, checkpoint, metadata, new_versions):  # type: ignore[override]
+            if metadata["step"] == 1:
+                stuck.set()
+                other_done.wait(10)
+            return super().put(config, checkpoint, metadata, new_versions)
+
+    cfg = {"configurable": {"thread_id": "t"}}
+    first = Stuck(tmp_path / "first.sqlite")
+    second = SqliteSaver(tmp_path / "second.sqlite")
+    try:
+        g1 = _chain(first, Watch(), ["a", "b", "c"])
+        g2 = _chain(second, Watch(), ["a", "b", "c"])
+        results: list[Any] = []
+        t = threading.Thread(target=lambda: results.append(g1.invoke({"log": []}, cfg, durability="async")))
+        t.start()
+        assert stuck.wait(10)
+        began = time.perf_counter()
+        assert g2.invoke({"log": []}, cfg, durability="async")["log"] == ["a", "b", "c"]
+        took = time.perf_counter() - began
+        other_done.set()
+        t.join(10)
+    finally:
+        other_done.set()
+        first.close()
+        second.close()
+    assert took < 5, f"the second run waited {took:.1f} s for the first run's save"
+    assert results and results[0]["log"] == ["a", "b", "c"]
+
+
+def _run_chain_in_child(path: str, out: Any) -> None:
+    saver = SqliteSaver(path)
+    try:
+        graph = _chain(saver, Watch(), ["a", "b"])
+        out.put(graph.invoke({"log": []}, {"configurable": {"thread_id": "child"}}, durability="async")["log"])
+    finally:
+        saver.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_process_saves_in_the_background_too(tmp_path):
+    with _saver(tmp_path, Watch()) as saver:  # the parent has used a writer thread
+        _chain(saver, Watch(), ["a", "b"]).invoke(
+            {"log": []}, {"configurable": {"thread_id": "t"}}, durability="async"
+        )
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.Queue()
+    child = ctx.Process(target=_run_chain_in_child, args=(str(tmp_path / "child.sqlite"), out))
+    child.start()
+    child.join(20)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    assert not alive, "the forked child hung"
+    assert out.get(timeout=5) == ["a", "b"]
 
 
 def test_an_interrupt_under_async_durability_is_saved_when_the_stream_ends(tmp_path):
