@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -44,11 +45,13 @@ if TYPE_CHECKING:
 __all__ = ("AsyncBackgroundSaves", "BackgroundSaves", "close_writer")
 
 _IDLE_EXIT = 5.0
-"""Seconds a writer thread waits for work before it ends (its run's end ends it sooner)."""
+"""Seconds an idle writer thread waits for a run to take it before it ends."""
 
 
 class _Writer:
-    """One run's writer thread: runs submitted jobs in order, ends when closed and idle."""
+    """One run's writer thread: runs submitted jobs in order. When its run ends and the
+    queue is empty the thread waits, idle, for another run to take it (starting a thread
+    costs about as much as a save); after `_IDLE_EXIT` seconds unused it ends."""
 
     def __init__(self) -> None:
         self.cv = threading.Condition()
@@ -59,7 +62,6 @@ class _Writer:
     def submit(self, job: Callable[[], None]) -> None:
         with self.cv:
             self.jobs.append(job)
-            self.closing = False
             if self.thread is None:
                 self.thread = threading.Thread(target=self._main, name="lgnb-saves", daemon=True)
                 self.thread.start()
@@ -67,10 +69,14 @@ class _Writer:
                 self.cv.notify_all()
 
     def close(self) -> None:
-        """The run ended: the thread ends once its queue is empty."""
+        """The run ended: once its queue is empty the writer is free for another run."""
         with self.cv:
-            self.closing = True
-            self.cv.notify_all()
+            if self.thread is None:
+                with _IDLE_LOCK:
+                    _IDLE.append(self)
+            else:
+                self.closing = True
+                self.cv.notify_all()
 
     def _main(self) -> None:
         cv = self.cv
@@ -78,25 +84,53 @@ class _Writer:
         while True:
             with cv:
                 while not jobs:
-                    if self.closing or not cv.wait(_IDLE_EXIT):
-                        if not jobs:
-                            self.thread = None
-                            return
+                    if self.closing:
+                        self.closing = False
+                        with _IDLE_LOCK:
+                            _IDLE.append(self)
+                    if not cv.wait(_IDLE_EXIT) and not jobs:
+                        with _IDLE_LOCK:
+                            if self not in _IDLE:
+                                continue  # a run has just taken it: its jobs are coming
+                            _IDLE.remove(self)
+                        self.thread = None
+                        return
                 job = jobs.popleft()
             job()  # never raises: BackgroundSaves' jobs record their own errors
 
 
+_IDLE: list[_Writer] = []
+"""Writers whose run ended, free for the next run (their threads wait for work)."""
+_IDLE_LOCK = threading.Lock()
+
+
+def _forget_idle_writers() -> None:
+    """In a forked child the idle writers' threads do not exist: start afresh."""
+    global _IDLE_LOCK
+    _IDLE.clear()
+    _IDLE_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_idle_writers)
+
+
 def writer_of(run: Any) -> _Writer:
-    """The writer thread of `run` (a RunContext: the root call and its subgraphs)."""
+    """The writer of `run` (a RunContext: the root call and its subgraphs), an idle one
+    taken over or a new one."""
     writer = run.__dict__.get("_saves_writer")
     if writer is None:
-        writer = run._saves_writer = _Writer()
+        with _IDLE_LOCK:
+            writer = _IDLE.pop() if _IDLE else None
+        if writer is None:
+            writer = _Writer()
+        run._saves_writer = writer
     return writer
 
 
 def close_writer(run: Any) -> None:
-    """The root loop of `run` ended (all its saves done): let the writer thread go."""
-    writer = run.__dict__.get("_saves_writer")
+    """The root loop of `run` ended (all its saves done): free its writer."""
+    writer = run.__dict__.pop("_saves_writer", None)
     if writer is not None:
         writer.close()
 
