@@ -139,19 +139,35 @@ def _has_checkpoint(ops: list[tuple]) -> bool:
     return any(op[0] == "put" for op in ops)
 
 
-class BackgroundSaves:
+class _Saves:
+    """What both kinds of background saves share: the first failed save's error."""
+
+    __slots__ = ("error", "raised")
+
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+        self.raised = False
+
+    def check(self) -> None:
+        """Raise a failed save's error, once."""
+        error = self.error
+        if error is not None and not self.raised:
+            self.raised = True
+            raise error
+
+
+class BackgroundSaves(_Saves):
     """The saves of one loop of a sync run, carried out by its run's writer thread."""
 
-    __slots__ = ("loop", "writer", "submitted", "done", "last_put", "error", "raised")
+    __slots__ = ("loop", "writer", "submitted", "done", "last_put")
 
     def __init__(self, loop: Loop) -> None:
+        super().__init__()
         self.loop = loop
         self.writer = writer_of(loop.run)
         self.submitted = 0
         self.done = 0
         self.last_put = 0  # the ticket of the latest batch holding a checkpoint
-        self.error: BaseException | None = None
-        self.raised = False
 
     def take(self, background: bool) -> bool:
         """Deal with the loop's queued saves: queue them for the writer (`background`),
@@ -162,21 +178,11 @@ class BackgroundSaves:
             self.settle()
         elif checkpoint:
             self.settle(self.last_put)  # at most one checkpoint in flight
-        if self.error is not None:
-            self.loop.io = []
-            if checkpoint:
-                self.check()
-            return True
-        if not background:
-            return False
-        cv = self.writer.cv
-        with cv:  # (reentrant) ops taken and numbered in the order they run
-            ops, self.loop.io = self.loop.io, []
-            if not ops:
-                return True
-            gate = _admit(self.loop, threaded=True)
-            if gate is False:
-                return True  # cancelled: the run writes nothing more
+        with self.writer.cv:  # (reentrant) ops taken and numbered in the order they run
+            taken = _taken(self, background, checkpoint, threaded=True)
+            if not isinstance(taken, tuple):
+                return taken
+            ops, gate = taken
             self.submitted += 1
             if checkpoint:
                 self.last_put = self.submitted
@@ -214,11 +220,28 @@ class BackgroundSaves:
         self.settle()
         self.check()
 
-    def check(self) -> None:
-        error = self.error
-        if error is not None and not self.raised:
-            self.raised = True
-            raise error
+
+def _taken(saves: Any, background: bool, checkpoint: bool, *, threaded: bool
+           ) -> bool | tuple[list[tuple], Any]:
+    """What `take` does with the loop's queued saves once the earlier ones it must wait
+    for are done: True — dealt with (dropped after a failed save, raising its error if
+    they hold a checkpoint; or cancelled; or none), False — write them now, or
+    `(ops, gate)` to queue."""
+    loop = saves.loop
+    if saves.error is not None:
+        loop.io = []
+        if checkpoint:
+            saves.check()
+        return True
+    if not background:
+        return False
+    ops, loop.io = loop.io, []
+    if not ops:
+        return True
+    gate = _admit(loop, threaded=threaded)
+    if gate is False:
+        return True  # cancelled: the run writes nothing more
+    return ops, gate
 
 
 def _admit(loop: Loop, *, threaded: bool) -> Any:
@@ -241,17 +264,16 @@ def _admit(loop: Loop, *, threaded: bool) -> Any:
 _keys = itertools.count()
 
 
-class AsyncBackgroundSaves:
+class AsyncBackgroundSaves(_Saves):
     """The saves of one loop of an async run: a chain of asyncio tasks on its event loop."""
 
-    __slots__ = ("loop", "last", "last_put", "error", "raised")
+    __slots__ = ("loop", "last", "last_put")
 
     def __init__(self, loop: Loop) -> None:
+        super().__init__()
         self.loop = loop
         self.last: asyncio.Future[None] | None = None
         self.last_put: asyncio.Future[None] | None = None
-        self.error: BaseException | None = None
-        self.raised = False
 
     async def take(self, background: bool) -> bool:
         """`BackgroundSaves.take`, awaited."""
@@ -260,19 +282,10 @@ class AsyncBackgroundSaves:
             await self.settle(self.last)
         elif checkpoint:
             await self.settle(self.last_put)
-        if self.error is not None:
-            self.loop.io = []
-            if checkpoint:
-                self.check()
-            return True
-        if not background:
-            return False
-        ops, self.loop.io = self.loop.io, []
-        if not ops:
-            return True
-        gate = _admit(self.loop, threaded=False)
-        if gate is False:
-            return True
+        taken = _taken(self, background, checkpoint, threaded=False)
+        if not isinstance(taken, tuple):
+            return taken
+        ops, gate = taken
         self.last = asyncio.ensure_future(self._save(self.last, ops, gate))
         if checkpoint:
             self.last_put = self.last
@@ -305,9 +318,3 @@ class AsyncBackgroundSaves:
     async def wait(self) -> None:
         await self.settle(self.last)
         self.check()
-
-    def check(self) -> None:
-        error = self.error
-        if error is not None and not self.raised:
-            self.raised = True
-            raise error
