@@ -20,7 +20,8 @@ Shapes (nodes are trivial, ``x += 1``-style, so the engine's own cost dominates)
   reading the state and writing one key.
 - ``messages``: ``bench_messages.py``'s graph (one node whose chat model streams 1,000
   tokens, then 3,000), ``stream(..., stream_mode="messages")`` consumed; the figure is per
-  *token*: (instr(3,000 tokens) - instr(1,000 tokens)) / (K * 2,000).
+  *token*: (instr(3,000 tokens) - instr(1,000 tokens)) / ((K + 1) * 2,000), the warm-up
+  call included.
   ``--engine floor`` measures the callback floor instead (the same model invoked with one
   no-op streaming handler, no graph): an engine's own work per token is its figure minus
   the floor's. Instructions count every thread's work but not the cost of switching
@@ -178,7 +179,8 @@ def main() -> None:
         if shape == "messages":
             base, where = _instructions(shape, args.k, args.engine, TOKENS[0])
             more, _ = _instructions(shape, args.k, args.engine, TOKENS[1])
-            unit, per = "token", TOKENS[1] - TOKENS[0]
+            # the warm-up call streams its tokens too: k + 1 calls at each size
+            unit, per = "token", (TOKENS[1] - TOKENS[0]) * (args.k + 1) / args.k
         else:
             base, where = _instructions(shape, 0, args.engine)
             more, _ = _instructions(shape, args.k, args.engine)
