@@ -89,10 +89,11 @@ class _Writer:
                         with _IDLE_LOCK:
                             _IDLE.append(self)
                     if not cv.wait(_IDLE_EXIT) and not jobs:
+                        # unused for a while (free, or its run went quiet): the thread
+                        # ends; a later submit starts another
                         with _IDLE_LOCK:
-                            if self not in _IDLE:
-                                continue  # a run has just taken it: its jobs are coming
-                            _IDLE.remove(self)
+                            if self in _IDLE:
+                                _IDLE.remove(self)
                         self.thread = None
                         return
                 job = jobs.popleft()

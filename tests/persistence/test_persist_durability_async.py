@@ -376,3 +376,34 @@ async def test_async_runs_overlap_saves_with_the_next_step_on_an_async_saver(tmp
     assert out["log"] == ["a", "b"]
     assert watch.saw_next_node[1] is True  # a's checkpoint was saved while b ran
     assert latest is not None and latest.metadata["step"] == 2
+
+
+def test_writer_threads_are_reused_by_later_runs_and_end_when_unused(tmp_path, monkeypatch):
+    import lgnb.pregel._background as background
+
+    monkeypatch.setattr(background, "_IDLE_EXIT", 0.2)
+
+    def writers() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "lgnb-saves" and t.is_alive()]
+
+    for idle in list(background._IDLE):  # writers left by earlier tests: wait anew, shorter
+        with idle.cv:
+            idle.cv.notify_all()
+    deadline = time.monotonic() + 5
+    while writers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert writers() == []
+    with _saver(tmp_path, Watch()) as saver:
+        graph = _chain(saver, Watch(), ["a", "b"])
+        for i in range(5):  # one after the other: one writer serves them all
+            graph.invoke({"log": []}, {"configurable": {"thread_id": f"t{i}"}}, durability="async")
+        assert len(writers()) <= 1
+        # a run its caller stopped reading but did not close keeps its writer: the
+        # thread still ends once unused
+        paused = graph.stream({"log": []}, {"configurable": {"thread_id": "paused"}}, durability="async")
+        next(paused)
+        deadline = time.monotonic() + 5
+        while writers() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert writers() == []
+        assert [c for c in paused] == [{"b": {"log": ["b"]}}]  # and it goes on when read again
