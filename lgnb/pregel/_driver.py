@@ -109,6 +109,12 @@ def flush_io(loop: Loop) -> None:
     """Carry out queued checkpoint saves with a sync saver: now, or in the background
     while slow tasks run (durability "async": `_in_background`)."""
     if loop.io:
+        if loop.driven_async:
+            # a sync `@task` call's worker thread of an async run: its writes are saved
+            # here and now, beside the run's own asyncio chain (savers key writes by
+            # checkpoint id, so they need not wait for it)
+            answer(_flushing(loop))
+            return
         saves = loop.background
         background = _in_background(loop)
         if saves is None and background:
@@ -488,6 +494,7 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
     run = loop.run
     runtime = run.runtime_for(loop)
     loop.runtime = runtime
+    loop.driven_async = ex.is_async
     flush = (flush_io, aflush_io, (loop,))  # asked for only when I/O is queued
     exc: BaseException | None = None
     tracing = run.tracing

@@ -127,8 +127,10 @@ class Loop(ResumeMixin):
         self.config = config
         self.checkpointer = checkpointer
         self.durability = durability
-        # durability "async": the saves written in the background (`_background`)
+        # durability "async": the saves written in the background (`_background`), by
+        # the async driver's kind when `driven_async` (set by the driver that runs it)
         self.background: Any = None
+        self.driven_async = False
         self.ns = ns
         self.ns_tuple: tuple[str, ...] = tuple(ns.split(NS_SEP)) if ns else ()
         self.is_nested = is_nested

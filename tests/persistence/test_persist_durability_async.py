@@ -407,3 +407,38 @@ def test_writer_threads_are_reused_by_later_runs_and_end_when_unused(tmp_path, m
             time.sleep(0.05)
         assert writers() == []
         assert [c for c in paused] == [{"b": {"log": ["b"]}}]  # and it goes on when read again
+
+
+@pytest.mark.parametrize("durability", ["sync", "async"])
+async def test_a_sync_entrypoint_run_with_ainvoke_saves_its_tasks_and_resumes(tmp_path, durability):
+    """`ainvoke` of a sync entrypoint: its body and its `@task` calls run on worker
+    threads, which save the calls' writes themselves while the run's own saves are on
+    its asyncio chain (they used to meet in a writer the event loop then waited on)."""
+    from lgnb.func import entrypoint, task
+    from lgnb.types import Command
+
+    calls: list[int] = []
+
+    @task
+    def slow(x: int) -> int:
+        calls.append(x)
+        time.sleep(0.003)
+        return 2 * x
+
+    async with AsyncSqliteSaver.from_conn_string(tmp_path / "threads.sqlite") as saver:
+
+        @entrypoint(checkpointer=saver)
+        def main(xs: list[int]) -> list[Any]:
+            out: list[Any] = []
+            for x in xs:
+                out.extend([slow(x).result(), interrupt(f"after {x}?")])
+            return out
+
+        for thread in ("a", "b"):  # the second thread's run knows `slow` is slow
+            cfg = {"configurable": {"thread_id": thread}}
+            await main.ainvoke([1, 2, 3], cfg, durability=durability)
+            for answer in ("x", "y"):
+                await asyncio.wait_for(main.ainvoke(Command(resume=answer), cfg, durability=durability), 20)
+            out = await asyncio.wait_for(main.ainvoke(Command(resume="z"), cfg, durability=durability), 20)
+            assert out == [2, "x", 4, "y", 6, "z"]
+    assert calls == [1, 2, 3, 1, 2, 3]  # each call ran once per thread: its saved result was found
