@@ -127,6 +127,9 @@ def flush_io(loop: Loop) -> None:
 async def aflush_io(loop: Loop) -> None:
     """Carry out queued checkpoint saves with an async saver (see `flush_io`)."""
     if loop.io:
+        if not loop.driven_async:  # an async `@task` call of a sync run: as in `flush_io`
+            await aanswer(_flushing(loop))
+            return
         saves = loop.background
         background = _in_background(loop)
         if saves is None and background:
