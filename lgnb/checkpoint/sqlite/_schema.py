@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from typing import Literal
 
 from lgnb.checkpoint.sqlite._errors import (
@@ -173,6 +174,31 @@ def database_label(conn: sqlite3.Connection) -> str:
     return "<sqlite connection>"
 
 
+def _use_wal(conn: sqlite3.Connection, busy_timeout: float) -> None:
+    """Switch the file to WAL mode (kept in the file: a no-op once done).
+
+    SQLite answers `PRAGMA journal_mode = WAL` with "database is locked" at once,
+    without waiting on the busy timeout, while another connection holds a lock on a file
+    still in rollback mode — e.g. two processes (two kernels) opening one new file at the
+    same moment. So the switch is retried until `busy_timeout` runs out, as any other
+    statement would wait.
+    """
+    deadline = time.monotonic() + busy_timeout
+    delay = 0.001
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+
 def prepare(
     conn: sqlite3.Connection, *, busy_timeout: float, synchronous: Synchronous
 ) -> None:
@@ -190,7 +216,7 @@ def prepare(
     label = database_label(conn)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        _use_wal(conn, busy_timeout)
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         conn.execute("BEGIN IMMEDIATE")
         old = _version(conn)
