@@ -82,6 +82,8 @@ def updates_writer(output_keys: list[str], *, root: bool, node_name: str) -> Cal
     def writer(task: Task, value: Any) -> Any:
         # a returned dict, the common case, without a second call
         if type(value) is dict:
+            if key_set.issuperset(value):  # only state keys (the usual): no comprehension
+                return list(value.items())
             return [(k, v) for k, v in value.items() if k in key_set]
         return from_value(value)
 

@@ -22,6 +22,7 @@ from lgnb._internal.missing import MISSING
 from lgnb.channels.base import BaseChannel
 from lgnb.channels.ephemeral_value import EphemeralValue
 from lgnb.channels.last_value import LastValue
+from lgnb.channels.topic import Topic
 from lgnb.pregel._node import PregelNode
 from lgnb.pregel._task import Task
 from lgnb.types import Send
@@ -63,6 +64,11 @@ class Versions:
         return self.current
 
 
+def int_next_version(current: Any, _: None) -> int:
+    """Channel versions without a checkpointer: 1, 2, 3, ..."""
+    return 1 if current is None else current + 1
+
+
 def apply_writes(
     versions: Versions,
     channels: Mapping[str, BaseChannel],
@@ -102,10 +108,15 @@ def apply_writes(
                     consumed.append(chan)
     # the version this step's changes get; the running maximum moves only if one is
     # used (as LangGraph, which derives it from the highest version each time)
-    next_version = versions.next_version(versions.current, None)
+    current = versions.current
+    if versions.next_version is int_next_version:  # no checkpointer: plain counters, inline
+        next_version = 1 if current is None else current + 1
+    else:
+        next_version = versions.next_version(current, None)
     moved = changed  # empty on entry (see above): no set of its own per step
     for chan in consumed:
-        if channels[chan].consume():
+        ch = channels[chan]
+        if type(ch) is not EphemeralValue and ch.consume():  # an edge's trigger never consumes
             cv[chan] = next_version
             moved.add(chan)
     # group writes by channel, keeping task order
@@ -196,8 +207,9 @@ def plan_tasks(
 
     `make_id` makes task ids (`legacy_task_id` for a format-1 checkpoint)."""
     tasks: list[Task] = []
+    step_text = str(step)
     topic = channels.get(TASKS)
-    if topic is not None and topic.is_available():
+    if topic is not None and (topic.values if type(topic) is Topic else topic.is_available()):
         for idx, packet in enumerate(topic.get()):
             if not isinstance(packet, Send):
                 if type(packet).__name__ != "Send" or not hasattr(packet, "node"):
@@ -210,16 +222,8 @@ def plan_tasks(
                 logger.warning("Ignoring unknown node name %s in pending sends", packet.node)
                 continue
             base_ns = f"{parent_ns}{NS_SEP}{packet.node}" if parent_ns else packet.node
-            tid = make_id(checkpoint_id, base_ns, str(step), packet.node, PUSH, str(idx))
-            task = Task(
-                id=tid,
-                name=packet.node,
-                path=(PUSH, idx),
-                input=packet.arg,
-                node=node,
-                triggers=PUSH_TRIGGER,
-                ns=f"{base_ns}{NS_END}{tid}",
-            )
+            tid = make_id(checkpoint_id, base_ns, step_text, packet.node, PUSH, str(idx))
+            task = Task(tid, packet.node, (PUSH, idx), packet.arg, node, PUSH_TRIGGER, f"{base_ns}{NS_END}{tid}")
             if packet.timeout is not None:
                 task.timeout = packet.timeout
             tasks.append(task)
@@ -239,27 +243,18 @@ def plan_tasks(
         node = nodes[name]
         seen = versions.seen.get(name)
         for chan in node.triggers:  # versions first: cheaper than asking the channel
-            if (seen is None or (chan in cv and (chan not in seen or cv[chan] > seen[chan]))) and channels[
-                chan
-            ].is_available():
-                break
+            if seen is None or (chan in cv and (chan not in seen or cv[chan] > seen[chan])):
+                ch = channels[chan]
+                # an edge's trigger (EphemeralValue) holds a value unless MISSING: inline
+                if ch.value is not MISSING if type(ch) is EphemeralValue else ch.is_available():
+                    break
         else:
             continue
         triggers = tuple(sorted(node.triggers))
         base_ns = f"{parent_ns}{NS_SEP}{name}" if parent_ns else name
-        tid = make_id(checkpoint_id, base_ns, str(step), name, PULL, *triggers)
+        tid = make_id(checkpoint_id, base_ns, step_text, name, PULL, *triggers)
         value = read_input(node)
         if value is missing:
             continue
-        tasks.append(
-            Task(
-                id=tid,
-                name=name,
-                path=(PULL, name),
-                input=value,
-                node=node,
-                triggers=triggers,
-                ns=f"{base_ns}{NS_END}{tid}",
-            )
-        )
+        tasks.append(Task(tid, name, (PULL, name), value, node, triggers, f"{base_ns}{NS_END}{tid}"))
     return tasks

@@ -34,6 +34,7 @@ from collections.abc import AsyncIterator, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
+from lgnb._internal.constants import NO_WRITES
 from lgnb._internal.context import TaskContext
 from lgnb.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from lgnb.pregel._background import AsyncBackgroundSaves, BackgroundSaves, close_writer
@@ -45,7 +46,7 @@ from lgnb.pregel._lifecycle import aon_interrupt, aon_resume, on_interrupt, on_r
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._migrate import save_request
 from lgnb.pregel._program import Program, aanswer, answer
-from lgnb.pregel._runner import arun_task, commit_writes, run_task, task_program
+from lgnb.pregel._runner import CONTROL_WRITES, arun_task, commit_writes, run_task, task_program
 from lgnb.pregel._task import Task
 from lgnb.pregel._trace import graph_ended, graph_started
 
@@ -96,9 +97,13 @@ def _in_background(loop: Loop) -> bool:
     """Durability "async" and a task not known to be quick is about to run or running:
     its saves overlap that task. Beside quick tasks (or none) a hand-off to the writer
     costs more than it hides, so they are saved at once, after any still in the
-    background (`lgnb.pregel._background`)."""
+    background (`lgnb.pregel._background`). Node-cache writes are never deferred: the
+    next call of a cached `@task` in this run must find the value (as in LangGraph)."""
     if loop.durability != "async" or loop.checkpointer is None:
         return False
+    for op in loop.io:
+        if op[0] == "cache_set":
+            return False
     for task in list(loop.tasks.values()):  # (a `@task` call may add one meanwhile)
         if not task.writes and not known_quick(task.node):
             return True
@@ -246,12 +251,18 @@ def _commit(
 ) -> Task | None:
     """Record a finished task; a failure goes to `errors`, or to the node's error
     handler, whose task (to run in this step) is returned."""
-    if exc is not None and not isinstance(exc, GraphBubbleUp) and hasattr(exc, "add_note"):
+    if exc is None:
+        writes = task.writes
+        for c, _ in writes:  # `commit_writes(task, None)`, inline: once per task
+            if c not in CONTROL_WRITES:
+                break
+        else:
+            writes.append((NO_WRITES, None))
+        loop.put_writes(task, writes)
+        return None
+    if not isinstance(exc, GraphBubbleUp) and hasattr(exc, "add_note"):
         exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
     writes = commit_writes(task, exc)
-    if exc is None:
-        loop.put_writes(task, writes)  # type: ignore[arg-type]
-        return None
     handler = handler_task(loop, task, exc) if handles(task, exc) else None
     if handler is not None and writes is not None:
         writes.append((ERROR_SOURCE_NODE, task.name))
@@ -370,7 +381,8 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
         yield from _inline(loop, runtime, tasks, errors)
     else:
         yield from _concurrently(loop, runtime, tasks, ex, errors)
-    _raise_step_errors(errors)
+    if errors:
+        _raise_step_errors(errors)
 
 
 def _inline(loop: Loop, runtime: Any, tasks: list[Task], errors: list[BaseException]

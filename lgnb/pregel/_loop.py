@@ -38,7 +38,7 @@ from lgnb.errors import (
     EmptyInputError,
     GraphInterrupt,
 )
-from lgnb.pregel._algo import Versions, apply_writes, plan_tasks
+from lgnb.pregel._algo import Versions, apply_writes, int_next_version, plan_tasks
 from lgnb.pregel._delta import (
     COUNTERS,
     advance_counters,
@@ -71,6 +71,7 @@ from lgnb.pregel._resume import SAVED_SPECIAL, ResumeMixin
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task, WriteBatch
 from lgnb.pregel._view import StateViews
+from lgnb.runtime import RunControl
 from lgnb.types import Command, Interrupt
 
 if TYPE_CHECKING:
@@ -79,10 +80,6 @@ if TYPE_CHECKING:
 
 __all__ = ("Loop",)
 
-
-
-def _int_next_version(current: Any, _: None) -> int:
-    return 1 if current is None else current + 1
 
 
 def _graph_delta_keys(graph: Any) -> list[str]:
@@ -192,7 +189,7 @@ class Loop(ResumeMixin):
         # the writes the saver already holds (kept alive, so their ids stay theirs)
         self.loaded_writes = list(pending)
         self.loaded_ids = {id(w) for w in pending}
-        next_version = checkpointer.get_next_version if checkpointer else _int_next_version
+        next_version = checkpointer.get_next_version if checkpointer else int_next_version
         self.versions = Versions(
             dict(checkpoint["channel_versions"]),
             {k: dict(v) for k, v in checkpoint["versions_seen"].items()},
@@ -466,7 +463,9 @@ class Loop(ResumeMixin):
         # a drain stops before the step runs; after the breakpoint check, since a resume
         # passes the step's breakpoints and draining in front of one would skip it
         control = self.run.control
-        if control is not None and control.drain_requested:
+        if control is not None and (
+            control._drain_reason is not None if type(control) is RunControl else control.drain_requested
+        ):
             self.status = "draining"
             return False
         if self.emits.tasks:
@@ -479,7 +478,12 @@ class Loop(ResumeMixin):
         return True
 
     def _plan_and_emit_checkpoint(self) -> None:
-        self.tasks = {t.id: t for t in self._plan()}
+        planned = self._plan()
+        if len(planned) == 1:  # the common step: no comprehension
+            task = planned[0]
+            self.tasks = {task.id: task}
+        else:
+            self.tasks = {t.id: t for t in planned}
         if self.checkpointer is not None and self.emits.checkpoints:
             self.emit("checkpoints", self._checkpoint_payload())
 
@@ -506,7 +510,11 @@ class Loop(ResumeMixin):
 
     def runnable_tasks(self) -> list[Task]:
         """The step's tasks that still have to run (not restored from saved writes)."""
-        return [t for t in self.tasks.values() if not t.writes]
+        tasks = self.tasks
+        if len(tasks) == 1:  # the common step: no comprehension
+            for task in tasks.values():
+                return [] if task.writes else [task]
+        return [t for t in tasks.values() if not t.writes]
 
     # ------------------------------------------------------------------ writes
     def put_writes(self, task: Task, writes: list[tuple[str, Any]], *, cached: bool = False) -> None:
@@ -625,8 +633,10 @@ class Loop(ResumeMixin):
 
     def _values(self, updated: set[str] | None) -> None:
         """A `values` event when output keys changed (`updated` None: always)."""
-        if updated is not None and not self._touches_output(updated):
-            return
+        if updated is not None:  # (`_touches_output`, inline: once per step)
+            keys = self.output_keys
+            if (keys not in updated) if isinstance(keys, str) else updated.isdisjoint(self.output_key_set):
+                return
         self.values_emitted = True
         if self.emits.values:
             self.emit("values", self.read_output())

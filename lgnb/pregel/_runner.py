@@ -40,34 +40,27 @@ from lgnb.types import Command, RetryPolicy, TimeoutPolicy
 
 __all__ = ("run_task", "arun_task", "task_program", "commit_writes")
 
-def _enter(ctx: TaskContext) -> tuple[Token, Any]:
-    """Make the task current; with callbacks, also LangChain's child config, so a chat
+def _enter_langchain(ctx: TaskContext) -> tuple[Any, Token, Any]:
+    """With callbacks (or tracing): LangChain's child config becomes this task's, so a chat
     model invoked without a config inherits the run's handlers (the messages stream)."""
     global _LC_CONFIG_VAR
-    token = TASK_CTX.set(ctx)
-    lc_token = None
-    if ctx.loop.run.callbacks or ctx.node_run is not None:
-        var = _LC_CONFIG_VAR
-        if var is None:
-            from langchain_core.runnables.config import var_child_runnable_config
+    var = _LC_CONFIG_VAR
+    if var is None:
+        from langchain_core.runnables.config import var_child_runnable_config
 
-            var = _LC_CONFIG_VAR = var_child_runnable_config
-        config = ctx.config if ctx._config is not None else LazyConfig(ctx)
-        tree = enter_run_tree(ctx) if ctx.node_run is not None else None
-        lc_token = (var, var.set(config), tree)
-    return token, lc_token
+        var = _LC_CONFIG_VAR = var_child_runnable_config
+    config = ctx.config if ctx._config is not None else LazyConfig(ctx)
+    tree = enter_run_tree(ctx) if ctx.node_run is not None else None
+    return (var, var.set(config), tree)
 
 
 _LC_CONFIG_VAR: Any = None
 
 
-def _exit(tokens: tuple[Token, Any]) -> None:
-    token, lc_token = tokens
-    if lc_token is not None:
-        if lc_token[2] is not None:
-            exit_run_tree(lc_token[2])
-        lc_token[0].reset(lc_token[1])
-    TASK_CTX.reset(token)
+def _exit_langchain(lc_token: tuple[Any, Token, Any]) -> None:
+    if lc_token[2] is not None:
+        exit_run_tree(lc_token[2])
+    lc_token[0].reset(lc_token[1])
 
 
 def _messages_start(ctx: TaskContext) -> Any:
@@ -197,7 +190,9 @@ def task_program(
     run = ctx.loop.run
     messages = run.messages_handler is not None
     node_run = (yield from node_started(ctx)) if run.tracing else None
-    tokens = _enter(ctx)
+    # the task is current while it runs (`get_config()`, `interrupt()`, ...)
+    token = TASK_CTX.set(ctx)
+    lc_token = _enter_langchain(ctx) if run.callbacks or ctx.node_run is not None else None
     try:
         while True:
             attempt += 1
@@ -243,7 +238,9 @@ def task_program(
                     yield from node_failed(node_run, exc)
                 return exc
     finally:
-        _exit(tokens)
+        if lc_token is not None:
+            _exit_langchain(lc_token)
+        TASK_CTX.reset(token)
 
 
 def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException | None:
@@ -419,7 +416,7 @@ def commit_writes(task: Task, exc: BaseException | None) -> list[tuple[str, Any]
     if exc is None:
         done = task.writes
         for c, _ in done:  # (a loop, not all(): this runs once per task)
-            if c not in _CONTROL_WRITES:
+            if c not in CONTROL_WRITES:
                 return done
         done.append((NO_WRITES, None))
         return done
@@ -438,4 +435,4 @@ def commit_writes(task: Task, exc: BaseException | None) -> list[tuple[str, Any]
     return task.writes
 
 
-_CONTROL_WRITES = frozenset((ERROR, INTERRUPT, RESUME))
+CONTROL_WRITES = frozenset((ERROR, INTERRUPT, RESUME))

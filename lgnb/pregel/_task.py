@@ -30,9 +30,8 @@ class Task:
         "cache_key",
     )
 
-    def __init__(
+    def __init__(  # positional on the hot path (plan_tasks), keywords elsewhere
         self,
-        *,
         id: str,
         name: str,
         path: tuple,

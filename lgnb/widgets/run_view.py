@@ -273,7 +273,11 @@ class Run:
     # -- public API --------------------------------------------------------------
     @property
     def status(self) -> str:
-        return self._status
+        """pending, running, interrupted, done, error or cancelled. Read under the run's
+        lock: a read while the run settles (its last patches and snapshot going to the
+        page) waits for that, so "done" means the view was sent everything."""
+        with self._lock:
+            return self._status
 
     @property
     def result(self) -> Any:

@@ -442,3 +442,40 @@ async def test_a_sync_entrypoint_run_with_ainvoke_saves_its_tasks_and_resumes(tm
             out = await asyncio.wait_for(main.ainvoke(Command(resume="z"), cfg, durability=durability), 20)
             assert out == [2, "x", 4, "y", 6, "z"]
     assert calls == [1, 2, 3, 1, 2, 3]  # each call ran once per thread: its saved result was found
+
+
+@pytest.mark.parametrize("durability", ["async", "sync"])
+def test_a_cached_task_called_again_in_the_same_run_finds_the_value_even_while_saves_are_in_the_background(
+        tmp_path, durability):
+    """A cache write is never deferred to the background writer: the third `square(1)`
+    of the run is served from the cache its first call filled, as in LangGraph — however
+    long the cache takes to store it (here 50 ms, longer than the calls in between)."""
+    from langgraph.cache.memory import InMemoryCache
+
+    from lgnb.func import entrypoint, task
+    from lgnb.types import CachePolicy
+
+    class SlowCache(InMemoryCache):
+        def set(self, pairs: Any) -> None:
+            time.sleep(0.05)
+            super().set(pairs)
+
+    runs: list[int] = []
+
+    @task(cache_policy=CachePolicy())
+    def square(x: int) -> int:
+        runs.append(x)
+        time.sleep(0.002)  # not known to be quick: the run's saves go to the background
+        return x * x
+
+    with SqliteSaver.from_conn_string(tmp_path / "threads.sqlite") as saver:
+
+        @entrypoint(checkpointer=saver, cache=SlowCache())
+        def wf(xs: list[int]) -> list[int]:
+            time.sleep(0.002)
+            return [square(x).result() for x in xs]
+
+        for thread in ("1", "2"):
+            out = wf.invoke([1, 2, 1], {"configurable": {"thread_id": thread}}, durability=durability)
+            assert out == [1, 4, 1]
+    assert runs == [1, 2]  # each value computed once, across both threads
