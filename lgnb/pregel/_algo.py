@@ -115,8 +115,8 @@ def apply_writes(
         next_version = versions.next_version(current, None)
     moved = changed  # empty on entry (see above): no set of its own per step
     for chan in consumed:
-        ch = channels[chan]
-        if type(ch) is not EphemeralValue and ch.consume():  # an edge's trigger never consumes
+        trigger = channels[chan]
+        if type(trigger) is not EphemeralValue and trigger.consume():  # an edge's trigger never consumes
             cv[chan] = next_version
             moved.add(chan)
     # group writes by channel, keeping task order
@@ -244,7 +244,7 @@ def plan_tasks(
         seen = versions.seen.get(name)
         for chan in node.triggers:  # versions first: cheaper than asking the channel
             if seen is None or (chan in cv and (chan not in seen or cv[chan] > seen[chan])):
-                ch = channels[chan]
+                ch: Any = channels[chan]
                 # an edge's trigger (EphemeralValue) holds a value unless MISSING: inline
                 if ch.value is not MISSING if type(ch) is EphemeralValue else ch.is_available():
                     break

@@ -252,13 +252,13 @@ def _commit(
     """Record a finished task; a failure goes to `errors`, or to the node's error
     handler, whose task (to run in this step) is returned."""
     if exc is None:
-        writes = task.writes
-        for c, _ in writes:  # `commit_writes(task, None)`, inline: once per task
+        done = task.writes
+        for c, _ in done:  # `commit_writes(task, None)`, inline: once per task
             if c not in CONTROL_WRITES:
                 break
         else:
-            writes.append((NO_WRITES, None))
-        loop.put_writes(task, writes)
+            done.append((NO_WRITES, None))
+        loop.put_writes(task, done)
         return None
     if not isinstance(exc, GraphBubbleUp) and hasattr(exc, "add_note"):
         exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
