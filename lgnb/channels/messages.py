@@ -53,6 +53,22 @@ def is_plain_add_messages(reducer: Callable[..., Any]) -> bool:
     )
 
 
+_REDUCER: Any = None
+
+
+def _reducer() -> Any:
+    """lgnb.graph.message (the reducer's rules), imported on first use: the graph package
+    imports the channels, not the other way round. Kept in a global, since a function-level
+    `from ... import` costs a failed `__path__` lookup through that module's `__getattr__`
+    on every call — on every write of a conversation."""
+    global _REDUCER
+    if _REDUCER is None:
+        from lgnb.graph import message
+
+        _REDUCER = message
+    return _REDUCER
+
+
 class MessagesChannel(BinaryOperatorAggregate):
     """A `messages: Annotated[list, add_messages]` key that keeps its id index.
 
@@ -117,12 +133,11 @@ class MessagesChannel(BinaryOperatorAggregate):
 
     # ------------------------------------------------------------------ merge
     def _rebuild(self) -> list:
-        from lgnb.graph.message import _as_message_list, _new_id
-
-        current = _as_message_list(self.value)
+        m = _reducer()
+        current = m._as_message_list(self.value)
         for msg in current:
             if msg.id is None:
-                msg.id = _new_id()
+                msg.id = m._new_id()
         self.value = current
         self._own = {msg.id: pos for pos, msg in enumerate(current)}
         self._shared = None
@@ -139,13 +154,12 @@ class MessagesChannel(BinaryOperatorAggregate):
     def _merge(self, right: Any) -> None:
         """`self.value = add_messages(self.value, right)`, in O(len(right))."""
 
-        from lgnb.graph.message import _as_message_list, _new_id, _remove_all_cut, merge_by_id
-
-        update = _as_message_list(right)
+        m = _reducer()
+        update = m._as_message_list(right)
         for msg in update:
             if msg.id is None:
-                msg.id = _new_id()
-        cut = _remove_all_cut(update)
+                msg.id = m._new_id()
+        cut = m._remove_all_cut(update)
         if cut >= 0:
             self.value = update[cut + 1 :]
             self._reset_index()
@@ -153,7 +167,7 @@ class MessagesChannel(BinaryOperatorAggregate):
         current = self.value if self._own is not None else self._rebuild()
         own = self._own
         assert own is not None
-        merged, removed = merge_by_id(list(current), update, self._find, own.__setitem__)
+        merged, removed = m.merge_by_id(list(current), update, self._find, own.__setitem__)
         if removed:
             self._reset_index()
         self.value = merged

@@ -537,7 +537,9 @@ class Loop(ResumeMixin):
             pending.extend([(tid, c, v) for c, v in writes])
         if self.checkpointer is not None:
             self._save_writes(task.id, writes, _path_str(task.path))
-        self._output_writes(task, writes, cached=cached)
+        emits = self.emits
+        if emits.updates or emits.tasks or emits.values or writes[0][0] == INTERRUPT:
+            self._output_writes(task, writes, cached=cached)
         if self.recorder is not None:
             self.recorder.task_done(task, writes, cached)
         if not cached and task.cache_key is not None:
