@@ -199,8 +199,15 @@ def main(argv: list[str] | None = None) -> int:
         except EngineUnavailable as exc:
             print(f"{name}: not available ({exc})")
     benches = {"messages": bench_messages, "wide": bench_wide, "fanout": bench_fanout}
-    for name in args.only.split(","):
-        for label, value in benches[name.strip()](engines, args.reps).items():
+    names = [n.strip() for n in args.only.split(",")]
+    unknown = [n for n in names if n not in benches]
+    if unknown:
+        raise SystemExit(
+            f"--only {','.join(unknown)}: no such bench; choose from {', '.join(benches)} "
+            "(the values/invoke ratio is part of 'wide')"
+        )
+    for name in names:
+        for label, value in benches[name](engines, args.reps).items():
             print(f"{label:40s} {value:10.2f}")
     return 0
 

@@ -453,7 +453,8 @@ class Loop(ResumeMixin):
         if not self.tasks:
             self.status = "done"
             return False
-        if self.pending:
+        reapplied = bool(self.pending)  # only saved writes give a task writes before it runs
+        if reapplied:
             self._reapply_pending_writes()
         if self.recorder is not None:
             self.recorder.plan()
@@ -472,9 +473,10 @@ class Loop(ResumeMixin):
             for task in self.tasks.values():
                 if not task.node.hidden:
                     self.emit("tasks", task_start_payload(task))
-        for task in self.tasks.values():
-            if task.writes:
-                self._output_writes(task, task.writes, cached=True)
+        if reapplied:
+            for task in self.tasks.values():
+                if task.writes:
+                    self._output_writes(task, task.writes, cached=True)
         return True
 
     def _plan_and_emit_checkpoint(self) -> None:
