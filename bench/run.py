@@ -363,6 +363,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.json:  # before the run, not after it: bench/out/ is not in a fresh clone
+        try:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise SystemExit(f"--json {args.json}: cannot create its folder ({e})") from e
     wanted = [e.strip() for e in args.engines.split(",") if e.strip()]
     loaded = []
     print(f"lgnb bench: Python {platform.python_version()} on {platform.machine()}, "

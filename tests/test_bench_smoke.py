@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -28,9 +29,14 @@ def test_bench_quick_langgraph_only():
     assert "Ratios" in p.stdout
 
 
-def test_bench_quick_all_engines_never_crashes():
+def test_bench_quick_all_engines_never_crashes_and_writes_its_json_into_a_new_folder(tmp_path):
     # lgnb may be unavailable or incomplete: the bench reports that and still finishes.
-    p = run_bench()
+    # --json into a folder that does not exist yet (bench/out/ is not in a fresh clone)
+    out = tmp_path / "out" / "r.json"
+    p = run_bench("--json", str(out))
     assert p.returncode == 0, p.stdout + p.stderr
     assert "langgraph: " in p.stdout
     assert "lgnb: " in p.stdout
+    results = json.loads(out.read_text())
+    assert results["meta"]["quick"] is True
+    assert set(results["meta"]["engines"]) == {"langgraph", "lgnb"}
