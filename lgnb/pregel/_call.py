@@ -329,15 +329,13 @@ def _start_threaded(loop: Loop, task: Task, ctx: TaskContext, policies: Any) -> 
     from lgnb.pregel._runner import run_task
 
     fut: Future = SyncAsyncFuture()
-    is_async_driver = bool(loop.__dict__.get("async_driver"))
 
     def work() -> None:
         try:
             exc = run_task(ctx, policies)
             _commit(loop, task, exc)
-            if not is_async_driver:
-                with _lock(loop):
-                    flush_io(loop)
+            with _lock(loop):  # this thread saves the call's writes (`flush_io` says how)
+                flush_io(loop)
             value, err = _outcome(task, exc)
         except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
             value, err = None, e
