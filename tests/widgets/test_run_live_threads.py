@@ -314,3 +314,32 @@ async def test_a_token_followed_by_a_quiet_node_reaches_the_page_within_the_flus
                and d["content"].get("kind") == "patches"
                and any(p.get("text") == "first" for p in d["content"]["patches"])]
     assert len(sent_at) == 1 and sent_at[0] < finished[0] - 0.7, (sent_at, finished)
+
+
+async def test_status_reads_done_only_once_the_view_was_sent_everything(
+        recorder: type[_Recorder], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last batch and snapshot leave while the run settles, after its outcome is decided;
+    a cell polling `status` from another thread must not see "done" before they are out
+    (here the final flush is held 300 ms to open that window wide)."""
+    from lgnb.widgets.run_view import Run
+
+    real_flush = Run._flush
+
+    def slow_final_flush(self: Run, snapshot: bool = False) -> None:
+        if snapshot and self._status == "done":
+            time.sleep(0.3)
+        real_flush(self, snapshot)
+
+    monkeypatch.setattr(Run, "_flush", slow_final_flush)
+    lg = _engine("langgraph")
+    text = " ".join(f"w{i:03d}" for i in range(40))
+    model = FakeStreamingChat(replies=[text], chunk_chars=5, delay=0.002)
+    r = run(one_node(lg, lambda s: {"messages": [model.invoke(s["messages"])]}), {"messages": []}, display=False)
+    started = time.monotonic()
+    while r.status != "done" and time.monotonic() - started < 20:
+        time.sleep(0.005)
+    assert r.status == "done"
+    batches = [d["content"] for _, _, d in recorder.log
+               if isinstance(d, dict) and d.get("method") == "custom" and d["content"].get("kind") == "patches"]
+    streamed = "".join(p["text"] for c in batches for p in c["patches"] if p["kind"] == "msg.delta")
+    assert streamed == text
