@@ -214,10 +214,12 @@ async def test_the_view_streams_in_order_from_the_runs_thread_one_sender_at_a_ti
     r = run(one_node(lg, lambda s: {"messages": [model.invoke(s["messages"])]}), {"messages": []}, display=False)
     loop_thread = threading.current_thread().name
     started = time.monotonic()
-    # the page clicks/asks for a snapshot from this thread while the run sends from its own
+    # the page clicks/asks for a snapshot from this thread while the run sends from its own;
+    # 5 a second: each snapshot spends the view's message budget (25/s), and asked every
+    # 50 ms they would leave the run's thread none, so every batch would go out from here
     while r.status == "running" and time.monotonic() - started < 20:
         r._send_snapshot()
-        time.sleep(0.05)
+        time.sleep(0.2)
     assert r.status == "done"
     batches = [(name, at, d["content"]) for name, at, d in recorder.log
                if isinstance(d, dict) and d.get("method") == "custom" and d["content"].get("kind") == "patches"]
