@@ -584,8 +584,9 @@ class _Closed(BaseException):
 
 
 # ---------------------------------------------------------------------- the two drivers
-def drive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Iterator[None]:
-    """Run `loop` to completion, yielding after each task so events can be drained."""
+def drive(loop: Loop, input: Any, *, resuming: bool | None = None, quiet: bool = False) -> Iterator[None]:
+    """Run `loop` to completion, yielding after each task so events can be drained
+    (`quiet`: never yield — for callers that drain nothing, e.g. `invoke`)."""
     program = _run(loop, input, resuming, _THREADS)
     reply: Any = None
     error: BaseException | None = None
@@ -599,7 +600,7 @@ def drive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Iterator[N
             break
         reply = error = None
         if request is _EMIT:
-            if closed:
+            if closed or quiet:
                 continue
             try:
                 yield

@@ -47,7 +47,7 @@ def stream_threaded(
 
     def work() -> None:
         try:
-            for _ in drive(loop, input, resuming=resuming):
+            for _ in drive(loop, input, resuming=resuming, quiet=True):
                 pass
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
             error.append(exc)

@@ -93,7 +93,7 @@ def _opening(graph: Pregel, ctx: TaskContext) -> Program[tuple[Loop, bool]]:
 def run_as_subgraph(graph: Pregel, value: Any, ctx: TaskContext) -> Any:
     """Run this graph as a node of a parent graph; return its output state."""
     loop, resuming = answer(_opening(graph, ctx))
-    for _ in drive(loop, value, resuming=resuming and loop.has_saved):
+    for _ in drive(loop, value, resuming=resuming and loop.has_saved, quiet=True):
         pass
     graph._check_exit(loop, loop.config)
     return loop.output

@@ -777,7 +777,7 @@ class Pregel(CompiledGraphBase):
                 input, config, context, output_keys, interrupt_before, interrupt_after, durability, kwargs
             )
             loop = answer(self._opening(run, loop_kwargs, run_config))
-            for _ in drive(loop, input, resuming=nested_resuming(loop)):
+            for _ in drive(loop, input, resuming=nested_resuming(loop), quiet=True):
                 pass
             self._check_exit(loop, loop.config)
             return self._invoke_result(loop, version)
