@@ -18,6 +18,10 @@ Shapes (nodes are trivial, ``x += 1``-style, so the engine's own cost dominates)
 - ``send``: one step of a 100-way ``Send`` fan-out to a trivial node (``invoke``).
 - ``wide``: 100 nodes in a row over a 1,000-key state (all keys in the input), each node
   reading the state and writing one key.
+- ``react``: ``graphs.react(20)`` (agent with a fake tool-calling chat model <-> a tool
+  node, 41 node executions), ``invoke``; the figure is per node execution.
+  ``--engine floor`` runs the same node functions in a plain Python loop: an engine's own
+  overhead per node is its figure minus the floor's.
 - ``messages``: ``bench_messages.py``'s graph (one node whose chat model streams 1,000
   tokens, then 3,000), ``stream(..., stream_mode="messages")`` consumed; the figure is per
   *token*: (instr(3,000 tokens) - instr(1,000 tokens)) / ((K + 1) * 2,000), the warm-up
@@ -51,9 +55,10 @@ import tempfile
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
-SHAPES = ("chain", "stream", "send", "wide", "messages")
+SHAPES = ("chain", "stream", "send", "wide", "messages", "react")
 NODES = 100
 WIDE_KEYS = 1000
+REACT_TURNS = 20
 TOKENS = (1000, 3000)
 """Tokens per model call in the ``messages`` shape: it runs with each, and the difference
 divided by the extra tokens is the figure, per token (per-call costs cancel out)."""
@@ -76,6 +81,16 @@ def _build(shape: str, engine: str, tokens: int = TOKENS[0]) -> Callable[[], Any
         if engine == "floor":
             return bench_messages.floor_target(tokens)
         return bench_messages.engine_target(engine, tokens)
+    if shape == "react":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import engines
+        import graphs
+
+        spec = graphs.react(REACT_TURNS)
+        if engine == "floor":
+            return spec.floor()
+        built = spec.build(engines.load(engine))
+        return lambda: built.graph.invoke(built.make_input(), built.config)
     graph = importlib.import_module(f"{engine}.graph")
     StateGraph, START, END = graph.StateGraph, graph.START, graph.END
     Send = importlib.import_module(f"{engine}.types").Send
@@ -174,8 +189,8 @@ def main() -> None:
     for shape in args.only.split(","):
         if shape not in SHAPES:
             raise SystemExit(f"unknown shape {shape!r}: choose from {', '.join(SHAPES)}")
-        if args.engine == "floor" and shape != "messages":
-            continue  # the floor is the messages shape's only
+        if args.engine == "floor" and shape not in ("messages", "react"):
+            continue  # only these two shapes have a floor
         if shape == "messages":
             base, where = _instructions(shape, args.k, args.engine, TOKENS[0])
             more, _ = _instructions(shape, args.k, args.engine, TOKENS[1])
@@ -184,7 +199,7 @@ def main() -> None:
         else:
             base, where = _instructions(shape, 0, args.engine)
             more, _ = _instructions(shape, args.k, args.engine)
-            unit, per = "node", NODES
+            unit, per = "node", 2 * REACT_TURNS + 1 if shape == "react" else NODES
         print(f"{shape:8s} {(more - base) / (args.k * per) / 1000:8.1f}k instr/{unit}   ({where})", flush=True)
 
 
