@@ -69,6 +69,15 @@ def _reducer() -> Any:
     return _REDUCER
 
 
+_APPENDABLE: dict[type, bool] = {}
+"""Message classes `_append` takes, by class (filled as they are met)."""
+
+
+def _appendable(cls: type) -> bool:
+    m = _reducer()
+    return m._is_plain_message_type(cls) and not issubclass(cls, m.RemoveMessage)
+
+
 class MessagesChannel(BinaryOperatorAggregate):
     """A `messages: Annotated[list, add_messages]` key that keeps its id index.
 
@@ -116,6 +125,10 @@ class MessagesChannel(BinaryOperatorAggregate):
             values = values[1:]
         seen_overwrite = False
         for value in values:
+            if type(value) is list and self._append_only(value):
+                if not seen_overwrite:
+                    self._append(value)
+                continue
             is_overwrite, new_value = as_overwrite(value)
             if is_overwrite:
                 if seen_overwrite:
@@ -150,6 +163,44 @@ class MessagesChannel(BinaryOperatorAggregate):
             if pos is not None and pos >= self._base:
                 return None  # the owner appended it after this copy was made
         return pos
+
+    def _append_only(self, update: list) -> bool:
+        """Whether `update` can take the common path (`_append`): the index is built and
+        every item is a ready-made message (no chunk, dict or `RemoveMessage`)."""
+        if self._own is None or not update:
+            return False
+        kinds = _APPENDABLE
+        for msg in update:
+            ok = kinds.get(type(msg))
+            if ok is None:
+                ok = kinds[type(msg)] = _appendable(type(msg))
+            if not ok:
+                return False
+        return True
+
+    def _append(self, update: list) -> None:
+        """`_merge` for an update of plain messages (what nodes return): each replaces
+        the message with its id or is appended; one without an id gets a new one."""
+        merged = list(self.value)
+        own = self._own
+        assert own is not None
+        find = self._find
+        new_id = None
+        for msg in update:
+            mid = msg.id
+            if mid is None:
+                if new_id is None:
+                    new_id = _reducer()._new_id
+                mid = msg.id = new_id()
+                pos = None
+            else:
+                pos = find(mid)
+            if pos is None:
+                own[mid] = len(merged)
+                merged.append(msg)
+            else:
+                merged[pos] = msg
+        self.value = merged
 
     def _merge(self, right: Any) -> None:
         """`self.value = add_messages(self.value, right)`, in O(len(right))."""

@@ -28,7 +28,6 @@ steps, so a step costs O(len(right)) plus a list copy however long the
 conversation grows.
 """
 
-import uuid
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Annotated, Any, Literal, Union, cast
@@ -44,6 +43,8 @@ from langchain_core.messages import (
     message_chunk_to_message,
 )
 from typing_extensions import TypedDict
+
+from lgnb._internal.ids import new_uuid4
 
 __all__ = ("add_messages", "MessagesState", "REMOVE_ALL_MESSAGES")
 
@@ -93,7 +94,7 @@ def _missing_id_error(message_id: Any) -> ValueError:
 
 
 def _new_id() -> str:
-    return str(uuid.uuid4())
+    return new_uuid4()
 
 
 def _remove_all_cut(update: list) -> int:

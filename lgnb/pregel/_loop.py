@@ -30,7 +30,7 @@ from lgnb._internal.constants import (
     RESUME,
     TASKS,
 )
-from lgnb._internal.ids import legacy_task_id, new_checkpoint_id, task_id
+from lgnb._internal.ids import legacy_task_id, new_checkpoint_id, task_id, unsaved_task_ids
 from lgnb.channels.base import MISSING
 from lgnb.channels.delta import DeltaSnapshot
 from lgnb.channels.last_value import LastValue
@@ -182,6 +182,8 @@ class Loop(ResumeMixin):
         self.legacy_ids_for = checkpoint["id"] if checkpoint.get("v", 1) < 2 else None
         # ids of this run's unsaved checkpoints (no saver): unique per process is enough
         self.run_key = "" if checkpointer is not None else f"{_random_bits(96):024x}"
+        # ... and its task ids need no hash of them (nothing resumes them)
+        self.unsaved_ids = unsaved_task_ids() if checkpointer is None else None
         self.checkpoint_id_saved = checkpoint["id"] if saved is not None else None
         self.checkpoint_ts = checkpoint.get("ts")
         self.metadata = metadata
@@ -404,7 +406,9 @@ class Loop(ResumeMixin):
             updated_channels=self.updated_channels,
             read_input=self._read_input,
             missing=MISSING,
-            make_id=legacy_task_id if self.checkpoint_id == self.legacy_ids_for else task_id,
+            make_id=self.unsaved_ids or (
+                legacy_task_id if self.checkpoint_id == self.legacy_ids_for else task_id
+            ),
         )
 
     def _apply(self, tasks: Sequence[Any]) -> set[str]:
