@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from lgnb._internal.callable import NodeCallable
@@ -17,7 +17,7 @@ __all__ = ("Branch",)
 class Branch:
     """`add_conditional_edges(source, path, path_map)` compiled for the runtime."""
 
-    __slots__ = ("path", "call", "ends", "input_schema", "name")
+    __slots__ = ("path", "call", "ends", "input_schema", "name", "_routes")
 
     def __init__(
         self,
@@ -36,6 +36,7 @@ class Branch:
         else:
             self.ends = _ends_from_return_hint(path)
         self.input_schema = _first_param_schema(path)
+        self._routes: dict[Any, tuple[tuple[str, Any], ...]] | None = None
 
     def destinations(self, result: Any) -> list[Send | str]:
         """Map the path function's return value to node names / Sends."""
@@ -57,7 +58,15 @@ class Branch:
             raise InvalidUpdateError("Cannot send a packet to the END node")
         return dests
 
-    def writes(self, result: Any) -> list[tuple[str, Any]]:
+    def writes(self, result: Any) -> Sequence[tuple[str, Any]]:
+        """The scheduling writes of the path function's return value (read-only)."""
+        if type(result) is str or type(result) is bool:  # one path_map key: the usual
+            routes = self._routes
+            if routes is None:
+                routes = self._routes = self._route_table()
+            found = routes.get(result)
+            if found is not None:
+                return found
         out: list[tuple[str, Any]] = []
         for dest in self.destinations(result):
             if isinstance(dest, Send):
@@ -65,6 +74,15 @@ class Branch:
             elif dest != END:
                 out.append((f"branch:to:{dest}", None))
         return out
+
+    def _route_table(self) -> dict[Any, tuple[tuple[str, Any], ...]]:
+        """`writes` of each path_map key that names a valid destination, made once
+        (the others take the general path, which raises its error)."""
+        table: dict[Any, tuple[tuple[str, Any], ...]] = {}
+        for key, dest in (self.ends or {}).items():
+            if isinstance(dest, str) and dest and dest != START:
+                table[key] = () if dest == END else ((f"branch:to:{dest}", None),)
+        return table
 
     @property
     def is_async(self) -> bool:

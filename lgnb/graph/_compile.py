@@ -223,11 +223,16 @@ def fresh_read(loop: Any, task: Task, reads: list[str] | str, managed: dict[str,
     written: dict[str, list[Any]] = {}
     for c, v in task.writes:
         if c in wanted:
-            written.setdefault(c, []).append(v)
+            vals = written.get(c)
+            if vals is None:
+                written[c] = [v]
+            else:
+                vals.append(v)
     state = loop.state
     value = {k: state[k] for k in reads if k in state}
+    channels = loop.channels
     for c, vals in written.items():
-        ch = loop.channels[c].copy()
+        ch = channels[c].copy()
         ch.update(vals)
         if ch.is_available():
             value[c] = ch.get()
