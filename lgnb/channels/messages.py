@@ -70,7 +70,7 @@ def _reducer() -> Any:
 
 
 _APPENDABLE: dict[type, bool] = {}
-"""Message classes `_append` takes, by class (filled as they are met)."""
+"""Message classes `_appended` takes, by class (filled as they are met)."""
 
 
 def _appendable(cls: type) -> bool:
@@ -125,10 +125,11 @@ class MessagesChannel(BinaryOperatorAggregate):
             values = values[1:]
         seen_overwrite = False
         for value in values:
-            if type(value) is list and self._append_only(value):
-                if not seen_overwrite:
-                    self._append(value)
-                continue
+            if type(value) is list and not seen_overwrite and self._own is not None:
+                merged = self._appended(value, self._own)  # the common update
+                if merged is not None:
+                    self.value = merged
+                    continue
             is_overwrite, new_value = as_overwrite(value)
             if is_overwrite:
                 if seen_overwrite:
@@ -164,27 +165,31 @@ class MessagesChannel(BinaryOperatorAggregate):
                 return None  # the owner appended it after this copy was made
         return pos
 
-    def _append_only(self, update: list) -> bool:
-        """Whether `update` can take the common path (`_append`): the index is built and
-        every item is a ready-made message (no chunk, dict or `RemoveMessage`)."""
-        if self._own is None or not update:
-            return False
+    def value_after(self, update: Any) -> list | None:
+        """The value one write of `update` would give, this channel left as it is (a
+        conditional edge's fresh read, without copying the channel); None when
+        `update` is not the common case: copy the channel and `update` the copy."""
+        if type(update) is not list or self._own is None:
+            return None
+        return self._appended(update, {})
+
+    def _appended(self, update: list, record: dict[Any, int]) -> list | None:
+        """The new list when `update` holds only ready-made messages (no chunk, dict
+        or `RemoveMessage`) and the index is built, else None: each message replaces
+        the one with its id or is appended (its position noted in `record`); one
+        without an id gets a new one, in place, as `add_messages` does."""
+        if not update:
+            return None
         kinds = _APPENDABLE
         for msg in update:
             ok = kinds.get(type(msg))
             if ok is None:
                 ok = kinds[type(msg)] = _appendable(type(msg))
             if not ok:
-                return False
-        return True
-
-    def _append(self, update: list) -> None:
-        """`_merge` for an update of plain messages (what nodes return): each replaces
-        the message with its id or is appended; one without an id gets a new one."""
+                return None
         merged = list(self.value)
-        own = self._own
-        assert own is not None
         find = self._find
+        local = record is not self._own  # positions appended here are in `record` only
         new_id = None
         for msg in update:
             mid = msg.id
@@ -194,13 +199,15 @@ class MessagesChannel(BinaryOperatorAggregate):
                 mid = msg.id = new_id()
                 pos = None
             else:
-                pos = find(mid)
+                pos = record.get(mid) if local else None
+                if pos is None:
+                    pos = find(mid)
             if pos is None:
-                own[mid] = len(merged)
+                record[mid] = len(merged)
                 merged.append(msg)
             else:
                 merged[pos] = msg
-        self.value = merged
+        return merged
 
     def _merge(self, right: Any) -> None:
         """`self.value = add_messages(self.value, right)`, in O(len(right))."""

@@ -15,6 +15,7 @@ from lgnb._internal.callable import NodeCallable
 from lgnb._internal.constants import END, ROOT, START, TAG_HIDDEN
 from lgnb._internal.context import current_task
 from lgnb.channels.ephemeral_value import EphemeralValue
+from lgnb.channels.messages import MessagesChannel
 from lgnb.channels.last_value import LastValueAfterFinish
 from lgnb.channels.named_barrier_value import (
     NamedBarrierValue,
@@ -232,7 +233,13 @@ def fresh_read(loop: Any, task: Task, reads: list[str] | str, managed: dict[str,
     value = {k: state[k] for k in reads if k in state}
     channels = loop.channels
     for c, vals in written.items():
-        ch = channels[c].copy()
+        ch = channels[c]
+        if type(ch) is MessagesChannel and len(vals) == 1:  # a node's new messages
+            after = ch.value_after(vals[0])
+            if after is not None:
+                value[c] = after
+                continue
+        ch = ch.copy()
         ch.update(vals)
         if ch.is_available():
             value[c] = ch.get()

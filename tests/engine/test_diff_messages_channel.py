@@ -204,7 +204,8 @@ def _snapshot(value):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_channel_and_its_copies_match_langgraph_add_messages_on_random_histories(seed):
-    """The loop's channel and fresh-read copies (which borrow its index) give what
+    """The loop's channel, its `value_after` (a fresh read without a copy) and
+    fresh-read copies (which borrow its index) give what
     LangGraph's reducer gives through appends, replacements, removals (also of an id
     added earlier in the same update), unknown-id errors, REMOVE_ALL_MESSAGES and a
     history restored from a checkpoint with a duplicate id."""
@@ -218,13 +219,19 @@ def test_channel_and_its_copies_match_langgraph_add_messages_on_random_histories
     ch = spec.from_checkpoint([HumanMessage("h", id="h"), AIMessage("h dup", id="h")])
     ref = list(ch.get())
     copies: list = []  # (a copy of the channel made at some step, LangGraph's value for it)
-    errors = 0
+    errors = peeked = 0
     for step in range(80):
         if rng.random() < 0.5:
             copies.append((ch.copy(), list(ref)))
         update = _random_update(rng, _ids_of(ref), step)
-        got = _apply(ch, update)  # assigns missing ids in place
+        before = _snapshot(ch.get())
+        peek = ch.value_after(update)  # a fresh read's value; assigns missing ids in place
+        assert _snapshot(ch.get()) == before, (seed, step)  # the channel is left as it was
+        got = _apply(ch, update)
         expected = capture(partial(ref_add, ref, update))
+        if peek is not None:
+            peeked += 1
+            assert _snapshot(peek) == _snapshot(expected), (seed, step)
         if isinstance(expected, tuple):
             errors += 1
             assert got[0] == "raises" and "doesn't exist" in got[2], (seed, step, got)
@@ -241,3 +248,4 @@ def test_channel_and_its_copies_match_langgraph_add_messages_on_random_histories
                 assert _snapshot(got) == _snapshot(expected), (seed, step)
                 base[:] = expected
     assert len(ref) > 3 or errors  # the walk did something
+    assert peeked  # ... and took value_after's path (updates without a RemoveMessage)
