@@ -15,15 +15,15 @@ from lgnb._internal.callable import NodeCallable
 from lgnb._internal.constants import END, ROOT, START, TAG_HIDDEN
 from lgnb._internal.context import current_task
 from lgnb.channels.ephemeral_value import EphemeralValue
-from lgnb.channels.messages import MessagesChannel
 from lgnb.channels.last_value import LastValueAfterFinish
+from lgnb.channels.messages import MessagesChannel
 from lgnb.channels.named_barrier_value import (
     NamedBarrierValue,
     NamedBarrierValueAfterFinish,
 )
 from lgnb.graph._branch import Branch
 from lgnb.graph._schema import schema_mapper
-from lgnb.graph._writers import control_writer, updates_writer
+from lgnb.graph._writers import updates_writer
 from lgnb.graph.state import CompiledStateGraph, StateGraph
 from lgnb.managed import is_managed_value
 from lgnb.pregel._node import PregelNode, check_timeout_supported
@@ -84,10 +84,7 @@ def lower(
         triggers=[START],
         channels=START,
         bound=NodeCallable(_identity, name=START),
-        writers=[
-            updates_writer(in_keys, root=in_keys == [ROOT], node_name=START),
-            control_writer,
-        ],
+        writers=[updates_writer(in_keys, root=in_keys == [ROOT], node_name=START, control=True)],
         tags=[TAG_HIDDEN],
         hidden=True,
     )
@@ -109,8 +106,7 @@ def lower(
             channels=reads,
             bound=NodeCallable(spec.action, name=key),
             writers=[
-                updates_writer(all_output_keys, root=all_output_keys == [ROOT], node_name=key),
-                control_writer,
+                updates_writer(all_output_keys, root=all_output_keys == [ROOT], node_name=key, control=True)
             ],
             mapper=schema_mapper(spec.input_schema, _keys(builder, spec.input_schema)),
             metadata=spec.metadata,
@@ -146,6 +142,8 @@ def lower(
     for source, branches in builder.branches.items():
         for branch in branches.values():
             nodes[source].writers.append(_branch_writer(builder, source, branch))
+            if branch.is_async:
+                nodes[source].async_writers = True
 
     graph: CompiledStateGraph[Any, Any, Any, Any] = CompiledStateGraph(
         nodes=nodes,

@@ -25,8 +25,12 @@ from lgnb.types import Command, Send
 __all__ = ("control_writer", "updates_writer")
 
 
-def updates_writer(output_keys: list[str], *, root: bool, node_name: str) -> Callable[[Task, Any], Any]:
-    """The writer turning a node's return value into state-key writes."""
+def updates_writer(
+    output_keys: list[str], *, root: bool, node_name: str, control: bool = False
+) -> Callable[[Task, Any], Any]:
+    """The writer turning a node's return value into state-key writes; with `control`,
+    followed by `control_writer`'s scheduling writes (one call per task, not two: a
+    returned dict, the usual, schedules nothing)."""
     key_set = frozenset(output_keys)
 
     def from_value(value: Any) -> list[tuple[str, Any]] | None:
@@ -77,6 +81,8 @@ def updates_writer(output_keys: list[str], *, root: bool, node_name: str) -> Cal
         return None
 
     if root:
+        if control:
+            return lambda task, output: _and_control(from_root(output), task, output)
         return lambda task, output: from_root(output)
 
     def writer(task: Task, value: Any) -> Any:
@@ -85,9 +91,18 @@ def updates_writer(output_keys: list[str], *, root: bool, node_name: str) -> Cal
             if key_set.issuperset(value):  # only state keys (the usual): no comprehension
                 return list(value.items())
             return [(k, v) for k, v in value.items() if k in key_set]
-        return from_value(value)
+        produced = from_value(value)
+        return _and_control(produced, task, value) if control else produced
 
     return writer
+
+
+def _and_control(produced: list[tuple[str, Any]] | None, task: Task, output: Any) -> Any:
+    """`produced` followed by `control_writer`'s writes for `output`."""
+    scheduled = control_writer(task, output)
+    if not scheduled:
+        return produced
+    return [*produced, *scheduled] if produced else scheduled
 
 
 def control_writer(task: Task, output: Any) -> list[tuple[str, Any]] | None:

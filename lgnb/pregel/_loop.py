@@ -32,8 +32,10 @@ from lgnb._internal.constants import (
 )
 from lgnb._internal.ids import legacy_task_id, new_checkpoint_id, task_id, unsaved_task_ids
 from lgnb.channels.base import MISSING
+from lgnb.channels.binop import BinaryOperatorAggregate
 from lgnb.channels.delta import DeltaSnapshot
 from lgnb.channels.last_value import LastValue
+from lgnb.channels.messages import MessagesChannel
 from lgnb.errors import (
     EmptyInputError,
     GraphInterrupt,
@@ -77,6 +79,10 @@ from lgnb.types import Command, Interrupt
 if TYPE_CHECKING:
     from lgnb.pregel._run import RunContext
     from lgnb.pregel.main import Pregel
+
+# channels whose `get` / `is_available` are ValueChannel's (their `value`, MISSING when
+# empty): the state cache reads them without a call
+_PLAIN_VALUE_CHANNELS = frozenset({BinaryOperatorAggregate, MessagesChannel})
 
 __all__ = ("Loop",)
 
@@ -434,8 +440,15 @@ class Loop(ResumeMixin):
         for k in changed:
             if k in state_keys:
                 ch = channels[k]
-                if type(ch) is LastValue:
+                kind = type(ch)
+                if kind is LastValue:
                     state[k] = ch.value  # written this step, so it holds a value
+                elif kind in _PLAIN_VALUE_CHANNELS:  # `is_available` / `get`, inline
+                    value = ch.value
+                    if value is MISSING:
+                        state.pop(k, None)
+                    else:
+                        state[k] = value
                 elif ch.is_available():
                     state[k] = ch.get()
                 else:

@@ -47,6 +47,7 @@ class PregelNode:
         "error_handler",
         "is_error_handler",
         "slow",
+        "async_writers",
     )
 
     def __init__(
@@ -85,6 +86,8 @@ class PregelNode:
         self.error_handler: str | None = None  # the node that handles this node's failure
         self.is_error_handler = False
         self.slow: bool | None = None  # its last run took lgnb.pregel._inline.HANDOFF or more (None: never ran)
+        # a writer has `is_async = True` (an async conditional edge's): set by who adds it
+        self.async_writers = False
 
     def copy(self, update: dict[str, Any] | None = None) -> PregelNode:
         """A shallow copy of this node with the attributes in `update` replaced

@@ -90,6 +90,14 @@ def _finish(task: Task, output: Any, is_async: bool = False) -> int | None:
     goes on from there."""
     node = task.node
     writes = task.writes
+    if not node.async_writers:  # the usual: no writer to stop at
+        for writer in node.writers:
+            produced = writer(task, output)
+            if produced:
+                writes.extend(produced)
+        if node.static_writes:
+            writes.extend(node.static_writes)
+        return None
     for writer in node.writers:
         if getattr(writer, "is_async", False):
             if is_async:
