@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
-from lgnb._internal.context import current_task
+from lgnb._internal.context import TASK_CTX, current_task
 from lgnb.types import StreamWriter
 
 __all__ = ("get_config", "get_store", "get_stream_writer")
@@ -23,7 +23,8 @@ def get_stream_writer() -> StreamWriter:
     When the caller did not ask for `custom` events the writer drops its input. Outside
     a running graph it raises, as LangGraph does.
     """
-    return current_task().runtime.stream_writer
+    ctx = TASK_CTX.get()  # `current_task()` inline: nodes call this on every run
+    return (ctx if ctx is not None else current_task()).runtime.stream_writer
 
 
 def get_store() -> Any:

@@ -188,8 +188,10 @@ class MessagesChannel(BinaryOperatorAggregate):
             if not ok:
                 return None
         merged = list(self.value)
-        find = self._find
-        local = record is not self._own  # positions appended here are in `record` only
+        own = self._own
+        assert own is not None
+        local = record is not own  # positions appended here are in `record` only
+        shared, base = self._shared, self._base
         new_id = None
         for msg in update:
             mid = msg.id
@@ -198,10 +200,14 @@ class MessagesChannel(BinaryOperatorAggregate):
                     new_id = _reducer()._new_id
                 mid = msg.id = new_id()
                 pos = None
-            else:
-                pos = record.get(mid) if local else None
-                if pos is None:
-                    pos = find(mid)
+            else:  # `record`, then `_find`'s lookups, inline
+                pos = record.get(mid)
+                if pos is None and local:
+                    pos = own.get(mid)
+                if pos is None and shared is not None:
+                    pos = shared.get(mid)
+                    if pos is not None and pos >= base:
+                        pos = None  # the owner appended it after this copy was made
             if pos is None:
                 record[mid] = len(merged)
                 merged.append(msg)

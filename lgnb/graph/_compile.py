@@ -13,7 +13,7 @@ from typing import Any
 
 from lgnb._internal.callable import NodeCallable
 from lgnb._internal.constants import END, ROOT, START, TAG_HIDDEN
-from lgnb._internal.context import current_task
+from lgnb._internal.context import TASK_CTX, current_task
 from lgnb.channels.ephemeral_value import EphemeralValue
 from lgnb.channels.last_value import LastValueAfterFinish
 from lgnb.channels.messages import MessagesChannel
@@ -181,7 +181,7 @@ def _branch_writer(builder: StateGraph[Any, Any, Any, Any], source: str, branch:
     passthrough = branch.input_schema is None
 
     def read(task: Task, output: Any) -> Any:
-        ctx = current_task()
+        ctx = TASK_CTX.get() or current_task()  # (raises outside a task)
         value = fresh_read(ctx.loop, task, reads, managed)
         if passthrough and isinstance(value, dict) and isinstance(output, dict):
             value = {**output, **value}
@@ -222,11 +222,11 @@ def fresh_read(loop: Any, task: Task, reads: list[str] | str, managed: dict[str,
     written: dict[str, list[Any]] = {}
     for c, v in task.writes:
         if c in wanted:
-            vals = written.get(c)
-            if vals is None:
+            some = written.get(c)
+            if some is None:
                 written[c] = [v]
             else:
-                vals.append(v)
+                some.append(v)
     state = loop.state
     value = {k: state[k] for k in reads if k in state}
     channels = loop.channels

@@ -93,8 +93,7 @@ def _missing_id_error(message_id: Any) -> ValueError:
     )
 
 
-def _new_id() -> str:
-    return new_uuid4()
+_new_id = new_uuid4  # a message's id when it has none: a uuid4 string, as LangGraph's
 
 
 def _remove_all_cut(update: list) -> int:

@@ -435,7 +435,7 @@ class Loop(ResumeMixin):
             self.unsaved_seen.update(t.name for t in tasks)
         state = self.state
         state_keys = graph.state_key_set
-        channels = self.channels
+        channels: Any = self.channels
         size = len(state)
         for k in changed:
             if k in state_keys:
