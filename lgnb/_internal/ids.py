@@ -13,6 +13,7 @@ import random
 import struct
 import threading
 import time
+import uuid
 from binascii import hexlify, unhexlify
 from collections.abc import Callable
 from hashlib import sha1
@@ -59,7 +60,11 @@ def unsaved_task_ids() -> Callable[..., str]:
 def new_uuid4() -> str:
     """`str(uuid.uuid4())` at a third of its cost: a message id is made for every message
     a node returns without one (tool results, usually), as LangGraph's `add_messages`
-    does; `uuid.UUID`'s constructor and `__str__` are Python code."""
+    does; `uuid.UUID`'s constructor and `__str__` are Python code. A `uuid.uuid4` that
+    was patched (`mocker.patch("uuid.uuid4", ...)`, how tests pin message ids in
+    LangGraph's suite and in users' own) is called instead."""
+    if uuid.uuid4 is not _UUID4:  # patched (a test's deterministic ids): honour it
+        return str(uuid.uuid4())
     bits = _id_random(128) & _UUID4_CLEAR | _UUID4_SET
     return b"-".join(_UUID_GROUPS(hexlify(bits.to_bytes(16, "big")))).decode()
 
@@ -67,6 +72,7 @@ def new_uuid4() -> str:
 # `new_uuid4`'s random bits: a generator of its own, seeded from os.urandom (so a
 # `random.seed(...)` in user code cannot make ids repeat across runs of a thread) and
 # reseeded in a forked child; no system call per id
+_UUID4 = uuid.uuid4
 _id_rng = random.Random()
 _id_random = _id_rng.getrandbits
 if hasattr(os, "register_at_fork"):

@@ -250,7 +250,8 @@ def plan_tasks(
                     break
         else:
             continue
-        triggers = tuple(sorted(node.triggers))
+        trig = node.triggers
+        triggers = (trig[0],) if type(trig) is list and len(trig) == 1 else tuple(sorted(trig))
         base_ns = f"{parent_ns}{NS_SEP}{name}" if parent_ns else name
         tid = make_id(checkpoint_id, base_ns, step_text, name, PULL, *triggers)
         value = read_input(node)

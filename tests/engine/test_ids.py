@@ -50,6 +50,17 @@ def test_seeding_pythons_random_does_not_make_message_ids_repeat():
     assert all(_is_uuid4(i) for i in first + second)
 
 
+def test_a_patched_uuid4_pins_message_ids_as_in_langgraphs_own_tests(monkeypatch):
+    """Snapshot tests pin ids with `mocker.patch("uuid.uuid4", ...)` (LangGraph's suite
+    does): the reducer must call the patched function, not a private copy."""
+    pinned = iter(uuid.UUID(f"00000000-0000-4000-8000-{i:012}") for i in range(10))
+    monkeypatch.setattr(uuid, "uuid4", lambda: next(pinned))
+    merged = add_messages([HumanMessage("a", id="h")], [AIMessage("b"), AIMessage("c")])
+    assert [m.id for m in merged] == [
+        "h", "00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000001"
+    ]
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_forked_child_makes_other_message_ids_than_its_parent():
     read_end, write_end = os.pipe()
