@@ -348,7 +348,6 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
         is_async = ex.is_async
         # durability "async" saves in the background only while slow tasks run: learn which
         timed = loop.durability == "async" and loop.checkpointer is not None
-        drained = not loop.quiet  # `drive(quiet=True)` skips every `_EMIT`: none is sent
         i = 0
         while i < len(tasks):
             task = tasks[i]
@@ -372,8 +371,7 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
             handler = _commit(loop, task, exc, errors)
             if loop.io:  # a task's writes are saved before anything else runs
                 yield (flush_io, aflush_io, (loop,))
-            if drained:
-                yield _EMIT
+            yield _EMIT
             if errors and _failed(errors):
                 break
             if handler is not None:
@@ -589,7 +587,6 @@ class _Closed(BaseException):
 def drive(loop: Loop, input: Any, *, resuming: bool | None = None, quiet: bool = False) -> Iterator[None]:
     """Run `loop` to completion, yielding after each task so events can be drained
     (`quiet`: never yield — for callers that drain nothing, e.g. `invoke`)."""
-    loop.quiet = quiet
     program = _run(loop, input, resuming, _THREADS)
     reply: Any = None
     error: BaseException | None = None

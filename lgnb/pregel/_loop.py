@@ -150,7 +150,6 @@ class Loop(ResumeMixin):
         self.output_all_state = self.output_in_state and list(output_keys) == list(graph.state_keys)
         self.stream_keys = graph.stream_channels
         self.io: list[tuple] = []
-        self.quiet = False  # driven by `drive(quiet=True)`: nobody drains between tasks
         self.status = "input"
         self.tasks: dict[str, Task] = {}
         self.views = StateViews()
