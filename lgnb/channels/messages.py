@@ -10,7 +10,10 @@ index between steps:
   from id to position and adds to it as messages are appended; replacing a message in
   place keeps its position; a removal compacts the list and drops the index, which is
   rebuilt on the next write (a removal is O(history) in LangGraph too);
-* a `copy()` (a fresh read) *borrows* the owner's dict without copying it: it trusts
+* a conditional edge's fresh read of the common update (plain messages, what nodes
+  return) asks the owner for `value_after(update)`: the new list, computed with the
+  owner's index and a small dict of its own, the owner left as it is; anything else
+  takes a `copy()`, which *borrows* the owner's dict without copying it: it trusts
   only entries below the length the list had when it was copied (the owner appends
   after that, never rewrites what was there) and keeps its own small dict for what it
   appends itself.
