@@ -90,16 +90,9 @@ def _finish(task: Task, output: Any, is_async: bool = False) -> int | None:
     goes on from there."""
     node = task.node
     writes = task.writes
-    if not node.async_writers:  # the usual: no writer to stop at
-        for writer in node.writers:
-            produced = writer(task, output)
-            if produced:
-                writes.extend(produced)
-        if node.static_writes:
-            writes.extend(node.static_writes)
-        return None
+    probe = node.async_writers  # usually False: no writer is asked whether it is async
     for writer in node.writers:
-        if getattr(writer, "is_async", False):
+        if probe and getattr(writer, "is_async", False):
             if is_async:
                 return node.writers.index(writer)
             raise TypeError(
