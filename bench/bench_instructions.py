@@ -30,6 +30,12 @@ Shapes (nodes are trivial, ``x += 1``-style, so the engine's own cost dominates)
   no-op streaming handler, no graph): an engine's own work per token is its figure minus
   the floor's. Instructions count every thread's work but not the cost of switching
   between threads (the kernel's, and the GIL hand-offs), which CPU time includes.
+- ``history``: ``bench_costs.py``'s ``messages-N`` graph (``MessagesState``-like state with
+  N messages in the input; one node appends an ``AIMessage`` and a conditional edge loops
+  it S times), ``invoke``, at N = 100 and N = 10,000; the figure is per *step*:
+  (instr(S = 100) - instr(S = 50)) / ((K + 1) * 50), the warm-up included, so the cost of
+  taking in the input cancels out; the ratio of the two is printed. Instructions miss cache misses, which a 10,000-reference
+  list copy has plenty of, so the CPU-time figure of ``bench_costs.py`` still matters.
 
 Compare two versions by pointing ``PYTHONPATH`` at a checkout of the other one::
 
@@ -55,10 +61,14 @@ import tempfile
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
-SHAPES = ("chain", "stream", "send", "wide", "messages", "react")
+SHAPES = ("chain", "stream", "send", "wide", "messages", "react", "history")
 NODES = 100
 WIDE_KEYS = 1000
 REACT_TURNS = 20
+HISTORY = (100, 10000)
+"""Messages already in the ``history`` shape's state: it runs with each; the goal is that a
+step at the larger costs at most twice a step at the smaller."""
+HISTORY_STEPS = 50
 TOKENS = (1000, 3000)
 """Tokens per model call in the ``messages`` shape: it runs with each, and the difference
 divided by the extra tokens is the figure, per token (per-call costs cancel out)."""
@@ -81,6 +91,15 @@ def _build(shape: str, engine: str, tokens: int = TOKENS[0]) -> Callable[[], Any
         if engine == "floor":
             return bench_messages.floor_target(tokens)
         return bench_messages.engine_target(engine, tokens)
+    if shape == "history":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_costs
+        import engines
+
+        size, steps = divmod(tokens, 1000)  # packed by main(): N * 1000 + steps
+        g = bench_costs._messages_graph(engines.load(engine), steps)
+        hist = bench_costs._history(size)
+        return lambda: g.invoke({"messages": list(hist), "n": 0})
     if shape == "react":
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import engines
@@ -196,6 +215,16 @@ def main() -> None:
             more, _ = _instructions(shape, args.k, args.engine, TOKENS[1])
             # the warm-up call streams its tokens too: k + 1 calls at each size
             unit, per = "token", (TOKENS[1] - TOKENS[0]) * (args.k + 1) / args.k
+        elif shape == "history":
+            steps = []
+            for n in HISTORY:
+                # per-run costs (the input's own merge) cancel: S steps against 2 S steps
+                base, where = _instructions(shape, args.k, args.engine, n * 1000 + HISTORY_STEPS)
+                more, _ = _instructions(shape, args.k, args.engine, n * 1000 + 2 * HISTORY_STEPS)
+                steps.append((more - base) / ((args.k + 1) * HISTORY_STEPS))
+                print(f"history-{n:<6d} {steps[-1] / 1000:8.1f}k instr/step   ({where})", flush=True)
+            print(f"history  x{steps[-1] / steps[0]:.2f} per step from {HISTORY[0]} to {HISTORY[-1]} messages")
+            continue
         else:
             base, where = _instructions(shape, 0, args.engine)
             more, _ = _instructions(shape, args.k, args.engine)

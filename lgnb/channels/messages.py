@@ -89,7 +89,7 @@ class MessagesChannel(BinaryOperatorAggregate):
     list copy, instead of re-indexing the history.
     """
 
-    __slots__ = ("_own", "_shared", "_base")
+    __slots__ = ("_own", "_shared", "_base", "_fresh")
 
     def __init__(self, typ: Any, operator: Callable[[Any, Any], Any], key: str = "") -> None:
         super().__init__(typ, operator, key)
@@ -101,10 +101,14 @@ class MessagesChannel(BinaryOperatorAggregate):
         self._own: dict[Any, int] | None = None
         self._shared: dict[Any, int] | None = None
         self._base = 0
+        # _fresh: (update, value it was applied to, new list, positions appended) of the
+        # last `value_after`, which the next `update` of that same write may adopt
+        self._fresh: tuple[Any, list, list, dict[Any, int]] | None = None
 
     def copy(self) -> Self:
         new = self.__class__.__new__(self.__class__)
         new.typ, new.key, new.operator, new.value = self.typ, self.key, self.operator, self.value
+        new._fresh = None
         if self._own is None:
             new._own, new._shared, new._base = None, None, 0
         elif self._shared is None:
@@ -126,9 +130,15 @@ class MessagesChannel(BinaryOperatorAggregate):
             self.value = values[0]
             self._reset_index()
             values = values[1:]
+        fresh, self._fresh = self._fresh, None
+        if fresh is not None and len(values) == 1 and values[0] is fresh[0]:
+            merged = self._adopt(fresh)
+            if merged is not None:
+                self.value = merged
+                return True
         seen_overwrite = False
         for value in values:
-            if type(value) is list and not seen_overwrite and self._own is not None:
+            if not seen_overwrite and self._own is not None:
                 merged = self._appended(value, self._own)  # the common update
                 if merged is not None:
                     self.value = merged
@@ -171,17 +181,56 @@ class MessagesChannel(BinaryOperatorAggregate):
     def value_after(self, update: Any) -> list | None:
         """The value one write of `update` would give, this channel left as it is (a
         conditional edge's fresh read, without copying the channel); None when
-        `update` is not the common case: copy the channel and `update` the copy."""
-        if type(update) is not list or self._own is None:
+        `update` is not the common case: copy the channel and `update` the copy.
+
+        The new list is remembered: when the step's only write to this channel is that
+        same `update`, `update()` takes the list instead of building it again (one copy
+        of the history per step instead of two), unless the conditional edge changed it
+        — LangGraph's edge reads a list of its own, so a change there must not reach
+        the state."""
+        if self._own is None or self.value is MISSING:
             return None
-        return self._appended(update, {})
+        record: dict[Any, int] = {}
+        merged = self._appended(update, record)
+        if merged is not None:
+            self._fresh = (update, self.value, merged, record)
+        return merged
+
+    def _adopt(self, fresh: tuple[Any, list, list, dict[Any, int]]) -> list | None:
+        """`fresh`'s list if it is still exactly the value the write gives: nothing
+        written here since, every message of the update appended (none replaced), and
+        the list as `value_after` returned it. Checking costs one pointer comparison
+        per message of the history (no reference counts touched), a copy costs two."""
+        update, base, merged, record = fresh
+        own = self._own
+        if own is None or self.value is not base:
+            return None
+        n = len(base)
+        tail = merged[n:]
+        added = update if type(update) is list else [update]
+        if len(tail) != len(added) or len(record) != len(added):
+            return None  # a message replaced, an id given twice, or the list changed size
+        for got, msg in zip(tail, added):
+            if got is not msg:
+                return None
+        del merged[n:]  # compare the history part without copying it...
+        try:
+            same = merged == base
+        finally:
+            merged.extend(tail)  # ...and put the new messages back
+        if not same:
+            return None
+        own.update(record)
+        return merged
 
     def _appended(self, update: list, record: dict[Any, int]) -> list | None:
         """The new list when `update` holds only ready-made messages (no chunk, dict
         or `RemoveMessage`) and the index is built, else None: each message replaces
         the one with its id or is appended (its position noted in `record`); one
         without an id gets a new one, in place, as `add_messages` does."""
-        if not update:
+        if type(update) is not list:
+            update = [update]  # a node's single message
+        elif not update:
             return None
         kinds = _APPENDABLE
         for msg in update:

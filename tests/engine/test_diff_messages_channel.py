@@ -103,6 +103,64 @@ def test_parallel_writers_and_their_conditional_edges_each_see_their_own_writes(
     differential(scenario)
 
 
+def test_a_conditional_edge_changing_its_list_does_not_change_the_state(differential):
+    """The edge's list is its own in LangGraph: whatever it does to it (append, pop,
+    replace an item, reorder, clear) never reaches the state or later steps; a list it
+    keeps is never changed by later steps either."""
+
+    def scenario(E):
+        State = _state(E)
+        kept = []
+        seen = []
+
+        def agent(s):
+            t = s["turn"]
+            seen.append(_snapshot(s["messages"]))
+            return {"messages": AIMessage(f"a{t}", id=f"a{t}"), "turn": t + 1}
+
+        def route(s):
+            msgs, t = s["messages"], s["turn"]
+            kept.append(msgs)
+            mutate = [
+                lambda: msgs.append(HumanMessage("sneaked", id="x")),
+                lambda: msgs.pop(),
+                lambda: msgs.__setitem__(0, HumanMessage("swapped", id="h0")),
+                lambda: msgs.reverse(),
+                lambda: msgs.clear(),
+                lambda: msgs.insert(1, AIMessage("inserted", id="i")),
+                lambda: msgs.__setitem__(slice(0, 2), [msgs[1], msgs[0]]),
+                lambda: None,
+            ][t % 8]
+            mutate()
+            return "agent" if t < 9 else E.END
+
+        g = E.StateGraph(State)
+        g.add_node("agent", agent)
+        g.add_edge(E.START, "agent")
+        g.add_conditional_edges("agent", route, ["agent", E.END])
+        app = g.compile(checkpointer=E.InMemorySaver())
+        cfg = {"configurable": {"thread_id": "t"}}
+        history = [HumanMessage("h0", id="h0"), HumanMessage("h1", id="h1")]
+        out = app.invoke({"messages": history, "turn": 0}, cfg)
+        # a list an edge kept still holds what the edge left in it, nothing later
+        kept_now = [_snapshot(msgs) for msgs in kept]
+        return _snapshot(out["messages"]), seen, kept_now, _snapshot(app.get_state(cfg).values["messages"])
+
+    differential(scenario)
+
+
+def test_a_single_message_update_and_a_list_update_give_the_same_state(differential):
+    def scenario(E):
+        script = [AIMessage("one", id="a"), [AIMessage("two", id="b")], AIMessage("one edited", id="a"), AIMessage("no id")]
+        app, seen = _loop(E, _state(E), script)
+        out = app.invoke({"messages": [HumanMessage("h", id="h")], "turn": 0})
+        return [(m.content, m.id == "a" or m.id == "b" or m.id == "h" or bool(m.id)) for m in out["messages"]], [
+            [c for _, c in step] for step in seen
+        ]
+
+    differential(scenario)
+
+
 def test_thread_resumed_from_a_checkpoint_replaces_and_removes_old_messages(differential):
     def scenario(E):
         State = _state(E)
@@ -227,11 +285,20 @@ def test_channel_and_its_copies_match_langgraph_add_messages_on_random_histories
         before = _snapshot(ch.get())
         peek = ch.value_after(update)  # a fresh read's value; assigns missing ids in place
         assert _snapshot(ch.get()) == before, (seed, step)  # the channel is left as it was
+        peeked_as = None if peek is None else _snapshot(peek)
+        if peek is not None and rng.random() < 0.3:
+            change = rng.choice(["reverse", "append", "swap"])
+            if change == "reverse":
+                peek.reverse()
+            elif change == "append":
+                peek.append(AIMessage("edge's own", id="own"))
+            elif len(peek) > 1:
+                peek[0], peek[1] = peek[1], peek[0]
         got = _apply(ch, update)
         expected = capture(partial(ref_add, ref, update))
         if peek is not None:
             peeked += 1
-            assert _snapshot(peek) == _snapshot(expected), (seed, step)
+            assert peeked_as == _snapshot(expected), (seed, step)
         if isinstance(expected, tuple):
             errors += 1
             assert got[0] == "raises" and "doesn't exist" in got[2], (seed, step, got)
@@ -249,3 +316,28 @@ def test_channel_and_its_copies_match_langgraph_add_messages_on_random_histories
                 base[:] = expected
     assert len(ref) > 3 or errors  # the walk did something
     assert peeked  # ... and took value_after's path (updates without a RemoveMessage)
+
+
+def test_the_write_takes_the_fresh_reads_list_only_while_the_edge_left_it_alone():
+    """One copy of the history per step, not two: the step's write adopts the list a
+    conditional edge read, when that list is untouched and the write only appends."""
+    from lgnb.channels.messages import MessagesChannel
+    from lgnb.graph.message import add_messages
+
+    ch = MessagesChannel(list, add_messages, "messages").from_checkpoint([HumanMessage(f"h{i}", id=f"h{i}") for i in range(5)])
+    ch.update([[AIMessage("index built", id="a0")]])
+    update = AIMessage("appended", id="a1")
+    peek = ch.value_after(update)
+    ch.update([update])
+    assert ch.get() is peek and [m.id for m in peek][-2:] == ["a0", "a1"]
+
+    update = AIMessage("appended too", id="a2")
+    peek = ch.value_after(update)
+    peek[0], peek[1] = peek[1], peek[0]  # the edge reorders its own list
+    ch.update([update])
+    assert ch.get() is not peek and [m.id for m in ch.get()][:2] == ["h0", "h1"]
+
+    update = HumanMessage("h0 replaced", id="h0")  # a replacement is not adopted, still right
+    peek = ch.value_after(update)
+    ch.update([update])
+    assert ch.get() is not peek and ch.get()[0].content == "h0 replaced" and len(ch.get()) == 8
