@@ -124,6 +124,11 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         self.parent_ns = parent_ns
         self.metadata: dict[UUID, Meta] = {}
         self.seen: set[Any] = set()
+        # (run_id, meta) of the call that streamed the last token: the next token is
+        # almost always from the same call, found by identity (a UUID's hash is a
+        # Python-level method, run per token otherwise); one attribute, so threads
+        # streaming at once never pair one call's id with another's metadata
+        self._last: tuple[Any, Meta | None] = (None, None)
 
     def _wanted(self, ns: tuple[str, ...]) -> bool:
         return self.subgraphs or not ns or ns == self.parent_ns
@@ -238,9 +243,14 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
     ) -> Any:
         if not isinstance(chunk, ChatGenerationChunk):
             return
-        meta = self.metadata.get(run_id)
-        if meta is None:
-            return
+        last = self._last
+        if last[0] is run_id:
+            meta = last[1]
+        else:
+            meta = self.metadata.get(run_id)
+            if meta is None:
+                return
+            self._last = (run_id, meta)
         # `_emit` without dedupe, inline: this runs once per token
         message = chunk.message
         mid = message.id
@@ -250,6 +260,7 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         self.sink.put((meta[0], "messages", (message, meta[1])))
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> Any:
+        self._forget(run_id)
         meta = self.metadata.pop(run_id, None)
         if meta is not None and response.generations and response.generations[0]:
             gen = response.generations[0][0]
@@ -257,7 +268,12 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
                 self._emit(meta, gen.message, dedupe=True)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Any:
+        self._forget(run_id)
         self.metadata.pop(run_id, None)
+
+    def _forget(self, run_id: UUID) -> None:
+        if self._last[0] is run_id:
+            self._last = (None, None)
 
 
 class StreamMessagesHandlerV2(StreamMessagesHandler, _V2StreamingCallbackHandler):

@@ -67,6 +67,36 @@ def test_astream_custom_event_delivered_while_node_still_running(differential):
     differential(scenario)
 
 
+def test_stream_custom_events_each_delivered_while_the_sync_node_waits_for_them(differential):
+    """A sync node emits an event and waits until the consumer has it, 50 times over:
+    each event wakes the consumer blocked in `stream()` (none waits for the node to end)."""
+
+    def scenario(E):
+        import threading
+
+        acked = threading.Semaphore(0)
+
+        def a(s, writer: E.StreamWriter):
+            late = 0
+            for i in range(50):
+                writer(i)
+                if not acked.acquire(timeout=2):
+                    late += 1
+            return {"log": [f"late {late}"]}
+
+        g = E.StateGraph(S)
+        g.add_node("a", a)
+        g.add_edge(E.START, "a")
+        out = []
+        for mode, chunk in g.compile().stream({"log": []}, stream_mode=["custom", "updates"]):
+            out.append((mode, chunk))
+            if mode == "custom":
+                acked.release()
+        return out
+
+    differential(scenario)
+
+
 def test_breaking_out_of_stream_stops_later_steps(differential):
     def scenario(E):
         ran = []

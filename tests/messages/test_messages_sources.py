@@ -360,3 +360,55 @@ def test_invoke_with_messages_stream_mode_returns_the_chunks(differential):
         return one_node(E, chat).invoke(HI, stream_mode="messages")
 
     differential(scenario)
+
+
+def test_two_models_streaming_token_by_token_in_lockstep_keep_their_own_metadata():
+    """Two parallel nodes whose models alternate token for token (each waits for the
+    other's token): every chunk carries the metadata of the node whose model made it."""
+    import threading
+
+    from langchain_core.callbacks import CallbackManagerForLLMRun
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk, ChatResult
+
+    from lgnb.graph import START, MessagesState, StateGraph
+
+    turns = {"a": threading.Semaphore(1), "b": threading.Semaphore(0)}
+    other = {"a": "b", "b": "a"}
+
+    class Lockstep(BaseChatModel):
+        name_: str
+
+        @property
+        def _llm_type(self) -> str:
+            return "lockstep"
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+            raise NotImplementedError  # streamed only: the messages stream is on
+
+        def _stream(self, messages, stop=None, run_manager: CallbackManagerForLLMRun | None = None, **kwargs):
+            me = self.name_
+            for i in range(40):
+                assert turns[me].acquire(timeout=10), "the other model stopped streaming"
+                chunk = ChatGenerationChunk(message=AIMessageChunk(content=f"{me}{i} "))
+                if run_manager:
+                    run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+                yield chunk
+                turns[other[me]].release()
+
+    def node(name):
+        model = Lockstep(name_=name)
+        return lambda s: {"messages": [model.invoke(s["messages"])]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("a", node("a"))
+    g.add_node("b", node("b"))
+    g.add_edge(START, "a")
+    g.add_edge(START, "b")
+    out = list(g.compile().stream(HI, stream_mode="messages"))
+    chunks = [(m.content, md["langgraph_node"]) for m, md in out if m.content]
+    assert len(chunks) == 80
+    assert all(content[0] == node for content, node in chunks), chunks
+    switches = sum(1 for x, y in zip(chunks, chunks[1:]) if x[1] != y[1])
+    assert switches >= 40  # the two calls really did interleave
