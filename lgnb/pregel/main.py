@@ -619,9 +619,13 @@ class Pregel(CompiledGraphBase):
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         if not live:
+            popleft = items.popleft
             try:
                 for _ in drive(loop, input, resuming=resuming):
-                    yield from drain(items, fmt)
+                    while items:  # `drain`, inline: this runs after every task
+                        ok, chunk = fmt(popleft())
+                        if ok:
+                            yield chunk
             except Exception:
                 if "pregel" in run.modes:  # the records of the failing step (its error)
                     yield from drain(items, fmt)
