@@ -27,6 +27,7 @@ rewrites the whole list on every call in LangGraph, so it keeps the plain reduce
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -72,6 +73,16 @@ def _reducer() -> Any:
     return _REDUCER
 
 
+def _local_refcount() -> int:
+    """What `sys.getrefcount` says of a list only a local variable refers to, on this
+    interpreter (3.11 counts the variable and the call's argument; others may not)."""
+    probe: list = []
+    return _getrefcount(probe)
+
+
+_getrefcount = sys.getrefcount
+_ONLY_LOCAL = _local_refcount()
+
 _APPENDABLE: dict[type, bool] = {}
 """Message classes `_appended` takes, by class (filled as they are met)."""
 
@@ -89,7 +100,7 @@ class MessagesChannel(BinaryOperatorAggregate):
     list copy, instead of re-indexing the history.
     """
 
-    __slots__ = ("_own", "_shared", "_base", "_fresh")
+    __slots__ = ("_own", "_shared", "_base", "_fresh", "_spare")
 
     def __init__(self, typ: Any, operator: Callable[[Any, Any], Any], key: str = "") -> None:
         super().__init__(typ, operator, key)
@@ -104,11 +115,15 @@ class MessagesChannel(BinaryOperatorAggregate):
         # _fresh: (update, value it was applied to, new list, positions appended) of the
         # last `value_after`, which the next `update` of that same write may adopt
         self._fresh: tuple[Any, list, list, dict[Any, int]] | None = None
+        # _spare: the list this channel's value was before the last common write, in a
+        # one-item box (taken with an atomic `pop`: two edges may read at once)
+        self._spare: list[list] = []
 
     def copy(self) -> Self:
         new = self.__class__.__new__(self.__class__)
         new.typ, new.key, new.operator, new.value = self.typ, self.key, self.operator, self.value
         new._fresh = None
+        new._spare = []
         if self._own is None:
             new._own, new._shared, new._base = None, None, 0
         elif self._shared is None:
@@ -134,14 +149,14 @@ class MessagesChannel(BinaryOperatorAggregate):
         if fresh is not None and len(values) == 1 and values[0] is fresh[0]:
             merged = self._adopt(fresh)
             if merged is not None:
-                self.value = merged
+                self._retire(merged)
                 return True
         seen_overwrite = False
         for value in values:
             if not seen_overwrite and self._own is not None:
                 merged = self._appended(value, self._own)  # the common update
                 if merged is not None:
-                    self.value = merged
+                    self._retire(merged)
                     continue
             is_overwrite, new_value = as_overwrite(value)
             if is_overwrite:
@@ -223,6 +238,31 @@ class MessagesChannel(BinaryOperatorAggregate):
         own.update(record)
         return merged
 
+    def _retire(self, merged: list) -> None:
+        """`merged` becomes the value; the old list is kept to be reused (`_reused`)."""
+        old, self.value = self.value, merged
+        self._spare = [old] if type(old) is list else []
+
+    def _reused(self) -> list | None:
+        """The retired list brought up to the current value, when nothing but this
+        channel holds it any more — so it can grow in place instead of the history
+        being copied (and the old list freed) on every write. Its reference count
+        proves nobody else can see the change; comparing it with the value (one pointer
+        comparison per message, no reference counts touched) proves nobody changed it
+        while they held it. Otherwise None: copy."""
+        try:
+            spare = self._spare.pop()
+        except IndexError:
+            return None
+        if _getrefcount(spare) != _ONLY_LOCAL:
+            return None
+        value = self.value
+        n = len(spare)
+        if type(value) is not list or n > len(value):
+            return None
+        spare.extend(value[n:])
+        return spare if spare == value else None
+
     def _appended(self, update: list, record: dict[Any, int]) -> list | None:
         """The new list when `update` holds only ready-made messages (no chunk, dict
         or `RemoveMessage`) and the index is built, else None: each message replaces
@@ -239,7 +279,7 @@ class MessagesChannel(BinaryOperatorAggregate):
                 ok = kinds[type(msg)] = _appendable(type(msg))
             if not ok:
                 return None
-        merged = list(self.value)
+        merged = self._reused() or list(self.value)
         own = self._own
         assert own is not None
         local = record is not own  # positions appended here are in `record` only

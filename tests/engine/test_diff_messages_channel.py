@@ -149,6 +149,44 @@ def test_a_conditional_edge_changing_its_list_does_not_change_the_state(differen
     differential(scenario)
 
 
+def test_a_list_a_node_kept_never_changes_and_changing_it_later_does_not_reach_the_state(differential):
+    """Nodes keep the list they read (some steps), and change a list kept earlier once
+    the state has moved on, then let it go: kept lists stay as they were read, and the
+    state is LangGraph's whatever is done to the old lists."""
+
+    def scenario(E):
+        State = _state(E)
+        kept = {}
+        seen = []
+
+        def agent(s):
+            t = s["turn"]
+            msgs = s["messages"]
+            seen.append(_snapshot(msgs))
+            if t % 3 == 0:
+                kept[t] = msgs  # kept for good: must not change
+            if t % 3 == 1:
+                kept[f"mutate {t}"] = msgs
+            old = kept.pop(f"mutate {t - 2}", None)  # a list of two steps ago
+            if old is not None:
+                [old.reverse, old.pop, lambda: old.__setitem__(0, HumanMessage("x", id="h0"))][t % 3]()
+                del old
+            return {"messages": AIMessage(f"a{t}", id=f"a{t}"), "turn": t + 1}
+
+        def route(s):
+            return "agent" if s["turn"] < 12 else E.END
+
+        g = E.StateGraph(State)
+        g.add_node("agent", agent)
+        g.add_edge(E.START, "agent")
+        g.add_conditional_edges("agent", route, ["agent", E.END])
+        history = [HumanMessage(f"h{i}", id=f"h{i}") for i in range(4)]
+        out = g.compile().invoke({"messages": history, "turn": 0})
+        return _snapshot(out["messages"]), seen, {k: _snapshot(v) for k, v in kept.items() if isinstance(k, int)}
+
+    differential(scenario)
+
+
 def test_a_single_message_update_and_a_list_update_give_the_same_state(differential):
     def scenario(E):
         script = [AIMessage("one", id="a"), [AIMessage("two", id="b")], AIMessage("one edited", id="a"), AIMessage("no id")]
