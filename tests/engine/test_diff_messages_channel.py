@@ -180,7 +180,8 @@ def test_a_list_a_node_kept_never_changes_and_changing_it_later_does_not_reach_t
         g.add_node("agent", agent)
         g.add_edge(E.START, "agent")
         g.add_conditional_edges("agent", route, ["agent", E.END])
-        history = [HumanMessage(f"h{i}", id=f"h{i}") for i in range(4)]
+        # long enough for lgnb to reuse retired lists (REUSE_FROM messages and more)
+        history = [HumanMessage(f"h{i}", id=f"h{i}") for i in range(300)]
         out = g.compile().invoke({"messages": history, "turn": 0})
         return _snapshot(out["messages"]), seen, {k: _snapshot(v) for k, v in kept.items() if isinstance(k, int)}
 
@@ -299,7 +300,7 @@ def _snapshot(value):
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_channel_and_its_copies_match_langgraph_add_messages_on_random_histories(seed):
+def test_channel_and_its_copies_match_langgraph_add_messages_on_random_histories(seed, monkeypatch):
     """The loop's channel, its `value_after` (a fresh read without a copy) and
     fresh-read copies (which borrow its index) give what
     LangGraph's reducer gives through appends, replacements, removals (also of an id
@@ -307,9 +308,11 @@ def test_channel_and_its_copies_match_langgraph_add_messages_on_random_histories
     history restored from a checkpoint with a duplicate id."""
     from langgraph.graph.message import add_messages as ref_add
 
+    from lgnb.channels import messages
     from lgnb.channels.messages import MessagesChannel
     from lgnb.graph.message import add_messages
 
+    monkeypatch.setattr(messages, "REUSE_FROM", 0)  # retired lists reused at any length
     rng = random.Random(seed)
     spec = MessagesChannel(list, add_messages, "messages")
     ch = spec.from_checkpoint([HumanMessage("h", id="h"), AIMessage("h dup", id="h")])
