@@ -202,16 +202,17 @@ class MessagesChannel(BinaryOperatorAggregate):
         conditional edge's fresh read, without copying the channel); None when
         `update` is not the common case: copy the channel and `update` the copy.
 
-        The new list is remembered: when the step's only write to this channel is that
-        same `update`, `update()` takes the list instead of building it again (one copy
-        of the history per step instead of two), unless the conditional edge changed it
+        A long new list (`REUSE_FROM` messages or more) is remembered: when the step's
+        only write to this channel is that same `update`, `update()` takes the list
+        instead of building it again (one copy of the history per step instead of two,
+        none once retired lists are reused), unless the conditional edge changed it
         — LangGraph's edge reads a list of its own, so a change there must not reach
         the state."""
         if self._own is None or self.value is MISSING:
             return None
         record: dict[Any, int] = {}
         merged = self._appended(update, record)
-        if merged is not None:
+        if merged is not None and len(merged) >= REUSE_FROM:  # a short list: copy again
             self._fresh = (update, self.value, merged, record)
         return merged
 

@@ -140,7 +140,8 @@ def test_a_conditional_edge_changing_its_list_does_not_change_the_state(differen
         g.add_conditional_edges("agent", route, ["agent", E.END])
         app = g.compile(checkpointer=E.InMemorySaver())
         cfg = {"configurable": {"thread_id": "t"}}
-        history = [HumanMessage("h0", id="h0"), HumanMessage("h1", id="h1")]
+        # long enough for lgnb to adopt the edge's list (REUSE_FROM messages and more)
+        history = [HumanMessage(f"h{i}", id=f"h{i}") for i in range(300)]
         out = app.invoke({"messages": history, "turn": 0}, cfg)
         # a list an edge kept still holds what the edge left in it, nothing later
         kept_now = [_snapshot(msgs) for msgs in kept]
@@ -359,11 +360,14 @@ def test_channel_and_its_copies_match_langgraph_add_messages_on_random_histories
     assert peeked  # ... and took value_after's path (updates without a RemoveMessage)
 
 
-def test_the_write_takes_the_fresh_reads_list_only_while_the_edge_left_it_alone():
+def test_the_write_takes_the_fresh_reads_list_only_while_the_edge_left_it_alone(monkeypatch):
     """One copy of the history per step, not two: the step's write adopts the list a
     conditional edge read, when that list is untouched and the write only appends."""
+    from lgnb.channels import messages
     from lgnb.channels.messages import MessagesChannel
     from lgnb.graph.message import add_messages
+
+    monkeypatch.setattr(messages, "REUSE_FROM", 0)  # at any length, not only long ones
 
     ch = MessagesChannel(list, add_messages, "messages").from_checkpoint([HumanMessage(f"h{i}", id=f"h{i}") for i in range(5)])
     ch.update([[AIMessage("index built", id="a0")]])
