@@ -18,9 +18,12 @@ index between steps:
   after that, never rewrites what was there) and keeps its own small dict for what it
   appends itself.
 
-Each write still returns a new list object, as LangGraph does, so a value already
-handed out (node input, a streamed `values` chunk, a checkpoint) never changes
-afterwards; copying a list of references is a memcpy, far cheaper than re-indexing.
+Each write still gives a list nobody else holds, as LangGraph's new list does, so a
+value already handed out (node input, a streamed `values` chunk, a checkpoint) never
+changes afterwards. For a long history (`REUSE_FROM` messages and more) that list is
+not always a fresh copy: the write adopts the list a conditional edge's fresh read
+built (when the edge left it alone), or grows in place the list the previous write
+replaced, once its reference count shows nobody holds it any more (`_reused`).
 Only the `format=None` reducer uses this channel: `format="langchain-openai"`
 rewrites the whole list on every call in LangGraph, so it keeps the plain reducer.
 """
