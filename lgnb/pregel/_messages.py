@@ -48,6 +48,9 @@ __all__ = (
 
 Meta = tuple[tuple[str, ...], dict[str, Any]]
 
+_NO_CALL: tuple[Any, Meta] = (None, ((), {}))
+"""`StreamMessagesHandler._last` when no call streamed yet: None is no call's run id."""
+
 
 def graph_namespace(metadata: dict[str, Any]) -> tuple[str, ...]:
     """The namespace of the graph a task runs in: its checkpoint ns minus its own segment."""
@@ -128,7 +131,7 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         # almost always from the same call, found by identity (a UUID's hash is a
         # Python-level method, run per token otherwise); one attribute, so threads
         # streaming at once never pair one call's id with another's metadata
-        self._last: tuple[Any, Meta | None] = (None, None)
+        self._last: tuple[Any, Meta] = _NO_CALL
 
     def _wanted(self, ns: tuple[str, ...]) -> bool:
         return self.subgraphs or not ns or ns == self.parent_ns
@@ -247,10 +250,11 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         if last[0] is run_id:
             meta = last[1]
         else:
-            meta = self.metadata.get(run_id)
-            if meta is None:
+            found = self.metadata.get(run_id)
+            if found is None:
                 return
-            self._last = (run_id, meta)
+            self._last = (run_id, found)
+            meta = found
         # `_emit` without dedupe, inline: this runs once per token
         message = chunk.message
         mid = message.id
@@ -273,7 +277,7 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
 
     def _forget(self, run_id: UUID) -> None:
         if self._last[0] is run_id:
-            self._last = (None, None)
+            self._last = _NO_CALL
 
 
 class StreamMessagesHandlerV2(StreamMessagesHandler, _V2StreamingCallbackHandler):
