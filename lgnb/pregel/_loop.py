@@ -128,6 +128,7 @@ class Loop(ResumeMixin):
         self.graph = graph
         self.run = run
         self.config = config
+        self.run_metadata = config.get("metadata")
         self.checkpointer = checkpointer
         self.durability = durability
         # durability "async": the saves written in the background (`_background`), by
@@ -810,7 +811,10 @@ class Loop(ResumeMixin):
             self.unsaved = set()
             if self.checkpoint_config[CONF].get("checkpoint_id"):
                 self.prev_checkpoint_config = self.checkpoint_config
-            self.io.append(("put", dict(self.checkpoint_config), checkpoint, dict(self.metadata), new_versions))
+            put_config = dict(self.checkpoint_config)
+            if self.run_metadata:  # LangGraph's savers add its scalar keys to the metadata
+                put_config["metadata"] = self.run_metadata
+            self.io.append(("put", put_config, checkpoint, dict(self.metadata), new_versions))
             self.checkpoint_config = {
                 CONF: {**self.checkpoint_config[CONF], "checkpoint_id": self.checkpoint_id}
             }

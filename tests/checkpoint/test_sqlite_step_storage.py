@@ -263,7 +263,7 @@ def test_a_schema_2_file_is_migrated_on_open_and_its_thread_continues(db_path: P
     _write_schema_2_thread(db_path, serde)
     with SqliteSaver.from_conn_string(db_path) as saver:
         (version,) = saver.conn.execute("SELECT value FROM lgnb_schema").fetchone()
-        assert int(version) == SCHEMA_VERSION == 3
+        assert int(version) == SCHEMA_VERSION == 4
         tables = {r[0] for r in saver.conn.execute("SELECT name FROM sqlite_master")}
         assert not {t for t in tables if t.endswith("_v2")}
         assert "lgnb_thread_leases" in tables

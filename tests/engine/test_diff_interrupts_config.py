@@ -285,3 +285,38 @@ def test_subgraph_fan_out_inside_subgraph_namespaces(differential):
         return app.invoke({"log": []}), chunks
 
     differential(scenario)
+
+
+def test_run_metadata_becomes_checkpoint_metadata_in_every_saver(differential, tmp_path):
+    """`config["metadata"]` scalars (and `configurable` scalars) are stored with each
+    checkpoint: LangGraph Server's `run_id` lives there, and `delete_for_runs` and
+    `list(filter=...)` find checkpoints by it."""
+
+    def scenario(E):
+        import importlib
+
+        sqlite = importlib.import_module(f"{E.root}.checkpoint.sqlite")
+        sg = E.StateGraph(S)
+        sg.add_node("x", lambda s: {"log": ["x"]})
+        sg.add_edge(E.START, "x")
+        g = E.StateGraph(S)
+        g.add_node("a", lambda s: {"log": ["a"]})
+        g.add_node("sub", sg.compile())
+        g.add_edge(E.START, "a")
+        g.add_edge("a", "sub")
+        out = []
+        path = tmp_path / f"{E.label}.sqlite"
+        with sqlite.SqliteSaver.from_conn_string(str(path)) as on_disk:
+            for saver in (E.InMemorySaver(), on_disk):
+                app = g.compile(checkpointer=saver)
+                config = {"configurable": {"thread_id": "t", "user": "u1", "obj": {"a": 1}},
+                          "metadata": {"run_id": "r1", "x": 1, "f": 1.5, "d": {"no": 1}, "__hidden": 1}}
+                app.invoke({"log": []}, config)
+                app.update_state({"configurable": {"thread_id": "t"}, "metadata": {"upd": "yes"}},
+                                 {"log": ["u"]})
+                listed = [t.metadata for t in saver.list(None)]
+                found = [t.metadata["step"] for t in saver.list(None, filter={"run_id": "r1", "x": 1})]
+                out.append((listed, found))
+        return out
+
+    differential(scenario)

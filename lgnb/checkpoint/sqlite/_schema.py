@@ -53,7 +53,7 @@ from lgnb.checkpoint.sqlite._errors import (
     rollback_quietly,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 INLINE_MAX = 64
 """Serialized values up to this many bytes are stored inline, larger ones in lgnb_values."""
@@ -75,6 +75,7 @@ CREATE TABLE IF NOT EXISTS lgnb_checkpoints (
     checkpoint BLOB NOT NULL,
     metadata TEXT NOT NULL,
     blob_refs TEXT NOT NULL,
+    refs_base TEXT,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
 );
 CREATE TABLE IF NOT EXISTS lgnb_blobs (
@@ -119,6 +120,14 @@ CREATE TABLE IF NOT EXISTS lgnb_thread_leases (
 _REBUILT = ("lgnb_checkpoints", "lgnb_blobs", "lgnb_writes", "lgnb_values")
 
 
+def _add_refs_base(conn: sqlite3.Connection) -> None:
+    """Migration 3 → 4: the `refs_base` column (NULL: the row's map is full, as every
+    row of an older file is)."""
+    columns = {name for _cid, name, *_ in conn.execute("PRAGMA table_info(lgnb_checkpoints)")}
+    if "refs_base" not in columns:
+        conn.execute("ALTER TABLE lgnb_checkpoints ADD COLUMN refs_base TEXT")
+
+
 def _version(conn: sqlite3.Connection) -> int | None:
     """The file's lgnb schema version, None for a new file."""
     if conn.execute(
@@ -145,7 +154,12 @@ def _copy_back_rowid_tables(conn: sqlite3.Connection) -> None:
         if conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (f"{table}_v2",)
         ).fetchone():
-            conn.execute(f"INSERT OR IGNORE INTO {table} SELECT * FROM {table}_v2")
+            columns = ", ".join(
+                name for _cid, name, *_ in conn.execute(f"PRAGMA table_info({table}_v2)")
+            )
+            conn.execute(
+                f"INSERT OR IGNORE INTO {table} ({columns}) SELECT {columns} FROM {table}_v2"
+            )
             conn.execute(f"DROP TABLE {table}_v2")
 
 
@@ -227,6 +241,8 @@ def prepare(
                 conn.execute(statement)
         if old is not None and old < 3:
             _copy_back_rowid_tables(conn)
+        if old is not None and old < 4:
+            _add_refs_base(conn)
         row = conn.execute(
             "SELECT value FROM lgnb_schema WHERE key = 'version'"
         ).fetchone()

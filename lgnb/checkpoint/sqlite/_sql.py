@@ -11,7 +11,7 @@ from typing import Any
 
 SELECT_CHECKPOINT_COLUMNS = (
     "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
-    "type, checkpoint, metadata, blob_refs"
+    "type, checkpoint, metadata, blob_refs, refs_base"
 )
 
 SELECT_LATEST = (
@@ -54,7 +54,13 @@ VALUES (?, ?, ?, ?, ?, ?, ?)
 
 UPSERT_CHECKPOINT = f"""
 INSERT OR REPLACE INTO lgnb_checkpoints ({SELECT_CHECKPOINT_COLUMNS}, run_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+# A new checkpoint; when its id exists already (a direct `put` of the same checkpoint
+# again), nothing is inserted and the saver first materializes the rows based on it.
+INSERT_CHECKPOINT = f"""
+INSERT OR IGNORE INTO lgnb_checkpoints ({SELECT_CHECKPOINT_COLUMNS}, run_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 _WRITE_COLUMNS = (
@@ -74,7 +80,7 @@ DELETE_THREAD = (
 COPY_THREAD = (
     f"""INSERT OR REPLACE INTO lgnb_checkpoints ({SELECT_CHECKPOINT_COLUMNS}, run_id)
     SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
-           metadata, blob_refs, run_id
+           metadata, blob_refs, refs_base, run_id
     FROM lgnb_checkpoints WHERE thread_id = ?""",
     """INSERT OR IGNORE INTO lgnb_blobs
     (thread_id, checkpoint_ns, channel, version, type, blob, ref)
@@ -95,6 +101,14 @@ WHERE c.thread_id = ? AND c.checkpoint_id < (
     SELECT MAX(l.checkpoint_id) FROM lgnb_checkpoints AS l
     WHERE l.thread_id = c.thread_id AND l.checkpoint_ns = c.checkpoint_ns)
 """
+# The newest checkpoint of each namespace of a thread, if stored as a delta: what
+# "keep_latest" keeps, materialized first (its base goes).
+LATEST_DELTAS = """
+SELECT thread_id, checkpoint_ns, checkpoint_id, blob_refs, refs_base FROM lgnb_checkpoints AS c
+WHERE c.thread_id = ? AND c.refs_base IS NOT NULL AND c.checkpoint_id = (
+    SELECT MAX(l.checkpoint_id) FROM lgnb_checkpoints AS l
+    WHERE l.thread_id = c.thread_id AND l.checkpoint_ns = c.checkpoint_ns)
+"""
 PRUNE_KEEP_LATEST = (
     "DELETE FROM lgnb_writes WHERE thread_id = ? AND (checkpoint_ns, checkpoint_id) "
     f"IN ({_NOT_LATEST})",
@@ -103,6 +117,15 @@ PRUNE_KEEP_LATEST = (
 )
 
 THREADS_OF_RUNS = "SELECT DISTINCT thread_id FROM lgnb_checkpoints WHERE run_id IN ({})"
+# Checkpoints that stay while their base goes with the runs: materialized first.
+ORPHANED_BY_RUNS = """
+SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.blob_refs, c.refs_base
+FROM lgnb_checkpoints AS c
+WHERE c.refs_base IS NOT NULL AND (c.run_id IS NULL OR c.run_id NOT IN ({0}))
+  AND EXISTS (SELECT 1 FROM lgnb_checkpoints AS b
+              WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+                AND b.checkpoint_id = c.refs_base AND b.run_id IN ({0}))
+"""
 DELETE_RUNS = (
     """DELETE FROM lgnb_writes WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (
         SELECT thread_id, checkpoint_ns, checkpoint_id FROM lgnb_checkpoints
@@ -115,7 +138,7 @@ COLLECT_BLOBS = """
 DELETE FROM lgnb_blobs WHERE thread_id = ? AND (checkpoint_ns, channel, version) NOT IN (
     SELECT c.checkpoint_ns, r.key, CAST(r.value AS TEXT)
     FROM lgnb_checkpoints AS c, json_each(c.blob_refs) AS r
-    WHERE c.thread_id = ?)
+    WHERE c.thread_id = ? AND r.type != 'null')
 """
 
 

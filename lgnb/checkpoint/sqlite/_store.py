@@ -35,7 +35,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from lgnb.checkpoint.sqlite import _sql
+from lgnb.checkpoint.sqlite import _refs, _sql
 from lgnb.checkpoint.sqlite._behind import WriteBehind, execute
 from lgnb.checkpoint.sqlite._errors import explain, rollback_quietly
 from lgnb.checkpoint.sqlite._schema import INLINE_MAX, database_label
@@ -98,6 +98,8 @@ class SqliteStore:
         # encoded since the last put: a node's output is usually the channel's next
         # value, serialized and hashed once for both.
         self._encoded: dict[int, tuple[Any, str, bytes | None, bytes | None, bytes | None]] = {}
+        # channel versions are stored as deltas on the checkpoint saved last (_refs)
+        self.refs = _refs.RefsEncoder()
         # the file, named by errors (a failing connection may not say it any more)
         self.label = database_label(conn) if label is None else label
 
@@ -106,6 +108,7 @@ class SqliteStore:
         clone = SqliteStore(self.conn, serde, label=self.label)
         clone.lock = self.lock
         clone.behind = self.behind
+        clone.refs = self.refs
         return clone
 
     # --- transactions ---
@@ -204,7 +207,7 @@ class SqliteStore:
                 row = conn.execute(_sql.SELECT_ONE, (thread_id, ns, checkpoint_id)).fetchone()
             else:
                 row = conn.execute(_sql.SELECT_LATEST, (thread_id, ns)).fetchone()
-            return None if row is None else self._load_tuple(conn, row)
+            return None if row is None else self._load_tuple(conn, _refs.resolve_rows(conn, [row])[0])
 
     def list(
         self,
@@ -219,7 +222,7 @@ class SqliteStore:
         released between pages so the caller may write while iterating."""
         for rows in self.checkpoint_rows(config, filter=filter, before=before, limit=limit):
             with self.reading() as conn:
-                page = [self._load_tuple(conn, row) for row in rows]
+                page = [self._load_tuple(conn, row) for row in _refs.resolve_rows(conn, rows)]
             yield from page
 
     def checkpoint_rows(
@@ -307,9 +310,8 @@ class SqliteStore:
             else:
                 btype, bblob, bref = self._encode(values[channel], large)
             blobs.append((thread_id, ns, channel, version_key(version), btype, bblob, bref))
-        refs = json.dumps(
-            checkpoint["channel_versions"], separators=(",", ":"), ensure_ascii=False
-        )
+        key = (thread_id, ns, checkpoint["id"])
+        refs, refs_base, memo = self.refs.encode(key, parent_id, checkpoint["channel_versions"])
         ctype, cblob = self.serde.dumps_typed(stored)
         meta = get_serializable_checkpoint_metadata(config, metadata)
         run_id = meta.get("run_id")
@@ -322,6 +324,7 @@ class SqliteStore:
             cblob,
             _metadata_json(meta),
             refs,
+            refs_base,
             None if run_id is None else str(run_id),
         )
         with self.writing() as conn:
@@ -329,7 +332,11 @@ class SqliteStore:
                 conn.executemany(_sql.INSERT_VALUE, large)
             if blobs:
                 conn.executemany(_sql.INSERT_BLOB, blobs)
-            conn.execute(_sql.UPSERT_CHECKPOINT, row)
+            if conn.execute(_sql.INSERT_CHECKPOINT, row).rowcount == 0:
+                # saved before: the rows based on it keep their versions, then it changes
+                _refs.materialize_based_on(conn, key)
+                conn.execute(_sql.UPSERT_CHECKPOINT, row)
+        self.refs.saved(memo)
         return _config(thread_id, ns, checkpoint["id"])
 
     def put_writes(
@@ -375,6 +382,7 @@ class SqliteStore:
     # --- maintenance ---
 
     def delete_thread(self, thread_id: str) -> None:
+        self.refs.forget()
         with self.writing() as conn:
             candidates = _refs_of(conn, [str(thread_id)])
             for statement in _sql.DELETE_THREAD:
@@ -386,10 +394,12 @@ class SqliteStore:
         if not ids:
             return
         marks = _sql.placeholders(len(ids))
+        self.refs.forget()
         with self.writing() as conn:
             threads = [
                 t for (t,) in conn.execute(_sql.THREADS_OF_RUNS.format(marks), ids)
             ]
+            _refs.materialize(conn, conn.execute(_sql.ORPHANED_BY_RUNS.format(marks), ids + ids))
             candidates = _refs_of(conn, threads)
             for statement in _sql.DELETE_RUNS:
                 conn.execute(statement.format(marks), ids)
@@ -398,6 +408,7 @@ class SqliteStore:
             _collect_values(conn, candidates)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self.refs.forget()  # the target's rows may have been replaced
         with self.writing() as conn:
             for statement in _sql.COPY_THREAD:
                 conn.execute(statement, (str(target_thread_id), str(source_thread_id)))
@@ -408,6 +419,7 @@ class SqliteStore:
                 f"Unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}."
             )
         threads = [str(t) for t in thread_ids]
+        self.refs.forget()
         with self.writing() as conn:
             candidates = _refs_of(conn, threads)
             for thread_id in threads:
@@ -415,6 +427,7 @@ class SqliteStore:
                     for statement in _sql.DELETE_THREAD:
                         conn.execute(statement, (thread_id,))
                     continue
+                _refs.materialize(conn, conn.execute(_sql.LATEST_DELTAS, (thread_id,)).fetchall())
                 for statement in _sql.PRUNE_KEEP_LATEST:
                     conn.execute(statement, (thread_id, thread_id))
                 conn.execute(_sql.COLLECT_BLOBS, (thread_id, thread_id))

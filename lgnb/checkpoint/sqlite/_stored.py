@@ -20,6 +20,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
 
+from lgnb.checkpoint.sqlite._refs import resolve_rows
 from lgnb.checkpoint.sqlite._store import SqliteStore, _config, load_checkpoint
 from lgnb.checkpoint.stored import StoredValue as BaseStoredValue
 
@@ -98,7 +99,9 @@ def list_stored(
     inline_max: int = 65536,
 ) -> Iterator[CheckpointTuple]:
     """`store.list(...)` with each value given to `load` instead of being decoded."""
-    for rows in store.checkpoint_rows(config, filter=filter, before=before, limit=limit):
+    for page in store.checkpoint_rows(config, filter=filter, before=before, limit=limit):
+        with store.reading() as conn:
+            rows = resolve_rows(conn, page)
         for row in rows:
             with store.reading() as conn:
                 stored, writes = _read_row(store, conn, row, inline_max)

@@ -1,0 +1,175 @@
+"""A checkpoint's channel versions, stored as a delta on an earlier checkpoint's.
+
+A checkpoint names the version of every channel it reads (`blob_refs`, channel ->
+version: 50 channels are ~1.5 KB), but a step changes only the few channels its tasks
+wrote. So since schema 4 a row may store only what differs from another checkpoint of
+the same thread and namespace — its base, normally its parent — and name that base in
+`refs_base`; a row with `refs_base` NULL holds the full map. A removed channel is a
+JSON `null` in the delta (LangGraph never removes one; a direct `put` may).
+
+Invariants the rest of the saver relies on:
+
+* A chain of deltas is at most `MAX_CHAIN` rows long before a full map, so reading
+  a checkpoint costs at most that many primary-key lookups.
+* Every (channel, version) in a checkpoint's full map appears literally in the
+  `blob_refs` of a row of its chain. So "is this blob referenced?" is still answered by
+  the `blob_refs` of the rows that exist (`COLLECT_BLOBS`) — as long as no row's chain
+  runs through a deleted row. Hence every delete of checkpoints first *materializes*
+  (rewrites as full maps) the surviving rows whose base it deletes, and an overwritten
+  checkpoint first materializes the rows based on it (`materialize`).
+* A delta is only written against the checkpoint this store itself saved last (its
+  full map kept in memory): a fork, another writer's parent, or a store that was just
+  opened writes a full map instead of reading one back.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
+
+MAX_CHAIN = 32
+"""Rows per chain: a full map at least every this many checkpoints."""
+
+_SELECT_REFS = (
+    "SELECT blob_refs, refs_base FROM lgnb_checkpoints "
+    "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
+)
+_MATERIALIZE = (
+    "UPDATE lgnb_checkpoints SET blob_refs = ?, refs_base = NULL "
+    "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
+)
+_BASED_ON = (
+    "SELECT thread_id, checkpoint_ns, checkpoint_id, blob_refs, refs_base FROM lgnb_checkpoints "
+    "WHERE thread_id = ? AND checkpoint_ns = ? AND refs_base = ?"
+)
+
+Versions = dict[str, Any]
+Key = tuple[str, str, str]  # thread_id, checkpoint_ns, checkpoint_id
+
+
+def _dumps(versions: Mapping[str, Any]) -> str:
+    return json.dumps(versions, separators=(",", ":"), ensure_ascii=False)
+
+
+class RefsEncoder:
+    """Turns a checkpoint's `channel_versions` into the `(blob_refs, refs_base)` it is
+    stored as: a delta on the last checkpoint this store saved when that is its parent."""
+
+    def __init__(self) -> None:
+        # the last saved checkpoint: its key, full map and place in its chain
+        self._last: tuple[Key, Versions, int] | None = None
+
+    def encode(
+        self, key: Key, parent_id: str | None, versions: Mapping[str, Any]
+    ) -> tuple[str, str | None, tuple[Key, Versions, int]]:
+        """`(blob_refs, refs_base, memo)`; pass `memo` to `saved` once the row is committed."""
+        full = dict(versions)
+        last = self._last
+        if (
+            last is not None
+            and parent_id is not None
+            and parent_id != key[2]
+            and last[0] == (key[0], key[1], parent_id)
+            and last[2] + 1 < MAX_CHAIN
+        ):
+            before = last[1]
+            delta: dict[str, Any] = {c: v for c, v in full.items() if before.get(c) != v}
+            if len(before) > len(full):
+                delta.update((c, None) for c in before if c not in full)
+            if 2 * len(delta) <= len(full):
+                return _dumps(delta), parent_id, (key, full, last[2] + 1)
+        return _dumps(full), None, (key, full, 0)
+
+    def saved(self, memo: tuple[Key, Versions, int]) -> None:
+        self._last = memo
+
+    def forget(self) -> None:
+        """Drop the memory of the last checkpoint (after deletes: it may be gone)."""
+        self._last = None
+
+
+def full_maps(
+    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str, str, str | None]]
+) -> dict[Key, Versions]:
+    """The full version maps of `(thread, ns, id, blob_refs, refs_base)` rows.
+
+    Rows are resolved oldest first (ids sort by time), so a page of consecutive
+    checkpoints walks the database for its oldest row's chain only."""
+    known: dict[Key, Versions] = {}
+    for thread_id, ns, checkpoint_id, refs, base in sorted(rows, key=lambda r: r[2]):
+        known[(thread_id, ns, checkpoint_id)] = _resolve(conn, thread_id, ns, refs, base, known)
+    return known
+
+
+def _resolve(
+    conn: sqlite3.Connection,
+    thread_id: str,
+    ns: str,
+    refs: str,
+    base: str | None,
+    known: Mapping[Key, Versions],
+) -> Versions:
+    deltas = []
+    start: Versions | None = None
+    seen = 0
+    while base is not None:
+        hit = known.get((thread_id, ns, base))
+        if hit is not None:
+            start = dict(hit)
+            break
+        deltas.append(refs)
+        row = conn.execute(_SELECT_REFS, (thread_id, ns, base)).fetchone()
+        seen += 1
+        if row is None or seen > 4 * MAX_CHAIN:
+            raise CheckpointDatabaseError(
+                f"Checkpoint {base!r} of thread {thread_id!r} (namespace {ns!r}) is missing: "
+                "a checkpoint stores its channel versions as changes to it. The file was "
+                "edited outside lgnb, or a delete did not finish; restore it from a backup."
+            )
+        refs, base = row
+    if start is None:
+        start = json.loads(refs)
+    else:
+        deltas.append(refs)
+    for delta in reversed(deltas):
+        for channel, version in json.loads(delta).items():
+            if version is None:
+                start.pop(channel, None)
+            else:
+                start[channel] = version
+    return start
+
+
+def resolve_rows(conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
+    """Checkpoint rows (`SELECT_CHECKPOINT_COLUMNS`: ..., blob_refs, refs_base) with
+    `blob_refs` as the full map's JSON and `refs_base` dropped."""
+    if all(row[8] is None for row in rows):
+        return [tuple(row[:8]) for row in rows]
+    maps = full_maps(conn, [(r[0], r[1], r[2], r[7], r[8]) for r in rows if r[8] is not None])
+    return [
+        tuple(row[:7]) + ((row[7] if row[8] is None else _dumps(maps[(row[0], row[1], row[2])])),)
+        for row in rows
+    ]
+
+
+def materialize(
+    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str, str, str | None]]
+) -> None:
+    """Rewrite these rows with full maps (before the rows their chains run through are
+    deleted or replaced)."""
+    pending = [r for r in rows if r[4] is not None]
+    if not pending:
+        return
+    maps = full_maps(conn, pending)
+    conn.executemany(
+        _MATERIALIZE, [(_dumps(m), *key) for key, m in maps.items()]
+    )
+
+
+def materialize_based_on(conn: sqlite3.Connection, key: Key) -> None:
+    """Materialize the rows whose deltas apply to checkpoint `key` (about to change)."""
+    materialize(conn, conn.execute(_BASED_ON, key).fetchall())

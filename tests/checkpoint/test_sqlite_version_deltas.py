@@ -1,0 +1,258 @@
+"""lgnb's SqliteSaver stores a checkpoint's channel versions as changes to its parent's
+(schema 4, `lgnb.checkpoint.sqlite._refs`). Whatever is stored, every checkpoint reads
+back with exactly the versions and values it was saved with: after long runs, forks,
+prunes, deletes of runs, copies, a checkpoint saved twice, and a channel removed."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typing_extensions import TypedDict
+
+from lgnb.checkpoint.sqlite import SqliteSaver
+from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
+from lgnb.checkpoint.sqlite._refs import MAX_CHAIN
+from lgnb.graph import END, START, StateGraph
+
+KEYS = [f"k{i}" for i in range(12)]
+
+
+class State(TypedDict, total=False):
+    n: int
+    k0: str
+    k1: str
+    k2: str
+    k3: str
+    k4: str
+    k5: str
+    k6: str
+    k7: str
+    k8: str
+    k9: str
+    k10: str
+    k11: str
+
+
+class Recording:
+    """Wraps a saver's `put`: what each checkpoint id was saved with (the oracle)."""
+
+    def __init__(self, saver: SqliteSaver) -> None:
+        self.saved: dict[tuple[str, str], dict[str, Any]] = {}
+        inner = saver.put
+
+        def put(config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+            thread = str(config["configurable"]["thread_id"])
+            self.saved[(thread, checkpoint["id"])] = {
+                "versions": dict(checkpoint["channel_versions"]),
+                "values": dict(checkpoint["channel_values"]),
+            }
+            return inner(config, checkpoint, metadata, new_versions)
+
+        saver.put = put  # type: ignore[method-assign]
+
+
+def _graph(saver: SqliteSaver, steps: int) -> Any:
+    """Step n rewrites key k(n mod 12) and n: a different small delta every step."""
+
+    def step(state: State) -> dict[str, Any]:
+        n = state.get("n", 0) + 1
+        return {f"k{n % len(KEYS)}": f"value {n}" * (1 + n % 3), "n": n}
+
+    g = StateGraph(State)
+    g.add_node("step", step)
+    g.add_edge(START, "step")
+    g.add_conditional_edges("step", lambda s: "step" if s["n"] < steps else END, ["step", END])
+    return g.compile(checkpointer=saver)
+
+
+def _cfg(thread: str = "t", **extra: Any) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}, "recursion_limit": 1000, **extra}
+
+
+def _inputs() -> dict[str, Any]:
+    return {"n": 0, **{k: f"start {k}" for k in KEYS}}
+
+
+def _assert_reads_back(saver: SqliteSaver, rec: Recording, thread: str = "t") -> int:
+    """Every checkpoint of `thread` (list and get_tuple) has what it was saved with."""
+    listed = list(saver.list({"configurable": {"thread_id": thread}}))
+    assert listed
+    for tup in listed:
+        cid = tup.checkpoint["id"]
+        want = rec.saved[(thread, cid)]
+        assert tup.checkpoint["channel_versions"] == want["versions"]
+        assert tup.checkpoint["channel_values"] == want["values"]
+        one = saver.get_tuple({"configurable": {"thread_id": thread, "checkpoint_id": cid}})
+        assert one is not None and one.checkpoint["channel_versions"] == want["versions"]
+        assert one.checkpoint["channel_values"] == want["values"]
+    return len(listed)
+
+
+def _bases(conn: sqlite3.Connection, thread: str = "t") -> list[str | None]:
+    return [b for (b,) in conn.execute(
+        "SELECT refs_base FROM lgnb_checkpoints WHERE thread_id = ? ORDER BY checkpoint_id",
+        (thread,))]
+
+
+def test_a_long_run_stores_deltas_in_bounded_chains_and_reads_back_exactly(
+    saver: SqliteSaver,
+) -> None:
+    rec = Recording(saver)
+    _graph(saver, steps=100).invoke(_inputs(), _cfg(), durability="sync")
+    assert _assert_reads_back(saver, rec) == 102
+    bases = _bases(saver.conn)
+    assert sum(b is not None for b in bases) > 90  # nearly every row is a delta
+    run = longest = 0
+    for b in bases:
+        run = run + 1 if b is not None else 0
+        longest = max(longest, run)
+    assert longest < MAX_CHAIN
+    # a delta names only what changed: the written key, n, the loop's trigger
+    sizes = [len(r) for (r,) in saver.conn.execute(
+        "SELECT blob_refs FROM lgnb_checkpoints WHERE refs_base IS NOT NULL")]
+    full = max(len(r) for (r,) in saver.conn.execute(
+        "SELECT blob_refs FROM lgnb_checkpoints WHERE refs_base IS NULL"))
+    assert max(sizes) * 3 < full
+
+
+def test_a_fork_from_an_old_checkpoint_reads_back_and_so_does_its_source(
+    saver: SqliteSaver,
+) -> None:
+    rec = Recording(saver)
+    app = _graph(saver, steps=40)
+    app.invoke(_inputs(), _cfg(), durability="sync")
+    old = [s for s in app.get_state_history(_cfg()) if s.values.get("n") == 7][0]
+    forked = app.update_state(old.config, {"k3": "forked"})
+    app.invoke(None, forked, durability="sync")
+    assert _assert_reads_back(saver, rec) > 70
+    # two children of the checkpoint forked from: the old run's next step and the fork
+    parents = [t.parent_config["configurable"]["checkpoint_id"]
+               for t in saver.list(_cfg()) if t.parent_config]
+    assert parents.count(old.config["configurable"]["checkpoint_id"]) == 2
+
+
+def test_prune_keep_latest_keeps_a_readable_latest_and_collects_the_rest(
+    saver: SqliteSaver,
+) -> None:
+    rec = Recording(saver)
+    app = _graph(saver, steps=50)
+    app.invoke(_inputs(), _cfg(), durability="sync")
+    latest = saver.get_tuple(_cfg())
+    assert _bases(saver.conn)[-1] is not None  # the newest is a delta before pruning
+    saver.prune(["t"], strategy="keep_latest")
+    assert _assert_reads_back(saver, rec) == 1
+    assert _bases(saver.conn) == [None]
+    kept = saver.get_tuple(_cfg())
+    assert kept.checkpoint["channel_values"] == latest.checkpoint["channel_values"]
+    # only the latest checkpoint's versions remain as blobs
+    (blobs,) = saver.conn.execute("SELECT COUNT(*) FROM lgnb_blobs WHERE thread_id = 't'").fetchone()
+    assert blobs == len(latest.checkpoint["channel_versions"])
+    # and the thread continues from it
+    app.invoke({"n": 50}, _cfg(), durability="sync")
+
+
+def test_deleting_a_threads_first_run_keeps_the_second_runs_checkpoints_whole(
+    saver: SqliteSaver,
+) -> None:
+    rec = Recording(saver)
+    first = _graph(saver, steps=20)
+    first.invoke(_inputs(), _cfg(metadata={"run_id": "run-1"}), durability="sync")
+    second = _graph(saver, steps=45)
+    second.invoke({"n": 20}, _cfg(metadata={"run_id": "run-2"}), durability="sync")
+    before = _assert_reads_back(saver, rec)
+    # the second run's first checkpoint is a delta on the first run's last
+    assert _bases(saver.conn)[22] is not None
+    saver.delete_for_runs(["run-1"])
+    after = _assert_reads_back(saver, rec)
+    assert 0 < after < before
+    # what only the deleted run used is gone; nothing a remaining checkpoint uses is
+    used = {(c, v) for t in saver.list(_cfg()) for c, v in t.checkpoint["channel_versions"].items()}
+    stored = set(saver.conn.execute("SELECT channel, version FROM lgnb_blobs").fetchall())
+    assert used <= stored and len(stored) < len(used) + 30
+
+
+def test_a_copied_thread_reads_back_like_its_source(saver: SqliteSaver) -> None:
+    rec = Recording(saver)
+    _graph(saver, steps=30).invoke(_inputs(), _cfg(), durability="sync")
+    saver.copy_thread("t", "u")
+    rec.saved.update({("u", cid): v for (t, cid), v in list(rec.saved.items()) if t == "t"})
+    saver.delete_thread("t")
+    assert _assert_reads_back(saver, rec, thread="u") == 32
+
+
+def _put(saver: SqliteSaver, cid: str, parent: str | None, versions: dict[str, str],
+         values: dict[str, Any]) -> None:
+    checkpoint = {"v": 4, "id": cid, "ts": "2026-12-02T00:00:00+00:00", "channel_values": values,
+                  "channel_versions": versions, "versions_seen": {}, "updated_channels": None}
+    config = {"configurable": {"thread_id": "p", "checkpoint_ns": "", "checkpoint_id": parent}}
+    saver.put(config, checkpoint, {"source": "update", "step": 0}, versions)
+
+
+def _read(saver: SqliteSaver, cid: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    tup = saver.get_tuple({"configurable": {"thread_id": "p", "checkpoint_id": cid}})
+    assert tup is not None
+    return tup.checkpoint["channel_versions"], tup.checkpoint["channel_values"]
+
+
+def test_a_checkpoint_saved_again_does_not_change_what_its_children_read(
+    saver: SqliteSaver,
+) -> None:
+    base = {f"c{i}": "1.0" for i in range(8)}
+    _put(saver, "a", None, base, {c: "v1" for c in base})
+    _put(saver, "b", "a", {**base, "c0": "2.0"}, {"c0": "v2"})
+    _put(saver, "c", "b", {**base, "c0": "2.0", "c1": "2.0"}, {"c1": "v2"})
+    assert _bases(saver.conn, "p") == [None, "a", "b"]
+    _put(saver, "b", "a", {**base, "c5": "3.0"}, {"c5": "v3"})  # b again, other versions
+    assert _read(saver, "c")[0] == {**base, "c0": "2.0", "c1": "2.0"}
+    assert _read(saver, "b")[0] == {**base, "c5": "3.0"}
+
+
+def test_a_channel_dropped_from_the_versions_is_gone_when_read_back(saver: SqliteSaver) -> None:
+    base = {f"c{i}": "1.0" for i in range(8)}
+    _put(saver, "a", None, base, {c: "v1" for c in base})
+    smaller = {c: v for c, v in base.items() if c != "c7"}
+    _put(saver, "b", "a", smaller, {"c0": "v1"})
+    assert _bases(saver.conn, "p") == [None, "a"]
+    assert _read(saver, "b")[0] == smaller
+    saver.prune(["p"], strategy="keep_latest")  # materialized without c7, and collectable
+    assert _read(saver, "b")[0] == smaller
+
+
+def test_a_missing_base_is_a_clear_error_not_a_wrong_state(db_path: Path) -> None:
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        _graph(saver, steps=5).invoke(_inputs(), _cfg(), durability="sync")
+        first = saver.conn.execute(
+            "SELECT checkpoint_id FROM lgnb_checkpoints ORDER BY checkpoint_id LIMIT 1 OFFSET 2"
+        ).fetchone()[0]
+        saver.conn.execute("DELETE FROM lgnb_checkpoints WHERE checkpoint_id = ?", (first,))
+        with pytest.raises(CheckpointDatabaseError, match="missing.*restore it from a backup"):
+            saver.get_tuple(_cfg())
+
+
+def test_a_schema_3_file_gets_refs_base_and_its_rows_read_as_full_maps(db_path: Path) -> None:
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        _graph(saver, steps=3).invoke(_inputs(), _cfg(), durability="sync")
+        want = saver.get_tuple(_cfg()).checkpoint["channel_values"]
+        # turn the file back into a schema-3 one: full maps, no refs_base column
+        rec_rows = saver.conn.execute(
+            "SELECT checkpoint_id FROM lgnb_checkpoints ORDER BY checkpoint_id").fetchall()
+        full = {cid: list(saver.list(_cfg(checkpoint_id=cid)))[0].checkpoint["channel_versions"]
+                for (cid,) in rec_rows}
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    for cid, versions in full.items():
+        conn.execute("UPDATE lgnb_checkpoints SET blob_refs = ? WHERE checkpoint_id = ?",
+                     (json.dumps(versions), cid))
+    conn.execute("ALTER TABLE lgnb_checkpoints DROP COLUMN refs_base")
+    conn.execute("UPDATE lgnb_schema SET value = '3' WHERE key = 'version'")
+    conn.close()
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        assert saver.conn.execute("SELECT value FROM lgnb_schema").fetchone()[0] == "4"
+        assert saver.get_tuple(_cfg()).checkpoint["channel_values"] == want
+        rec = Recording(saver)
+        _graph(saver, steps=10).invoke({"n": 3}, _cfg(), durability="sync")
+        latest = saver.get_tuple(_cfg())
+        assert latest.checkpoint["channel_versions"] == rec.saved[("t", latest.checkpoint["id"])]["versions"]
