@@ -163,7 +163,9 @@ def test_versions_are_stored_once_per_checkpoint_and_short(saver: SqliteSaver) -
     ).fetchone()
     raw = saver.serde.loads_typed((type_, blob))
     assert "channel_versions" not in raw  # only in blob_refs
+    assert "id" not in raw  # only in the checkpoint_id column
     latest = saver.get_tuple(_cfg()).checkpoint
+    assert list(latest)[:3] == ["v", "id", "ts"]  # where LangGraph has it
     assert latest["channel_versions"] == json.loads(refs)
     assert all(len(v) == 19 for v in latest["channel_versions"].values())
 

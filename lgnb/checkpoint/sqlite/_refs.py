@@ -31,12 +31,14 @@ from typing import Any
 
 from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
 
-MAX_CHAIN = 32
+MAX_CHAIN = 64
 """Rows per chain: a full map at least every this many checkpoints."""
 
-_SELECT_REFS = (
-    "SELECT blob_refs, refs_base FROM lgnb_checkpoints "
-    "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
+# A chain is usually the rows just before its head: one range read fetches it all.
+_SELECT_CHAIN = (
+    "SELECT checkpoint_id, blob_refs, refs_base FROM lgnb_checkpoints "
+    "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id <= ? "
+    "ORDER BY checkpoint_id DESC LIMIT ?"
 )
 _MATERIALIZE = (
     "UPDATE lgnb_checkpoints SET blob_refs = ?, refs_base = NULL "
@@ -116,13 +118,20 @@ def _resolve(
     deltas = []
     start: Versions | None = None
     seen = 0
+    fetched: dict[str, tuple[str, str | None]] = {}
     while base is not None:
         hit = known.get((thread_id, ns, base))
         if hit is not None:
             start = dict(hit)
             break
         deltas.append(refs)
-        row = conn.execute(_SELECT_REFS, (thread_id, ns, base)).fetchone()
+        row = fetched.get(base)
+        if row is None:
+            fetched = {
+                cid: (r, b)
+                for cid, r, b in conn.execute(_SELECT_CHAIN, (thread_id, ns, base, MAX_CHAIN))
+            }
+            row = fetched.get(base)
         seen += 1
         if row is None or seen > 4 * MAX_CHAIN:
             raise CheckpointDatabaseError(

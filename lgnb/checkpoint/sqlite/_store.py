@@ -175,7 +175,7 @@ class SqliteStore:
 
     def _load_tuple(self, conn: sqlite3.Connection, row: Sequence[Any]) -> CheckpointTuple:
         thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata, refs = row
-        checkpoint: Checkpoint = load_checkpoint(self.serde, type_, blob, refs)
+        checkpoint: Checkpoint = load_checkpoint(self.serde, type_, blob, refs, checkpoint_id)
         values: dict[str, Any] = {}
         for channel, btype, bblob in conn.execute(_sql.SELECT_BLOBS, (refs, thread_id, ns)):
             if btype != "empty":
@@ -292,9 +292,12 @@ class SqliteStore:
         thread_id = str(configurable["thread_id"])
         ns = configurable.get("checkpoint_ns", "") or ""
         parent_id = configurable.get("checkpoint_id")
-        # channel_versions are stored once, as blob_refs (see load_checkpoint)
+        # channel_versions are stored once, as blob_refs, and the id once, as the
+        # row's key (see load_checkpoint)
         stored = {
-            k: v for k, v in checkpoint.items() if k not in ("channel_values", "channel_versions")
+            k: v
+            for k, v in checkpoint.items()
+            if k not in ("channel_values", "channel_versions", "id")
         }
         values = checkpoint["channel_values"]
         blobs = []
@@ -434,10 +437,21 @@ class SqliteStore:
             _collect_values(conn, candidates)
 
 
-def load_checkpoint(serde: SerializerProtocol, type_: str, blob: bytes, refs: str) -> Checkpoint:
-    """The checkpoint of a row, without channel values. Schema 3 keeps its
-    `channel_versions` only in `blob_refs`; rows of older files still carry them."""
+def load_checkpoint(
+    serde: SerializerProtocol, type_: str, blob: bytes, refs: str, checkpoint_id: str
+) -> Checkpoint:
+    """The checkpoint of a row, without channel values. Since schema 3 its
+    `channel_versions` are only in `blob_refs`, since schema 4 its `id` only in the
+    `checkpoint_id` column; rows of older files still carry them."""
     checkpoint: Checkpoint = serde.loads_typed((type_, blob))
+    if "id" not in checkpoint:  # back in LangGraph's place, after "v"
+        stored = checkpoint
+        checkpoint = {}
+        for key, value in stored.items():
+            checkpoint[key] = value
+            if key == "v":
+                checkpoint["id"] = checkpoint_id
+        checkpoint.setdefault("id", checkpoint_id)
     if "channel_versions" not in checkpoint:
         checkpoint["channel_versions"] = json.loads(refs)
     return checkpoint

@@ -128,7 +128,7 @@ def _read_row(store: SqliteStore, conn: Any, row: Sequence[Any], inline_max: int
 def _tuple(store: SqliteStore, row: Sequence[Any], values: list[StoredValue], writes: list[StoredValue],
            load: Callable[[StoredValue], Any]) -> CheckpointTuple:
     thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata, refs = row
-    checkpoint = load_checkpoint(store.serde, type_, blob, refs)
+    checkpoint = load_checkpoint(store.serde, type_, blob, refs, checkpoint_id)
     checkpoint["channel_values"] = {v.channel: load(v) for v in values}
     return CheckpointTuple(
         config=_config(thread_id, ns, checkpoint_id),
