@@ -184,6 +184,27 @@ def test_a_copied_thread_reads_back_like_its_source(saver: SqliteSaver) -> None:
     assert _assert_reads_back(saver, rec, thread="u") == 32
 
 
+def test_a_base_deleted_by_another_connection_is_not_written_against(db_path: Path) -> None:
+    base = {f"c{i}": "1.0" for i in range(8)}
+    with SqliteSaver.from_conn_string(db_path) as a, SqliteSaver.from_conn_string(db_path) as b:
+        _put(a, "a", None, base, {c: "v1" for c in base})
+        b.delete_thread("p")  # another process's delete: `a` still remembers "a"
+        _put(a, "b", "a", {**base, "c0": "2.0"}, {"c0": "v2"})
+        assert _bases(a.conn, "p") == [None]  # a full map, not a delta on a missing row
+        assert _read(a, "b")[0] == {**base, "c0": "2.0"}
+
+
+def test_a_channel_swapped_for_another_is_read_back_without_the_old_one(
+    saver: SqliteSaver,
+) -> None:
+    base = {f"c{i}": "1.0" for i in range(8)}
+    _put(saver, "a", None, base, {c: "v1" for c in base})
+    swapped = {**{c: v for c, v in base.items() if c != "c7"}, "c8": "1.0"}
+    _put(saver, "b", "a", swapped, {"c8": "v1"})
+    assert _bases(saver.conn, "p") == [None, "a"]
+    assert _read(saver, "b")[0] == swapped
+
+
 def _put(saver: SqliteSaver, cid: str, parent: str | None, versions: dict[str, str],
          values: dict[str, Any]) -> None:
     checkpoint = {"v": 4, "id": cid, "ts": "2026-12-02T00:00:00+00:00", "channel_values": values,

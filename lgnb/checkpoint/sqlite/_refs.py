@@ -40,6 +40,9 @@ _SELECT_CHAIN = (
     "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id <= ? "
     "ORDER BY checkpoint_id DESC LIMIT ?"
 )
+_BASE_EXISTS = (
+    "SELECT 1 FROM lgnb_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
+)
 _MATERIALIZE = (
     "UPDATE lgnb_checkpoints SET blob_refs = ?, refs_base = NULL "
     "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
@@ -69,7 +72,6 @@ class RefsEncoder:
         self, key: Key, parent_id: str | None, versions: Mapping[str, Any]
     ) -> tuple[str, str | None, tuple[Key, Versions, int]]:
         """`(blob_refs, refs_base, memo)`; pass `memo` to `saved` once the row is committed."""
-        full = dict(versions)
         last = self._last
         if (
             last is not None
@@ -78,13 +80,15 @@ class RefsEncoder:
             and last[0] == (key[0], key[1], parent_id)
             and last[2] + 1 < MAX_CHAIN
         ):
+            now = dict(versions)
             before = last[1]
-            delta: dict[str, Any] = {c: v for c, v in full.items() if before.get(c) != v}
-            if len(before) > len(full):
-                delta.update((c, None) for c in before if c not in full)
-            if 2 * len(delta) <= len(full):
-                return _dumps(delta), parent_id, (key, full, last[2] + 1)
-        return _dumps(full), None, (key, full, 0)
+            delta: dict[str, Any] = {c: v for c, v in now.items() if before.get(c) != v}
+            for channel in before:
+                if channel not in now:
+                    delta[channel] = None  # removed (a direct put; LangGraph never does)
+            if 2 * len(delta) <= len(now):
+                return _dumps(delta), parent_id, (key, now, last[2] + 1)
+        return full(key, versions)
 
     def saved(self, memo: tuple[Key, Versions, int]) -> None:
         self._last = memo
@@ -92,6 +96,18 @@ class RefsEncoder:
     def forget(self) -> None:
         """Drop the memory of the last checkpoint (after deletes: it may be gone)."""
         self._last = None
+
+
+def full(key: Key, versions: Mapping[str, Any]) -> tuple[str, None, tuple[Key, Versions, int]]:
+    """`RefsEncoder.encode`'s answer for a full map."""
+    copied = dict(versions)
+    return _dumps(copied), None, (key, copied, 0)
+
+
+def base_exists(conn: sqlite3.Connection, key: Key, base: str) -> bool:
+    """Whether the base a delta was computed on is still stored (checked in the write
+    transaction that stores the delta: nothing can delete it after that)."""
+    return conn.execute(_BASE_EXISTS, (key[0], key[1], base)).fetchone() is not None
 
 
 def full_maps(

@@ -10,7 +10,10 @@ the other.
   reads its values from (so unreferenced blobs can be collected in SQL). Since schema 3
   `blob_refs` is also where the checkpoint's `channel_versions` live: the serialized
   `checkpoint` omits them, so each version is stored once per checkpoint (and versions
-  are 19 characters, `<counter, 10 digits>.<8 hex>`, not 49).
+  are 19 characters, `<counter, 10 digits>.<8 hex>`, not 49). Since schema 4 a row's
+  `blob_refs` may hold only what changed since the checkpoint named in `refs_base`
+  (its parent), at most 64 rows to a full map (`_refs`), and the serialized
+  `checkpoint` omits its `id` (the row's key).
 * `lgnb_blobs` — each channel value once per (thread, namespace, channel, version).
 * `lgnb_writes` — pending writes of tasks, per checkpoint.
 * `lgnb_values` — serialized values over `INLINE_MAX` bytes, stored once by content
@@ -37,7 +40,9 @@ hold (checkpoints without
 `channel_versions`, whose `blob_refs` values are the versions themselves; values over
 64 bytes in `lgnb_values`); rows of older files are read as they are, nothing is
 rewritten, and an lgnb of schema 2 refuses a file of schema 3 instead of misreading
-it. A file of a newer schema than this lgnb's is refused.
+it. 3 → 4 adds the `refs_base` column (NULL on every old row: their maps are full);
+new rows may be deltas, so an lgnb of schema 3 refuses the file. A file of a newer
+schema than this lgnb's is refused.
 """
 
 from __future__ import annotations

@@ -331,6 +331,10 @@ class SqliteStore:
             None if run_id is None else str(run_id),
         )
         with self.writing() as conn:
+            if refs_base is not None and not _refs.base_exists(conn, key, refs_base):
+                # deleted since it was saved (a prune from another process): full map
+                refs, refs_base, memo = _refs.full(key, checkpoint["channel_versions"])
+                row = (*row[:7], refs, None, row[9])
             if large:
                 conn.executemany(_sql.INSERT_VALUE, large)
             if blobs:
