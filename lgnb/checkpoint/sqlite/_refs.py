@@ -69,9 +69,17 @@ class RefsEncoder:
         self._last: tuple[Key, Versions, int] | None = None
 
     def encode(
-        self, key: Key, parent_id: str | None, versions: Mapping[str, Any]
+        self,
+        key: Key,
+        parent_id: str | None,
+        versions: Mapping[str, Any],
+        changed: Mapping[str, Any] = {},  # noqa: B006 (read only)
     ) -> tuple[str, str | None, tuple[Key, Versions, int]]:
-        """`(blob_refs, refs_base, memo)`; pass `memo` to `saved` once the row is committed."""
+        """`(blob_refs, refs_base, memo)`; pass `memo` to `saved` once the row is committed.
+
+        `changed` is `put`'s `new_versions`: when the parent's map updated with it is
+        exactly `versions` (two C-level passes, however wide the state), the delta is
+        read off it instead of comparing every channel in Python."""
         last = self._last
         if (
             last is not None
@@ -80,11 +88,15 @@ class RefsEncoder:
             and last[0] == (key[0], key[1], parent_id)
             and last[2] + 1 < MAX_CHAIN
         ):
-            now = dict(versions)
             before = last[1]
-            delta: dict[str, Any] = {c: v for c, v in now.items() if before.get(c) != v}
-            for channel in before:
-                if channel not in now:
+            now = before.copy()
+            now.update(changed)
+            if now == versions:
+                delta: dict[str, Any] = {c: v for c, v in changed.items() if before.get(c) != v}
+            else:  # `changed` is not the difference (a direct put): compare them all
+                now = dict(versions)
+                delta = {c: v for c, v in now.items() if before.get(c) != v}
+                for channel in before.keys() - now.keys():
                     delta[channel] = None  # removed (a direct put; LangGraph never does)
             if 2 * len(delta) <= len(now):
                 return _dumps(delta), parent_id, (key, now, last[2] + 1)

@@ -314,7 +314,9 @@ class SqliteStore:
                 btype, bblob, bref = self._encode(values[channel], large)
             blobs.append((thread_id, ns, channel, version_key(version), btype, bblob, bref))
         key = (thread_id, ns, checkpoint["id"])
-        refs, refs_base, memo = self.refs.encode(key, parent_id, checkpoint["channel_versions"])
+        refs, refs_base, memo = self.refs.encode(
+            key, parent_id, checkpoint["channel_versions"], new_versions
+        )
         ctype, cblob = self.serde.dumps_typed(stored)
         meta = get_serializable_checkpoint_metadata(config, metadata)
         run_id = meta.get("run_id")
