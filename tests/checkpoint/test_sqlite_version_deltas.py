@@ -119,6 +119,14 @@ def test_a_long_run_stores_deltas_in_bounded_chains_and_reads_back_exactly(
     assert max(sizes) * 3 < full
 
 
+def test_a_fresh_reader_of_the_file_reads_every_checkpoint_back(db_path: Path) -> None:
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        rec = Recording(saver)
+        _graph(saver, steps=150).invoke(_inputs(), _cfg(), durability="sync")
+    with SqliteSaver.from_conn_string(db_path) as reader:
+        assert _assert_reads_back(reader, rec) == 152
+
+
 def test_a_fork_from_an_old_checkpoint_reads_back_and_so_does_its_source(
     saver: SqliteSaver,
 ) -> None:
@@ -250,8 +258,9 @@ def test_a_missing_base_is_a_clear_error_not_a_wrong_state(db_path: Path) -> Non
             "SELECT checkpoint_id FROM lgnb_checkpoints ORDER BY checkpoint_id LIMIT 1 OFFSET 2"
         ).fetchone()[0]
         saver.conn.execute("DELETE FROM lgnb_checkpoints WHERE checkpoint_id = ?", (first,))
+    with SqliteSaver.from_conn_string(db_path) as reader:  # knows nothing of the run
         with pytest.raises(CheckpointDatabaseError, match="missing.*restore it from a backup"):
-            saver.get_tuple(_cfg())
+            reader.get_tuple(_cfg())
 
 
 def test_a_schema_3_file_gets_refs_base_and_its_rows_read_as_full_maps(db_path: Path) -> None:

@@ -34,12 +34,20 @@ from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
 MAX_CHAIN = 64
 """Rows per chain: a full map at least every this many checkpoints."""
 
-# A chain is usually the rows just before its head: one range read fetches it all.
-_SELECT_CHAIN = (
-    "SELECT checkpoint_id, blob_refs, refs_base FROM lgnb_checkpoints "
-    "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id <= ? "
-    "ORDER BY checkpoint_id DESC LIMIT ?"
+# A chain, from a row to its full map, followed in one statement (each link a
+# primary-key lookup; `n` stops a corrupt cycle).
+_SELECT_CHAIN = """
+WITH RECURSIVE chain(checkpoint_id, blob_refs, refs_base, n) AS (
+    SELECT checkpoint_id, blob_refs, refs_base, 0 FROM lgnb_checkpoints
+    WHERE thread_id = :t AND checkpoint_ns = :ns AND checkpoint_id = :id
+    UNION ALL
+    SELECT c.checkpoint_id, c.blob_refs, c.refs_base, chain.n + 1
+    FROM chain JOIN lgnb_checkpoints AS c
+      ON c.thread_id = :t AND c.checkpoint_ns = :ns AND c.checkpoint_id = chain.refs_base
+    WHERE chain.n < :most
 )
+SELECT checkpoint_id, blob_refs, refs_base FROM chain
+"""
 _BASE_EXISTS = (
     "SELECT 1 FROM lgnb_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
 )
@@ -105,6 +113,13 @@ class RefsEncoder:
     def saved(self, memo: tuple[Key, Versions, int]) -> None:
         self._last = memo
 
+    def known(self) -> dict[Key, Versions]:
+        """The last saved checkpoint's full map, to start reads from: the checkpoint
+        read most (the thread's latest, by the next run and by `get_state`) then
+        costs no walk of its chain."""
+        last = self._last
+        return {} if last is None else {last[0]: last[1]}
+
     def forget(self) -> None:
         """Drop the memory of the last checkpoint (after deletes: it may be gone)."""
         self._last = None
@@ -123,16 +138,20 @@ def base_exists(conn: sqlite3.Connection, key: Key, base: str) -> bool:
 
 
 def full_maps(
-    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str, str, str | None]]
+    conn: sqlite3.Connection,
+    rows: Iterable[tuple[str, str, str, str, str | None]],
+    known: Mapping[Key, Versions] | None = None,
 ) -> dict[Key, Versions]:
     """The full version maps of `(thread, ns, id, blob_refs, refs_base)` rows.
 
     Rows are resolved oldest first (ids sort by time), so a page of consecutive
     checkpoints walks the database for its oldest row's chain only."""
-    known: dict[Key, Versions] = {}
+    maps: dict[Key, Versions] = dict(known or {})
     for thread_id, ns, checkpoint_id, refs, base in sorted(rows, key=lambda r: r[2]):
-        known[(thread_id, ns, checkpoint_id)] = _resolve(conn, thread_id, ns, refs, base, known)
-    return known
+        key = (thread_id, ns, checkpoint_id)
+        hit = maps.get(key)
+        maps[key] = dict(hit) if hit is not None else _resolve(conn, thread_id, ns, refs, base, maps)
+    return maps
 
 
 def _resolve(
@@ -157,7 +176,9 @@ def _resolve(
         if row is None:
             fetched = {
                 cid: (r, b)
-                for cid, r, b in conn.execute(_SELECT_CHAIN, (thread_id, ns, base, MAX_CHAIN))
+                for cid, r, b in conn.execute(
+                    _SELECT_CHAIN, {"t": thread_id, "ns": ns, "id": base, "most": 2 * MAX_CHAIN}
+                )
             }
             row = fetched.get(base)
         seen += 1
@@ -181,12 +202,19 @@ def _resolve(
     return start
 
 
-def resolve_rows(conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
+def resolve_rows(
+    conn: sqlite3.Connection,
+    rows: Sequence[Sequence[Any]],
+    known: Mapping[Key, Versions] | None = None,
+) -> list[tuple[Any, ...]]:
     """Checkpoint rows (`SELECT_CHECKPOINT_COLUMNS`: ..., blob_refs, refs_base) with
-    `blob_refs` as the full map's JSON and `refs_base` dropped."""
+    `blob_refs` as the full map's JSON and `refs_base` dropped. `known`: full maps
+    already at hand (`RefsEncoder.known`)."""
     if all(row[8] is None for row in rows):
         return [tuple(row[:8]) for row in rows]
-    maps = full_maps(conn, [(r[0], r[1], r[2], r[7], r[8]) for r in rows if r[8] is not None])
+    maps = full_maps(
+        conn, [(r[0], r[1], r[2], r[7], r[8]) for r in rows if r[8] is not None], known
+    )
     return [
         tuple(row[:7]) + ((row[7] if row[8] is None else _dumps(maps[(row[0], row[1], row[2])])),)
         for row in rows

@@ -207,7 +207,9 @@ class SqliteStore:
                 row = conn.execute(_sql.SELECT_ONE, (thread_id, ns, checkpoint_id)).fetchone()
             else:
                 row = conn.execute(_sql.SELECT_LATEST, (thread_id, ns)).fetchone()
-            return None if row is None else self._load_tuple(conn, _refs.resolve_rows(conn, [row])[0])
+            return None if row is None else self._load_tuple(
+                conn, _refs.resolve_rows(conn, [row], self.refs.known())[0]
+            )
 
     def list(
         self,
@@ -222,7 +224,7 @@ class SqliteStore:
         released between pages so the caller may write while iterating."""
         for rows in self.checkpoint_rows(config, filter=filter, before=before, limit=limit):
             with self.reading() as conn:
-                page = [self._load_tuple(conn, row) for row in _refs.resolve_rows(conn, rows)]
+                page = [self._load_tuple(conn, row) for row in _refs.resolve_rows(conn, rows, self.refs.known())]
             yield from page
 
     def checkpoint_rows(

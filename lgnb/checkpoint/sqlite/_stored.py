@@ -101,7 +101,7 @@ def list_stored(
     """`store.list(...)` with each value given to `load` instead of being decoded."""
     for page in store.checkpoint_rows(config, filter=filter, before=before, limit=limit):
         with store.reading() as conn:
-            rows = resolve_rows(conn, page)
+            rows = resolve_rows(conn, page, store.refs.known())
         for row in rows:
             with store.reading() as conn:
                 stored, writes = _read_row(store, conn, row, inline_max)
