@@ -10,7 +10,8 @@ JSON `null` in the delta (LangGraph never removes one; a direct `put` may).
 Invariants the rest of the saver relies on:
 
 * A chain of deltas is at most `MAX_CHAIN` rows long before a full map, so reading
-  a checkpoint costs at most that many primary-key lookups.
+  a checkpoint costs at most that many primary-key lookups (one recursive statement),
+  none for the checkpoint this store saved last (its map is kept: `known`).
 * Every (channel, version) in a checkpoint's full map appears literally in the
   `blob_refs` of a row of its chain. So "is this blob referenced?" is still answered by
   the `blob_refs` of the rows that exist (`COLLECT_BLOBS`) — as long as no row's chain
