@@ -214,4 +214,4 @@ def test_loading_a_checkpoint_looks_up_each_channel_by_primary_key(saver: Sqlite
         )
     ]
     assert plan[0].startswith("SCAN r")  # the checkpoint's channel list drives the loop
-    assert "channel=? AND version=?" in plan[1]  # ...with a point lookup per channel
+    assert "version=? AND channel=?" in plan[1]  # ...with a point lookup per channel

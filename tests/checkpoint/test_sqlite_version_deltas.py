@@ -263,6 +263,23 @@ def test_a_missing_base_is_a_clear_error_not_a_wrong_state(db_path: Path) -> Non
             reader.get_tuple(_cfg())
 
 
+_SCHEMA_3_BLOBS = """
+ALTER TABLE lgnb_blobs RENAME TO blobs_now;
+CREATE TABLE lgnb_blobs (
+    thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', channel TEXT NOT NULL,
+    version TEXT NOT NULL, type TEXT NOT NULL, blob BLOB, ref BLOB,
+    PRIMARY KEY (thread_id, checkpoint_ns, channel, version)) WITHOUT ROWID;
+INSERT INTO lgnb_blobs SELECT thread_id, checkpoint_ns, channel, version, type, blob, ref
+FROM blobs_now;
+DROP TABLE blobs_now;
+"""
+
+
+def _blob_key(conn: sqlite3.Connection) -> list[str]:
+    (index,) = [r[1] for r in conn.execute("PRAGMA index_list(lgnb_blobs)") if r[3] == "pk"]
+    return [r[2] for r in sorted(conn.execute(f"PRAGMA index_info({index})"))]
+
+
 def test_a_schema_3_file_gets_refs_base_and_its_rows_read_as_full_maps(db_path: Path) -> None:
     with SqliteSaver.from_conn_string(db_path) as saver:
         _graph(saver, steps=3).invoke(_inputs(), _cfg(), durability="sync")
@@ -277,10 +294,17 @@ def test_a_schema_3_file_gets_refs_base_and_its_rows_read_as_full_maps(db_path: 
         conn.execute("UPDATE lgnb_checkpoints SET blob_refs = ? WHERE checkpoint_id = ?",
                      (json.dumps(versions), cid))
     conn.execute("ALTER TABLE lgnb_checkpoints DROP COLUMN refs_base")
+    conn.executescript(_SCHEMA_3_BLOBS)
     conn.execute("UPDATE lgnb_schema SET value = '3' WHERE key = 'version'")
+    assert _blob_key(conn) == ["thread_id", "checkpoint_ns", "channel", "version"]
     conn.close()
     with SqliteSaver.from_conn_string(db_path) as saver:
         assert saver.conn.execute("SELECT value FROM lgnb_schema").fetchone()[0] == "4"
+        # blobs rebuilt with schema 4's key (a step's blobs side by side), rows kept
+        assert _blob_key(saver.conn) == ["thread_id", "checkpoint_ns", "version", "channel"]
+        assert {r[0] for r in saver.conn.execute("SELECT name FROM sqlite_master")} >= {"lgnb_blobs"}
+        assert not [r for r in saver.conn.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE '%_previous'")]
         assert saver.get_tuple(_cfg()).checkpoint["channel_values"] == want
         rec = Recording(saver)
         _graph(saver, steps=10).invoke({"n": 3}, _cfg(), durability="sync")

@@ -31,6 +31,9 @@ tree, not a table plus its key index) and there are no secondary indexes; the
 maintenance queries that used them (`delete_for_runs`, collecting unused values) scan
 instead. `lgnb_checkpoints` stays a rowid table: its 1-2 KB rows would spill into
 half-empty overflow pages in a `WITHOUT ROWID` tree (measured: 2.3× the pages).
+Schema 4 keys blobs by `(thread, namespace, version, channel)`: the channels a step
+writes share its version, so a step's new blobs are one run of rows in one leaf (keyed
+channel first they were one leaf per channel; per checkpoint, COMMIT went 170 → 141 µs).
 
 Migrations: the tables are created with `IF NOT EXISTS` at every open, so a file of an
 older schema gets the new ones, then its `lgnb_schema` version is raised.
@@ -40,8 +43,9 @@ hold (checkpoints without
 `channel_versions`, whose `blob_refs` values are the versions themselves; values over
 64 bytes in `lgnb_values`); rows of older files are read as they are, nothing is
 rewritten, and an lgnb of schema 2 refuses a file of schema 3 instead of misreading
-it. 3 → 4 adds the `refs_base` column (NULL on every old row: their maps are full);
-new rows may be deltas, so an lgnb of schema 3 refuses the file. A file of a newer
+it. 3 → 4 adds the `refs_base` column (NULL on every old row: their maps are full;
+new rows may be deltas, so an lgnb of schema 3 refuses the file) and rebuilds
+`lgnb_blobs` with its new key (rows copied as they are). A file of a newer
 schema than this lgnb's is refused.
 """
 
@@ -91,7 +95,7 @@ CREATE TABLE IF NOT EXISTS lgnb_blobs (
     type TEXT NOT NULL,
     blob BLOB,
     ref BLOB,
-    PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+    PRIMARY KEY (thread_id, checkpoint_ns, version, channel)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lgnb_writes (
     thread_id TEXT NOT NULL,
@@ -143,29 +147,40 @@ def _version(conn: sqlite3.Connection) -> int | None:
     return None if row is None else int(row[0])
 
 
-def _set_aside_rowid_tables(conn: sqlite3.Connection) -> None:
-    """Migration 2 → 3, first half: rename the old tables out of the way."""
-    for table in _REBUILT:
+def _rebuilt(old: int | None) -> tuple[str, ...]:
+    """The tables a file of schema `old` gets rebuilt (a new key or table kind)."""
+    if old is None:
+        return ()
+    if old < 3:
+        return _REBUILT
+    return ("lgnb_blobs",) if old < 4 else ()
+
+
+def _set_aside(conn: sqlite3.Connection, tables: tuple[str, ...]) -> None:
+    """A rebuild's first half: rename the old tables out of the way (the DDL then
+    creates the new ones)."""
+    for table in tables:
         if conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
         ).fetchone():
-            conn.execute(f"ALTER TABLE {table} RENAME TO {table}_v2")
+            conn.execute(f"ALTER TABLE {table} RENAME TO {table}_previous")
 
 
-def _copy_back_rowid_tables(conn: sqlite3.Connection) -> None:
-    """Migration 2 → 3, second half: copy the rows into the new (WITHOUT ROWID)
-    tables of the same columns, then drop the old tables and their indexes."""
-    for table in _REBUILT:
+def _copy_back(conn: sqlite3.Connection, tables: tuple[str, ...]) -> None:
+    """A rebuild's second half: copy the rows into the new tables (their columns
+    a superset of the old ones), then drop the old tables and their indexes."""
+    for table in tables:
         if conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (f"{table}_v2",)
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+            (f"{table}_previous",),
         ).fetchone():
             columns = ", ".join(
-                name for _cid, name, *_ in conn.execute(f"PRAGMA table_info({table}_v2)")
+                name for _cid, name, *_ in conn.execute(f"PRAGMA table_info({table}_previous)")
             )
             conn.execute(
-                f"INSERT OR IGNORE INTO {table} ({columns}) SELECT {columns} FROM {table}_v2"
+                f"INSERT OR IGNORE INTO {table} ({columns}) SELECT {columns} FROM {table}_previous"
             )
-            conn.execute(f"DROP TABLE {table}_v2")
+            conn.execute(f"DROP TABLE {table}_previous")
 
 
 def connect(
@@ -239,13 +254,12 @@ def prepare(
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         conn.execute("BEGIN IMMEDIATE")
         old = _version(conn)
-        if old is not None and old < 3:
-            _set_aside_rowid_tables(conn)
+        rebuilt = _rebuilt(old)
+        _set_aside(conn, rebuilt)
         for statement in _DDL.split(";"):
             if statement.strip():
                 conn.execute(statement)
-        if old is not None and old < 3:
-            _copy_back_rowid_tables(conn)
+        _copy_back(conn, rebuilt)
         if old is not None and old < 4:
             _add_refs_base(conn)
         row = conn.execute(
