@@ -309,9 +309,9 @@ class SqliteStore:
             if channel not in values:
                 btype, bblob, bref = "empty", None, None
             elif (hit := encoded.get(id(values[channel]))) and hit[0] is values[channel]:
-                _value, btype, bblob, bref, data = hit
-                if bref is not None:
-                    large.append((bref, data))  # type: ignore[arg-type]
+                # a pending write's value: its bytes are queued (or stored) with the write,
+                # committed before or with this checkpoint
+                _value, btype, bblob, bref, _data = hit
             else:
                 btype, bblob, bref = self._encode(values[channel], large)
             blobs.append((thread_id, ns, channel, version_key(version), btype, bblob, bref))
