@@ -210,7 +210,7 @@ def test_loading_a_checkpoint_looks_up_each_channel_by_primary_key(saver: Sqlite
     plan = [
         row[-1]
         for row in saver.conn.execute(
-            "EXPLAIN QUERY PLAN " + _sql.SELECT_BLOBS, ('{"a": "1"}', "t", "")
+            "EXPLAIN QUERY PLAN " + _sql.SELECT_BLOB_PAIRS, ('[["a", "1"]]', "t", "")
         )
     ]
     assert plan[0].startswith("SCAN r")  # the checkpoint's channel list drives the loop

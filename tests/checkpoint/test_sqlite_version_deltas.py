@@ -310,3 +310,31 @@ def test_a_schema_3_file_gets_refs_base_and_its_rows_read_as_full_maps(db_path: 
         _graph(saver, steps=10).invoke({"n": 3}, _cfg(), durability="sync")
         latest = saver.get_tuple(_cfg())
         assert latest.checkpoint["channel_versions"] == rec.saved[("t", latest.checkpoint["id"])]["versions"]
+
+
+def test_a_page_of_checkpoints_never_shares_a_value_that_can_change_in_place(
+    saver: SqliteSaver,
+) -> None:
+    """Values are read once per page; a list or dict still comes back as one object per
+    checkpoint, so changing one snapshot's value cannot change another's."""
+
+    class Rich(TypedDict, total=False):
+        n: int
+        notes: list
+        label: str
+
+    def step(state: Rich) -> dict[str, Any]:
+        return {"n": state["n"] + 1}
+
+    g = StateGraph(Rich)
+    g.add_node("step", step)
+    g.add_edge(START, "step")
+    g.add_conditional_edges("step", lambda s: "step" if s["n"] < 5 else END, ["step", END])
+    app = g.compile(checkpointer=saver)
+    app.invoke({"n": 0, "notes": ["a"], "label": "x" * 100}, _cfg(), durability="sync")
+    listed = list(saver.list(_cfg()))
+    notes = [t.checkpoint["channel_values"]["notes"] for t in listed if "notes" in t.checkpoint["channel_values"]]
+    assert len(notes) >= 5 and len({id(n) for n in notes}) == len(notes)
+    notes[0].append("changed")
+    assert all(n == ["a"] for n in notes[1:])
+    assert [t.checkpoint["channel_values"].get("n") for t in listed][:6] == [5, 4, 3, 2, 1, 0]

@@ -24,16 +24,17 @@ SELECT_ONE = (
     "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
 )
 
-# The checkpoint's blob_refs (channel -> version key) drive a point lookup per channel;
-# the value is the row's inline bytes, or the shared large value it refers to.
-# CROSS JOIN pins json_each as the outer loop (one primary-key lookup per channel);
-# left to itself the planner may scan every blob of the thread instead.
-SELECT_BLOBS = """
-SELECT b.channel, b.type, COALESCE(b.blob, v.data)
+# The channel values of a page of checkpoints: the distinct [channel, version] pairs of
+# all of them (a JSON array) drive one primary-key lookup each; the value is the row's
+# inline bytes, or the shared large value it refers to. CROSS JOIN pins json_each as the
+# outer loop; left to itself the planner may scan every blob of the thread instead.
+SELECT_BLOB_PAIRS = """
+SELECT b.channel, b.version, b.type, COALESCE(b.blob, v.data)
 FROM json_each(?) AS r
 CROSS JOIN lgnb_blobs AS b
-  ON b.thread_id = ? AND b.checkpoint_ns = ? AND b.channel = r.key
- AND b.version = CAST(r.value AS TEXT)
+  ON b.thread_id = ? AND b.checkpoint_ns = ?
+ AND b.version = CAST(json_extract(r.value, '$[1]') AS TEXT)
+ AND b.channel = json_extract(r.value, '$[0]')
 LEFT JOIN lgnb_values AS v ON v.ref = b.ref
 """
 

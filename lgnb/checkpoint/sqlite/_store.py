@@ -42,6 +42,9 @@ from lgnb.checkpoint.sqlite._schema import INLINE_MAX, database_label
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 
+# Values that cannot change in place: one decoded object may stand in several checkpoints.
+_SHAREABLE = frozenset({str, int, float, bool, type(None), bytes})
+
 # How many checkpoints `list()` loads per read transaction: a small first page (the
 # first screen of a history), then larger ones.
 _FIRST_PAGE = 10
@@ -173,27 +176,60 @@ class SqliteStore:
             self._encoded[id(value)] = (value, type_, None, ref, data)
         return type_, None, ref
 
-    def _load_tuple(self, conn: sqlite3.Connection, row: Sequence[Any]) -> CheckpointTuple:
-        thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata, refs = row
-        checkpoint: Checkpoint = load_checkpoint(self.serde, type_, blob, refs, checkpoint_id)
-        values: dict[str, Any] = {}
-        for channel, btype, bblob in conn.execute(_sql.SELECT_BLOBS, (refs, thread_id, ns)):
-            if btype != "empty":
-                values[channel] = self.serde.loads_typed((btype, bblob))
-        checkpoint["channel_values"] = values
-        writes = [
-            (task_id, channel, self.serde.loads_typed((wtype, wblob)))
-            for task_id, channel, wtype, wblob in conn.execute(
-                _sql.SELECT_WRITES, (thread_id, ns, checkpoint_id)
-            )
-        ]
-        return CheckpointTuple(
-            config=_config(thread_id, ns, checkpoint_id),
-            checkpoint=checkpoint,
-            metadata=json.loads(metadata),
-            parent_config=_config(thread_id, ns, parent_id) if parent_id else None,
-            pending_writes=writes,
-        )
+    def _load_page(
+        self, conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]
+    ) -> builtins.list[CheckpointTuple]:
+        """The tuples of resolved checkpoint rows (`_refs.resolve_rows`).
+
+        Consecutive checkpoints share most channel versions, so a page's blobs are
+        read in one statement for the distinct (channel, version) pairs of all its
+        rows, and an immutable value (str, number, bool, None, bytes) is decoded once
+        and shared by the checkpoints that hold it; any other value is decoded once per
+        checkpoint, so no two tuples share an object that could be changed in place."""
+        maps = [json.loads(row[7]) for row in rows]
+        stored: dict[tuple[str, str, str, str], tuple[str, Any]] = {}
+        wanted: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        for row, versions in zip(rows, maps):
+            pairs = wanted.setdefault((row[0], row[1]), set())
+            pairs.update((c, version_key(v)) for c, v in versions.items())
+        for (thread_id, ns), pairs in wanted.items():
+            for channel, version, btype, bblob in conn.execute(
+                _sql.SELECT_BLOB_PAIRS, (json.dumps(builtins.list(pairs)), thread_id, ns)
+            ):
+                stored[(thread_id, ns, channel, version)] = (btype, bblob)
+        shared: dict[tuple[str, str, str, str], Any] = {}
+        loads = self.serde.loads_typed
+        page = []
+        for row, versions in zip(rows, maps):
+            thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata, refs = row
+            checkpoint: Checkpoint = load_checkpoint(self.serde, type_, blob, refs, checkpoint_id)
+            values: dict[str, Any] = {}
+            for channel, version in versions.items():
+                key = (thread_id, ns, channel, version_key(version))
+                if key in shared:
+                    values[channel] = shared[key]
+                    continue
+                hit = stored.get(key)
+                if hit is None or hit[0] == "empty":
+                    continue
+                value = values[channel] = loads(hit)
+                if type(value) in _SHAREABLE:
+                    shared[key] = value
+            checkpoint["channel_values"] = values
+            writes = [
+                (task_id, channel, loads((wtype, wblob)))
+                for task_id, channel, wtype, wblob in conn.execute(
+                    _sql.SELECT_WRITES, (thread_id, ns, checkpoint_id)
+                )
+            ]
+            page.append(CheckpointTuple(
+                config=_config(thread_id, ns, checkpoint_id),
+                checkpoint=checkpoint,
+                metadata=json.loads(metadata),
+                parent_config=_config(thread_id, ns, parent_id) if parent_id else None,
+                pending_writes=writes,
+            ))
+        return page
 
     # --- reads ---
 
@@ -207,9 +243,9 @@ class SqliteStore:
                 row = conn.execute(_sql.SELECT_ONE, (thread_id, ns, checkpoint_id)).fetchone()
             else:
                 row = conn.execute(_sql.SELECT_LATEST, (thread_id, ns)).fetchone()
-            return None if row is None else self._load_tuple(
-                conn, _refs.resolve_rows(conn, [row], self.refs.known())[0]
-            )
+            if row is None:
+                return None
+            return self._load_page(conn, _refs.resolve_rows(conn, [row], self.refs.known()))[0]
 
     def list(
         self,
@@ -224,7 +260,7 @@ class SqliteStore:
         released between pages so the caller may write while iterating."""
         for rows in self.checkpoint_rows(config, filter=filter, before=before, limit=limit):
             with self.reading() as conn:
-                page = [self._load_tuple(conn, row) for row in _refs.resolve_rows(conn, rows, self.refs.known())]
+                page = self._load_page(conn, _refs.resolve_rows(conn, rows, self.refs.known()))
             yield from page
 
     def checkpoint_rows(
