@@ -77,6 +77,14 @@ def _inputs() -> dict[str, Any]:
     return {"n": 0, **{k: f"start {k}" for k in KEYS}}
 
 
+def _run(saver: SqliteSaver, steps: int) -> tuple[Recording, Any]:
+    """Record `saver`'s puts, then run `_graph` for `steps` steps on thread "t"."""
+    rec = Recording(saver)
+    app = _graph(saver, steps=steps)
+    app.invoke(_inputs(), _cfg(), durability="sync")
+    return rec, app
+
+
 def _assert_reads_back(saver: SqliteSaver, rec: Recording, thread: str = "t") -> int:
     """Every checkpoint of `thread` (list and get_tuple) has what it was saved with."""
     listed = list(saver.list({"configurable": {"thread_id": thread}}))
@@ -101,8 +109,7 @@ def _bases(conn: sqlite3.Connection, thread: str = "t") -> list[str | None]:
 def test_a_long_run_stores_deltas_in_bounded_chains_and_reads_back_exactly(
     saver: SqliteSaver,
 ) -> None:
-    rec = Recording(saver)
-    _graph(saver, steps=100).invoke(_inputs(), _cfg(), durability="sync")
+    rec, _app = _run(saver, 100)
     assert _assert_reads_back(saver, rec) == 102
     bases = _bases(saver.conn)
     assert sum(b is not None for b in bases) > 90  # nearly every row is a delta
@@ -121,8 +128,7 @@ def test_a_long_run_stores_deltas_in_bounded_chains_and_reads_back_exactly(
 
 def test_a_fresh_reader_of_the_file_reads_every_checkpoint_back(db_path: Path) -> None:
     with SqliteSaver.from_conn_string(db_path) as saver:
-        rec = Recording(saver)
-        _graph(saver, steps=150).invoke(_inputs(), _cfg(), durability="sync")
+        rec, _app = _run(saver, 150)
     with SqliteSaver.from_conn_string(db_path) as reader:
         assert _assert_reads_back(reader, rec) == 152
 
@@ -130,9 +136,7 @@ def test_a_fresh_reader_of_the_file_reads_every_checkpoint_back(db_path: Path) -
 def test_a_fork_from_an_old_checkpoint_reads_back_and_so_does_its_source(
     saver: SqliteSaver,
 ) -> None:
-    rec = Recording(saver)
-    app = _graph(saver, steps=40)
-    app.invoke(_inputs(), _cfg(), durability="sync")
+    rec, app = _run(saver, 40)
     old = [s for s in app.get_state_history(_cfg()) if s.values.get("n") == 7][0]
     forked = app.update_state(old.config, {"k3": "forked"})
     app.invoke(None, forked, durability="sync")
@@ -146,9 +150,7 @@ def test_a_fork_from_an_old_checkpoint_reads_back_and_so_does_its_source(
 def test_prune_keep_latest_keeps_a_readable_latest_and_collects_the_rest(
     saver: SqliteSaver,
 ) -> None:
-    rec = Recording(saver)
-    app = _graph(saver, steps=50)
-    app.invoke(_inputs(), _cfg(), durability="sync")
+    rec, app = _run(saver, 50)
     latest = saver.get_tuple(_cfg())
     assert _bases(saver.conn)[-1] is not None  # the newest is a delta before pruning
     saver.prune(["t"], strategy="keep_latest")
@@ -184,8 +186,7 @@ def test_deleting_a_threads_first_run_keeps_the_second_runs_checkpoints_whole(
 
 
 def test_a_copied_thread_reads_back_like_its_source(saver: SqliteSaver) -> None:
-    rec = Recording(saver)
-    _graph(saver, steps=30).invoke(_inputs(), _cfg(), durability="sync")
+    rec, _app = _run(saver, 30)
     saver.copy_thread("t", "u")
     rec.saved.update({("u", cid): v for (t, cid), v in list(rec.saved.items()) if t == "t"})
     saver.delete_thread("t")
