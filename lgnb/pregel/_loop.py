@@ -83,6 +83,7 @@ if TYPE_CHECKING:
 # channels whose `get` / `is_available` are ValueChannel's (their `value`, MISSING when
 # empty): the state cache reads them without a call
 _PLAIN_VALUE_CHANNELS = frozenset({BinaryOperatorAggregate, MessagesChannel})
+_VALUE_SLOT_CHANNELS = _PLAIN_VALUE_CHANNELS | {LastValue}
 
 __all__ = ("Loop",)
 
@@ -217,11 +218,16 @@ class Loop(ResumeMixin):
         self.live_ephemeral = {
             k for k in graph.step_channels if self.channels[k].is_available()
         }
-        self.state = {}
+        self.state: dict[str, Any] = {}
+        state = self.state
+        channels = self.channels
         for k in graph.state_keys:
-            ch = self.channels[k]
-            if ch.is_available():
-                self.state[k] = ch.get()
+            ch = channels[k]
+            if ch.__class__ in _VALUE_SLOT_CHANNELS:  # `is_available` / `get`, inline
+                if (value := ch.value) is not MISSING:
+                    state[k] = value
+            elif ch.is_available():
+                state[k] = ch.get()
         self.step = metadata["step"] + 1
         self.stop = self.step + recursion_limit + 1
         upd = checkpoint.get("updated_channels")

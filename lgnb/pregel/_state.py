@@ -267,8 +267,10 @@ def _finish_snapshot(
     loop: Loop, tasks: list[Task], saved: Any, states: dict[str, Any], *, live: bool
 ) -> StateSnapshot:
     with_writes = _tasks_with_writes(loop, tasks, loop.pending, states, live=live)
+    # the loop keeps `state` current, in the schema's order: a copy is the values
+    values = dict(loop.state) if loop.output_all_state else read_channels(loop.channels, loop.graph.stream_channels)
     return StateSnapshot(
-        read_channels(loop.channels, loop.graph.stream_channels),
+        values,
         tuple(t.name for t in tasks if not t.writes),
         _runnable(_patch_map(saved.config, saved.metadata)),
         saved.metadata,

@@ -339,3 +339,27 @@ def test_a_page_of_checkpoints_never_shares_a_value_that_can_change_in_place(
     notes[0].append("changed")
     assert all(n == ["a"] for n in notes[1:])
     assert [t.checkpoint["channel_values"].get("n") for t in listed][:6] == [5, 4, 3, 2, 1, 0]
+
+
+def test_int_and_float_versions_read_back_as_given_with_their_values(saver: SqliteSaver) -> None:
+    """Versions need not be lgnb's strings (LangGraph's own tests and savers pass ints
+    and floats): a page keyed by the versions as stored still finds every value."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    config: dict[str, Any] = _cfg()
+    for step, versions in enumerate(({"a": 1, "b": 1.5}, {"a": 2, "b": 1.5}, {"a": 2, "b": 2.5})):
+        cp = empty_checkpoint()
+        cp["id"] = f"1ef0000{step}"
+        cp["channel_versions"] = dict(versions)
+        cp["channel_values"] = {"a": [versions["a"]], "b": f"b{versions['b']}"}
+        new = dict(versions) if step == 0 else {"a": 2} if step == 1 else {"b": 2.5}
+        config = saver.put(config, cp, {"step": step}, new)
+    listed = list(saver.list(_cfg()))
+    assert [t.checkpoint["channel_versions"] for t in listed] == [
+        {"a": 2, "b": 2.5}, {"a": 2, "b": 1.5}, {"a": 1, "b": 1.5}
+    ]
+    assert [t.checkpoint["channel_values"] for t in listed] == [
+        {"a": [2], "b": "b2.5"}, {"a": [2], "b": "b1.5"}, {"a": [1], "b": "b1.5"}
+    ]
+    latest = saver.get_tuple(_cfg())
+    assert latest is not None and latest.checkpoint["channel_values"] == {"a": [2], "b": "b2.5"}

@@ -209,15 +209,15 @@ def resolve_rows(
     known: Mapping[Key, Versions] | None = None,
 ) -> list[tuple[Any, ...]]:
     """Checkpoint rows (`SELECT_CHECKPOINT_COLUMNS`: ..., blob_refs, refs_base) with
-    `blob_refs` as the full map's JSON and `refs_base` dropped. `known`: full maps
-    already at hand (`RefsEncoder.known`)."""
+    `blob_refs` as the full map (a new dict per row, the caller's) and `refs_base`
+    dropped. `known`: full maps already at hand (`RefsEncoder.known`)."""
     if all(row[8] is None for row in rows):
-        return [tuple(row[:8]) for row in rows]
+        return [(*row[:7], json.loads(row[7])) for row in rows]
     maps = full_maps(
         conn, [(r[0], r[1], r[2], r[7], r[8]) for r in rows if r[8] is not None], known
     )
     return [
-        tuple(row[:7]) + ((row[7] if row[8] is None else _dumps(maps[(row[0], row[1], row[2])])),)
+        (*row[:7], json.loads(row[7]) if row[8] is None else maps[(row[0], row[1], row[2])])
         for row in rows
     ]
 

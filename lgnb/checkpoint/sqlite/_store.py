@@ -45,6 +45,13 @@ PRUNE_STRATEGIES = ("keep_latest", "delete")
 # Values that cannot change in place: one decoded object may stand in several checkpoints.
 _SHAREABLE = frozenset({str, int, float, bool, type(None), bytes})
 
+class _Slot:
+    """A marker in `_load_page`'s decoded values: no value, or a mutable one handed out."""
+
+
+_EMPTY = _Slot()
+_TAKEN = _Slot()
+
 # How many checkpoints `list()` loads per read transaction: a small first page (the
 # first screen of a history), then larger ones.
 _FIRST_PAGE = 10
@@ -176,6 +183,13 @@ class SqliteStore:
             self._encoded[id(value)] = (value, type_, None, ref, data)
         return type_, None, ref
 
+    def _decode_group(self, group: dict[tuple[str, Any], tuple[str, Any] | None]) -> dict[tuple[str, Any], Any]:
+        loads = self.serde.loads_typed
+        return {
+            pair: _EMPTY if hit is None or hit[0] == "empty" else loads(hit)
+            for pair, hit in group.items()
+        }
+
     def _load_page(
         self, conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]
     ) -> builtins.list[CheckpointTuple]:
@@ -186,35 +200,39 @@ class SqliteStore:
         rows, and an immutable value (str, number, bool, None, bytes) is decoded once
         and shared by the checkpoints that hold it; any other value is decoded once per
         checkpoint, so no two tuples share an object that could be changed in place."""
-        maps = [json.loads(row[7]) for row in rows]
-        stored: dict[tuple[str, str, str, str], tuple[str, Any]] = {}
-        wanted: dict[tuple[str, str], set[tuple[str, str]]] = {}
-        for row, versions in zip(rows, maps):
-            pairs = wanted.setdefault((row[0], row[1]), set())
-            pairs.update((c, version_key(v)) for c, v in versions.items())
-        for (thread_id, ns), pairs in wanted.items():
+        # per (thread, ns): the blobs of the distinct (channel, version) pairs, keyed by
+        # the pair as the map holds it (a version need not be a str)
+        stored: dict[tuple[str, str], dict[tuple[str, Any], tuple[str, Any] | None]] = {}
+        for row in rows:
+            stored.setdefault((row[0], row[1]), {}).update(dict.fromkeys(row[7].items()))
+        for (thread_id, ns), group in stored.items():
+            texts = {(c, v if v.__class__ is str else version_key(v)): (c, v) for c, v in group}
             for channel, version, btype, bblob in conn.execute(
-                _sql.SELECT_BLOB_PAIRS, (json.dumps(builtins.list(pairs)), thread_id, ns)
+                _sql.SELECT_BLOB_PAIRS, (json.dumps(builtins.list(texts)), thread_id, ns)
             ):
-                stored[(thread_id, ns, channel, version)] = (btype, bblob)
-        shared: dict[tuple[str, str, str, str], Any] = {}
+                pair = texts.get((channel, version))
+                if pair is not None:
+                    group[pair] = (btype, bblob)
+        # each pair's value decoded once; a mutable one is given to the first checkpoint
+        # that holds it and decoded again for any other (its slot then says so)
+        decoded = {key: self._decode_group(group) for key, group in stored.items()}
         loads = self.serde.loads_typed
         page = []
-        for row, versions in zip(rows, maps):
-            thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata, refs = row
-            checkpoint: Checkpoint = load_checkpoint(self.serde, type_, blob, refs, checkpoint_id)
+        for row in rows:
+            thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata, versions = row
+            checkpoint: Checkpoint = load_checkpoint(self.serde, type_, blob, versions, checkpoint_id)
+            group = stored[(thread_id, ns)]
+            slots = decoded[(thread_id, ns)]
             values: dict[str, Any] = {}
-            for channel, version in versions.items():
-                key = (thread_id, ns, channel, version_key(version))
-                if key in shared:
-                    values[channel] = shared[key]
-                    continue
-                hit = stored.get(key)
-                if hit is None or hit[0] == "empty":
-                    continue
-                value = values[channel] = loads(hit)
-                if type(value) in _SHAREABLE:
-                    shared[key] = value
+            for pair in versions.items():
+                value = slots[pair]
+                if value.__class__ is _Slot:
+                    if value is _EMPTY:
+                        continue
+                    value = loads(cast("tuple[str, bytes]", group[pair]))  # mutable, taken: a copy
+                elif value.__class__ not in _SHAREABLE:
+                    slots[pair] = _TAKEN
+                values[pair[0]] = value
             checkpoint["channel_values"] = values
             writes = [
                 (task_id, channel, loads((wtype, wblob)))
@@ -482,7 +500,7 @@ class SqliteStore:
 
 
 def load_checkpoint(
-    serde: SerializerProtocol, type_: str, blob: bytes, refs: str, checkpoint_id: str
+    serde: SerializerProtocol, type_: str, blob: bytes, versions: dict[str, Any], checkpoint_id: str
 ) -> Checkpoint:
     """The checkpoint of a row, without channel values. Since schema 3 its
     `channel_versions` are only in `blob_refs`, since schema 4 its `id` only in the
@@ -497,7 +515,7 @@ def load_checkpoint(
                 checkpoint["id"] = checkpoint_id
         checkpoint.setdefault("id", checkpoint_id)
     if "channel_versions" not in checkpoint:
-        checkpoint["channel_versions"] = json.loads(refs)
+        checkpoint["channel_versions"] = dict(versions)
     return checkpoint
 
 

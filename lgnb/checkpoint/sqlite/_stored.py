@@ -110,7 +110,8 @@ def list_stored(
 
 def _read_row(store: SqliteStore, conn: Any, row: Sequence[Any], inline_max: int
               ) -> tuple[list[StoredValue], list[StoredValue]]:
-    thread_id, ns, checkpoint_id, _parent, _type, _blob, _meta, refs = row
+    thread_id, ns, checkpoint_id, _parent, _type, _blob, _meta, versions = row
+    refs = json.dumps(versions, separators=(",", ":"), ensure_ascii=False)
     values = [
         StoredValue(thread_id, ns, channel, btype, size or 0, data, version=version, _store=store)
         for channel, version, btype, size, data in conn.execute(_BLOBS, (inline_max, refs, thread_id, ns))
@@ -127,8 +128,8 @@ def _read_row(store: SqliteStore, conn: Any, row: Sequence[Any], inline_max: int
 
 def _tuple(store: SqliteStore, row: Sequence[Any], values: list[StoredValue], writes: list[StoredValue],
            load: Callable[[StoredValue], Any]) -> CheckpointTuple:
-    thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata, refs = row
-    checkpoint = load_checkpoint(store.serde, type_, blob, refs, checkpoint_id)
+    thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata, versions = row
+    checkpoint = load_checkpoint(store.serde, type_, blob, versions, checkpoint_id)
     checkpoint["channel_values"] = {v.channel: load(v) for v in values}
     return CheckpointTuple(
         config=_config(thread_id, ns, checkpoint_id),
