@@ -265,7 +265,7 @@ def test_a_schema_2_file_is_migrated_on_open_and_its_thread_continues(db_path: P
     _write_schema_2_thread(db_path, serde)
     with SqliteSaver.from_conn_string(db_path) as saver:
         (version,) = saver.conn.execute("SELECT value FROM lgnb_schema").fetchone()
-        assert int(version) == SCHEMA_VERSION == 4
+        assert int(version) == SCHEMA_VERSION == 5
         tables = {r[0] for r in saver.conn.execute("SELECT name FROM sqlite_master")}
         assert not {t for t in tables if t.endswith(("_v2", "_previous"))}
         assert "lgnb_thread_leases" in tables
@@ -279,3 +279,45 @@ def test_a_schema_2_file_is_migrated_on_open_and_its_thread_continues(db_path: P
         assert latest["doc"] > _old_version(2) and len(latest["doc"]) == 19
         history = [s.values.get("n") for s in _loop(saver, steps=3).get_state_history(_cfg())]
         assert history[:3] == [3, 2, 1] and history[-1] == 1  # ..., then the old checkpoint
+
+
+_SCHEMA_4_VALUES = """
+ALTER TABLE lgnb_values RENAME TO values_now;
+CREATE TABLE lgnb_values (ref BLOB PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
+INSERT INTO lgnb_values SELECT ref, data FROM values_now;
+DROP TABLE values_now;
+UPDATE lgnb_schema SET value = '4' WHERE key = 'version';
+"""
+
+
+def _values_layout(conn: sqlite3.Connection) -> tuple[list[str], list[tuple[str, int]]]:
+    """lgnb_values' columns, and its indexes as (origin, unique)."""
+    columns = [r[1] for r in conn.execute("PRAGMA table_info(lgnb_values)")]
+    indexes = sorted((r[3], r[2]) for r in conn.execute("PRAGMA index_list(lgnb_values)"))
+    return columns, indexes
+
+
+def test_a_schema_4_file_gets_its_values_table_rebuilt_and_keeps_every_value(db_path: Path) -> None:
+    """Schema 5 appends large values by rowid (a random hash key split a leaf every other
+    step); a schema-4 file's values are copied over on open, each still found by its ref."""
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        _loop(saver, steps=4).invoke({"n": 0}, _cfg(), durability="sync")
+        want = [t.checkpoint["channel_values"] for t in saver.list(_cfg())]
+        stored = saver.conn.execute("SELECT COUNT(*) FROM lgnb_values").fetchone()[0]
+        saver.conn.executescript(_SCHEMA_4_VALUES)
+        assert _values_layout(saver.conn) == (["ref", "data"], [("pk", 1)])
+    assert stored == 4  # one per step's doc, shared by its write and its blob
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        assert saver.conn.execute("SELECT value FROM lgnb_schema").fetchone()[0] == "5"
+        assert _values_layout(saver.conn) == (["id", "ref", "data"], [("u", 1)])
+        assert saver.conn.execute("SELECT COUNT(*) FROM lgnb_values").fetchone()[0] == stored
+        assert not saver.conn.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE '%_previous' OR name = 'values_now'"
+        ).fetchall()
+        assert [t.checkpoint["channel_values"] for t in saver.list(_cfg())] == want
+        # the thread continues; a value stored again is still stored once
+        _loop(saver, steps=7).invoke({"n": 4}, _cfg(), durability="sync")
+        assert saver.get_tuple(_cfg()).checkpoint["channel_values"]["doc"] == f"00007 {DOC}"
+        assert saver.conn.execute("SELECT COUNT(*) FROM lgnb_values").fetchone()[0] == stored + 3
+        ids = [i for (i,) in saver.conn.execute("SELECT id FROM lgnb_values ORDER BY ref")]
+        assert len(set(ids)) == len(ids) == stored + 3
