@@ -17,3 +17,12 @@ def test_bench_saver_prints_ms_per_checkpoint_and_ratios() -> None:
     ).stdout
     assert "lgnb.SqliteSaver" in out and "langgraph.SqliteSaver" in out
     assert "langgraph wide-20k: langgraph/lgnb =" in out
+
+
+def test_bench_saver_scale_prints_both_savers_and_the_floor() -> None:
+    out = subprocess.run(
+        [sys.executable, str(BENCH), "--scale", "--steps", "5", "--history", "20", "--rounds", "1"],
+        capture_output=True, text=True, timeout=240, check=True,
+    ).stdout
+    assert "floor (one row/step)" in out and "lgnb/langgraph:" in out
+    assert "floor/langgraph:" in out and "goal for lgnb: 0.20x" in out
