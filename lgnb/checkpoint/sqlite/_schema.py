@@ -29,8 +29,10 @@ Layout for speed (schema 3): a step's commit writes every B-tree page it touched
 blobs and writes are `WITHOUT ROWID` (the primary key *is* the table: one
 tree, not a table plus its key index) and there are no secondary indexes; the
 maintenance queries that used them (`delete_for_runs`, collecting unused values) scan
-instead. `lgnb_checkpoints` stays a rowid table: its 1-2 KB rows would spill into
-half-empty overflow pages in a `WITHOUT ROWID` tree (measured: 2.3× the pages).
+instead. `lgnb_checkpoints` stays a rowid table: its 1-2 KB rows (schema 3) spilled into
+half-empty overflow pages in a `WITHOUT ROWID` tree (2.3× the pages); with schema 4's
+deltas (~420 B rows) the pages are the same, but a step still cost more (147–153 against
+133–147 µs, `bench/saver_scale.py`, 2026-12-03).
 Schema 4 keys blobs by `(thread, namespace, version, channel)`: the channels a step
 writes share its version, so a step's new blobs are one run of rows in one leaf (keyed
 channel first they were one leaf per channel; per checkpoint, COMMIT went 170 → 141 µs).
@@ -38,8 +40,9 @@ Schema 5 makes `lgnb_values` a rowid table with a `UNIQUE` index on `ref`: keyed
 content hash, each new value landed on a random leaf of a tree of ~1 KB rows, three to a
 page, and split it (a three-sibling rebalance) every other step — 3.7 of a step's ~10 WAL
 pages. A rowid table appends (SQLite's quick balance: one new page) and the hash lands in
-an index of 20-byte rows that rarely splits: SQL per step 101–136 → 80–83 µs, the file 8%
-smaller (1,000 steps of one 1 KB value; `bench/saver_scale.py`).
+an index of 20-byte rows that rarely splits: a step's statements replayed in SQL alone
+went 101–136 → 80–83 µs, and the file after 1,000 steps of one 1 KB value 2,344 →
+2,184 KB (`bench/saver_scale.py`).
 
 Migrations: the tables are created with `IF NOT EXISTS` at every open, so a file of an
 older schema gets the new ones, then its `lgnb_schema` version is raised.
