@@ -40,3 +40,31 @@ def test_bench_quick_all_engines_never_crashes_and_writes_its_json_into_a_new_fo
     results = json.loads(out.read_text())
     assert results["meta"]["quick"] is True
     assert set(results["meta"]["engines"]) == {"langgraph", "lgnb"}
+
+
+def run_script(script: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=240,
+    )
+
+
+def test_saver_scale_prints_both_savers_and_both_floors_with_their_ratios():
+    p = run_script("bench_saver.py", "--scale", "--steps", "5", "--history", "0", "--rounds", "1")
+    assert p.returncode == 0, p.stdout + p.stderr
+    for row in ("langgraph.SqliteSaver", "lgnb.SqliteSaver", "floor (one row/step)", "delta floor"):
+        assert row in p.stdout, p.stdout
+    assert "delta floor/langgraph:" in p.stdout, p.stdout
+
+
+def test_saver_reads_threads_compares_a_file_of_one_thread_with_one_of_many():
+    p = run_script("saver_reads.py", "--threads", "3", "--steps", "3", "--reads", "2")
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = [line.split() for line in p.stdout.splitlines() if line.startswith(("langgraph.", "lgnb."))]
+    # per saver: the 1-thread row, the 3-thread row, the ratio row
+    assert [(r[0], r[1]) for r in rows] == [
+        (saver, n) for saver in ("langgraph.SqliteSaver", "lgnb.SqliteSaver") for n in ("1", "3", "ratio")
+    ], p.stdout
