@@ -204,14 +204,41 @@ def test_prune_collects_large_values_no_checkpoint_uses(saver: SqliteSaver) -> N
     assert count(saver, "lgnb_values") == 0
 
 
-def test_loading_a_checkpoint_looks_up_each_channel_by_primary_key(saver: SqliteSaver) -> None:
+def test_loading_a_checkpoint_reads_its_blobs_by_version_range_never_the_whole_thread(
+    saver: SqliteSaver,
+) -> None:
     from lgnb.checkpoint.sqlite import _sql
 
     plan = [
         row[-1]
         for row in saver.conn.execute(
-            "EXPLAIN QUERY PLAN " + _sql.SELECT_BLOB_PAIRS, ('[["a", "1"]]', "t", "")
+            "EXPLAIN QUERY PLAN " + _sql.SELECT_BLOBS_OF_VERSIONS, ('["1"]', "t", "")
         )
     ]
-    assert plan[0].startswith("SCAN r")  # the checkpoint's channel list drives the loop
-    assert "version=? AND channel=?" in plan[1]  # ...with a point lookup per channel
+    assert plan[0].startswith("SCAN r")  # the page's versions drive the loop...
+    assert "PRIMARY KEY (thread_id=? AND checkpoint_ns=? AND version=?)" in plan[1]  # ...one run each
+    values = [row[-1] for row in saver.conn.execute("EXPLAIN QUERY PLAN " + _sql.select_values(2), (b"a", b"b"))]
+    assert any("USING INDEX" in step for step in values), values
+
+
+def test_a_checkpoint_reads_its_own_values_when_its_versions_were_shared_with_overwritten_channels(
+    saver: SqliteSaver, db_path: Path
+) -> None:
+    # step 1 writes a, b and a large doc at version 1; step 2 overwrites b and doc at
+    # version 2: the latest names a@1, b@2, doc@2, and the run at version 1 also holds
+    # b@1 and doc@1, which it must not take
+    big1, big2 = "1:" + BIG, "2:" + BIG
+    first = saver.put(
+        config("t"), checkpoint({"a": "A", "b": "B1", "doc": big1}, {"a": "1", "b": "1", "doc": "1"}),
+        {}, {"a": "1", "b": "1", "doc": "1"},
+    )
+    saver.put(
+        first, checkpoint({"a": "A", "b": "B2", "doc": big2}, {"a": "1", "b": "2", "doc": "2"}),
+        {}, {"b": "2", "doc": "2"},
+    )
+    with SqliteSaver.from_conn_string(db_path) as fresh:  # nothing of the writer's memory
+        latest = fresh.get_tuple(config("t"))
+        assert latest is not None
+        assert latest.checkpoint["channel_values"] == {"a": "A", "b": "B2", "doc": big2}
+        pages = [t.checkpoint["channel_values"] for t in fresh.list(config("t"))]
+    assert pages == [{"a": "A", "b": "B2", "doc": big2}, {"a": "A", "b": "B1", "doc": big1}]

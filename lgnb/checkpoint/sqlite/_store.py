@@ -58,6 +58,29 @@ _FIRST_PAGE = 10
 _MAX_PAGE = 64
 
 
+def _read_values(
+    conn: sqlite3.Connection,
+    by_ref: Mapping[bytes, Sequence[tuple[tuple[str, Any], str]]],
+    group: dict[tuple[str, Any], tuple[str, Any] | None],
+) -> None:
+    """Fill `group` with the large values of `by_ref` (ref -> the pairs holding it).
+    A ref with no row (a damaged file) gives `None` bytes, as the LEFT JOIN this
+    replaces did: the channel fails to decode instead of silently going missing."""
+    refs = builtins.list(by_ref)
+    found: dict[bytes, bytes] = {}
+    for start in range(0, len(refs), _REFS_PER_STATEMENT):
+        chunk = refs[start : start + _REFS_PER_STATEMENT]
+        found.update(conn.execute(_sql.select_values(len(chunk)), chunk).fetchall())
+    for ref, holders in by_ref.items():
+        data = found.get(ref)
+        for pair, btype in holders:
+            group[pair] = (btype, data)
+
+
+_REFS_PER_STATEMENT = 500
+"""Refs per `IN (...)` list: far below SQLite's limit on bound parameters."""
+
+
 def version_key(version: str | int | float) -> str:
     """The text a channel version is stored under in `lgnb_blobs.version`."""
     return version if isinstance(version, str) else json.dumps(version)
@@ -207,12 +230,20 @@ class SqliteStore:
             stored.setdefault((row[0], row[1]), {}).update(dict.fromkeys(row[7].items()))
         for (thread_id, ns), group in stored.items():
             texts = {(c, v if v.__class__ is str else version_key(v)): (c, v) for c, v in group}
-            for channel, version, btype, bblob in conn.execute(
-                _sql.SELECT_BLOB_PAIRS, (json.dumps(builtins.list(texts)), thread_id, ns)
+            by_ref: dict[bytes, builtins.list[tuple[tuple[str, Any], str]]] = {}
+            versions = json.dumps(builtins.list({text for _, text in texts}))
+            for channel, version, btype, bblob, bref in conn.execute(
+                _sql.SELECT_BLOBS_OF_VERSIONS, (versions, thread_id, ns)
             ):
                 pair = texts.get((channel, version))
-                if pair is not None:
+                if pair is None:  # written in the same step, not named by this page
+                    continue
+                if bblob is None and bref is not None:
+                    by_ref.setdefault(bref, []).append((pair, btype))
+                else:
                     group[pair] = (btype, bblob)
+            if by_ref:
+                _read_values(conn, by_ref, group)
         # each pair's value decoded once; a mutable one is given to the first checkpoint
         # that holds it and decoded again for any other (its slot then says so)
         decoded = {key: self._decode_group(group) for key, group in stored.items()}
