@@ -363,3 +363,30 @@ def test_int_and_float_versions_read_back_as_given_with_their_values(saver: Sqli
     ]
     latest = saver.get_tuple(_cfg())
     assert latest is not None and latest.checkpoint["channel_values"] == {"a": [2], "b": "b2.5"}
+
+
+def test_a_chain_interleaved_with_another_branch_reads_back_past_the_rows_just_before_it(
+    db_path: Path,
+) -> None:
+    # two writers extend two branches of one thread in turns, so each branch's chain of
+    # deltas is spread over twice as many ids: reading one starts from the rows just
+    # before it (one range) and must go on past them, link by link
+    steps = 40
+    base = {f"c{i}": "01.0" for i in range(8)}
+    want: dict[str, dict[str, str]] = {}
+    with SqliteSaver.from_conn_string(db_path) as a, SqliteSaver.from_conn_string(db_path) as b:
+        _put(a, "0000", None, base, {c: "v0" for c in base})
+        want["0000"] = base
+        for i in range(1, steps + 1):
+            for writer, side in ((a, "a"), (b, "b")):
+                parent = "0000" if i == 1 else f"{i - 1:04d}{side}"
+                versions = {**want[parent], f"c{i % 8}": f"{i + 1:02d}.{side}"}
+                _put(writer, f"{i:04d}{side}", parent, versions, {f"c{i % 8}": f"{side}{i}"})
+                want[f"{i:04d}{side}"] = versions
+        chain_rows = a.conn.execute(
+            "SELECT COUNT(*) FROM lgnb_checkpoints WHERE checkpoint_id LIKE '%b' AND refs_base IS NOT NULL"
+        ).fetchone()[0]
+    assert chain_rows > MAX_CHAIN // 2  # b's chain runs out of the 64 rows before its latest
+    with SqliteSaver.from_conn_string(db_path) as reader:  # nothing of either writer's memory
+        for cid in (f"{steps:04d}b", f"{steps:04d}a", "0003b", "0000"):
+            assert _read(reader, cid)[0] == want[cid], cid

@@ -49,6 +49,14 @@ WITH RECURSIVE chain(checkpoint_id, blob_refs, refs_base, n) AS (
 )
 SELECT checkpoint_id, blob_refs, refs_base FROM chain
 """
+# The rows just before a checkpoint (ids sort by time): in a thread without forks, its
+# whole chain in one range scan, cheaper than the recursive walk (20 rows: 16 against
+# 36 µs). A chain that leaves the range (a fork's base further back) goes on with the walk.
+_SELECT_BEFORE = """
+SELECT checkpoint_id, blob_refs, refs_base FROM lgnb_checkpoints
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id <= ?
+ORDER BY checkpoint_id DESC LIMIT ?
+"""
 _BASE_EXISTS = (
     "SELECT 1 FROM lgnb_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
 )
@@ -175,12 +183,15 @@ def _resolve(
         deltas.append(refs)
         row = fetched.get(base)
         if row is None:
-            fetched = {
-                cid: (r, b)
-                for cid, r, b in conn.execute(
-                    _SELECT_CHAIN, {"t": thread_id, "ns": ns, "id": base, "most": 2 * MAX_CHAIN}
-                )
-            }
+            if not fetched:
+                fetched = _chain_before(conn, thread_id, ns, base)
+            else:  # the chain left the rows just before it (a fork's, interleaved)
+                fetched = {
+                    cid: (r, b)
+                    for cid, r, b in conn.execute(
+                        _SELECT_CHAIN, {"t": thread_id, "ns": ns, "id": base, "most": 2 * MAX_CHAIN}
+                    )
+                }
             row = fetched.get(base)
         seen += 1
         if row is None or seen > 4 * MAX_CHAIN:
@@ -201,6 +212,22 @@ def _resolve(
             else:
                 start[channel] = version
     return start
+
+
+def _chain_before(
+    conn: sqlite3.Connection, thread_id: str, ns: str, base: str
+) -> dict[str, tuple[str, str | None]]:
+    """The rows from `base` back, read newest first and only as far as the chain that
+    starts at `base` needs: up to its full map, or `MAX_CHAIN` rows."""
+    fetched: dict[str, tuple[str, str | None]] = {}
+    want: str | None = base
+    for cid, refs, refs_base in conn.execute(_SELECT_BEFORE, (thread_id, ns, base, MAX_CHAIN)):
+        fetched[cid] = (refs, refs_base)
+        if cid == want:
+            want = refs_base
+            if want is None:  # the chain's full map: nothing older is needed
+                break
+    return fetched
 
 
 def resolve_rows(
