@@ -219,8 +219,9 @@ class SqliteStore:
         """The tuples of resolved checkpoint rows (`_refs.resolve_rows`).
 
         Consecutive checkpoints share most channel versions, so a page's blobs are
-        read in one statement for the distinct (channel, version) pairs of all its
-        rows, and an immutable value (str, number, bool, None, bytes) is decoded once
+        read in one statement for the distinct versions of all its rows (a range of
+        rows each: `_sql.SELECT_BLOBS_OF_VERSIONS`), its large values in one more, and
+        an immutable value (str, number, bool, None, bytes) is decoded once
         and shared by the checkpoints that hold it; any other value is decoded once per
         checkpoint, so no two tuples share an object that could be changed in place."""
         # per (thread, ns): the blobs of the distinct (channel, version) pairs, keyed by
