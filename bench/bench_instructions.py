@@ -45,6 +45,17 @@ Compare two versions by pointing ``PYTHONPATH`` at a checkout of the other one::
     .venv/bin/python bench/bench_instructions.py                       # this tree
     PYTHONPATH=/tmp/base .venv/bin/python bench/bench_instructions.py  # base
 
+**Layouts.** The figure moves by a few thousand instructions per node when *unrelated*
+code changes: CPython's method cache (4,096 entries, indexed by a type's version tag and
+the *address* of the attribute name) collides differently once objects sit elsewhere in
+memory, and a colliding pair on a hot path costs a walk of the class's MRO per lookup.
+Measured on ``react``: 1,259.1k-1,262.6k per node over six layouts of one tree, and a
+change that removes work read 4k *higher* in one layout. ``--layouts N`` measures in N
+layouts (layout i: ``PYTHONHASHSEED=i`` and ``i * 97`` small objects allocated before
+anything is imported) and prints the mean and the range; compare means, not one layout.
+Layout 0 is the single run of earlier sessions. The two child runs of a figure run side
+by side (valgrind uses one core each).
+
 The lgnb actually measured is printed (the engine's ``__file__`` in the child); ``--engine langgraph``
 measures LangGraph on the same graphs. Needs valgrind
 (``apt-get install valgrind``); each shape takes ~1 minute under callgrind.
@@ -60,6 +71,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
@@ -74,6 +86,10 @@ HISTORY_STEPS = 50
 TOKENS = (1000, 9000)
 """Tokens per model call in the ``messages`` shape: it runs with each, and the difference
 divided by the extra tokens is the figure, per token (per-call costs cancel out)."""
+
+
+_PAD: list = []
+"""Objects allocated before anything is imported, to move the layout (see ``--layouts``)."""
 
 
 class _Chain(TypedDict):
@@ -154,7 +170,9 @@ def _build(shape: str, engine: str, tokens: int = TOKENS[0]) -> Callable[[], Any
     raise SystemExit(f"unknown shape {shape!r}: choose from {', '.join(SHAPES)}")
 
 
-def _child(shape: str, k: int, engine: str, tokens: int) -> None:
+def _child(shape: str, k: int, engine: str, tokens: int, layout: int) -> None:
+    # layout 0 allocates nothing: the figures of earlier sessions stay comparable
+    _PAD.extend(bytes(8 * (i % 16)) for i in range(layout * 97))
     run = _build(shape, engine, tokens)
     run()  # warm-up: first-run caches, lazy imports
     for _ in range(k):
@@ -162,10 +180,11 @@ def _child(shape: str, k: int, engine: str, tokens: int) -> None:
     print("langchain-core only" if engine == "floor" else importlib.import_module(f"{engine}.graph").__file__)
 
 
-def _instructions(shape: str, k: int, engine: str, tokens: int = TOKENS[0]) -> tuple[int, str]:
+def _instructions(shape: str, k: int, engine: str, tokens: int = TOKENS[0], layout: int = 0
+                  ) -> tuple[int, str]:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
-        env = dict(os.environ, PYTHONHASHSEED="0")
+        env = dict(os.environ, PYTHONHASHSEED=str(layout))
         proc = subprocess.run(
             [
                 "valgrind",
@@ -181,6 +200,8 @@ def _instructions(shape: str, k: int, engine: str, tokens: int = TOKENS[0]) -> t
                 engine,
                 "--tokens",
                 str(tokens),
+                "--layout",
+                str(layout),
             ],
             env=env,
             capture_output=True,
@@ -195,43 +216,65 @@ def _instructions(shape: str, k: int, engine: str, tokens: int = TOKENS[0]) -> t
     return int(m.group(1)), proc.stdout.strip()
 
 
+def _pair(shape: str, engine: str, layout: int, first: tuple[int, int], second: tuple[int, int]
+          ) -> tuple[int, int, str]:
+    """Instructions of two child runs, ``(k, tokens)`` each, run side by side (one core each)."""
+    with ThreadPoolExecutor(2) as pool:
+        a = pool.submit(_instructions, shape, first[0], engine, first[1], layout)
+        b = pool.submit(_instructions, shape, second[0], engine, second[1], layout)
+        (base, where), (more, _) = a.result(), b.result()
+    return base, more, where
+
+
+def _figure(shape: str, k: int, engine: str, layout: int) -> tuple[float, str, str]:
+    """The shape's figure (instructions per node, or per token) in one layout."""
+    if shape == "messages":
+        base, more, where = _pair(shape, engine, layout, (k, TOKENS[0]), (k, TOKENS[1]))
+        # the warm-up call streams its tokens too: k + 1 calls at each size
+        return (more - base) / ((k + 1) * (TOKENS[1] - TOKENS[0])), "token", where
+    base, more, where = _pair(shape, engine, layout, (0, TOKENS[0]), (k, TOKENS[0]))
+    per = 2 * REACT_TURNS + 1 if shape == "react" else NODES
+    return (more - base) / (k * per), "node", where
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default=",".join(SHAPES), help="comma-separated shapes")
     ap.add_argument("--k", type=int, default=10, help="measured runs after the warm-up")
     ap.add_argument("--engine", default="lgnb", choices=("lgnb", "langgraph", "floor"),
                     help="floor: the messages shape's callback floor (no engine)")
+    ap.add_argument("--layouts", type=int, default=1,
+                    help="measure in this many memory layouts and print the mean and range")
     ap.add_argument("--child", metavar="SHAPE", help=argparse.SUPPRESS)
     ap.add_argument("--tokens", type=int, default=TOKENS[0], help=argparse.SUPPRESS)
+    ap.add_argument("--layout", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        _child(args.child, args.k, args.engine, args.tokens)
+        _child(args.child, args.k, args.engine, args.tokens, args.layout)
         return
     for shape in args.only.split(","):
         if shape not in SHAPES:
             raise SystemExit(f"unknown shape {shape!r}: choose from {', '.join(SHAPES)}")
         if args.engine == "floor" and shape not in ("messages", "react"):
             continue  # only these two shapes have a floor
-        if shape == "messages":
-            base, where = _instructions(shape, args.k, args.engine, TOKENS[0])
-            more, _ = _instructions(shape, args.k, args.engine, TOKENS[1])
-            # the warm-up call streams its tokens too: k + 1 calls at each size
-            unit, per = "token", (TOKENS[1] - TOKENS[0]) * (args.k + 1) / args.k
-        elif shape == "history":
+        if shape == "history":
             steps = []
             for n in HISTORY:
                 # per-run costs (the input's own merge) cancel: S steps against 2 S steps
-                base, where = _instructions(shape, args.k, args.engine, n * 1000 + HISTORY_STEPS)
-                more, _ = _instructions(shape, args.k, args.engine, n * 1000 + 2 * HISTORY_STEPS)
+                base, more, where = _pair(shape, args.engine, 0, (args.k, n * 1000 + HISTORY_STEPS),
+                                          (args.k, n * 1000 + 2 * HISTORY_STEPS))
                 steps.append((more - base) / ((args.k + 1) * HISTORY_STEPS))
                 print(f"history-{n:<6d} {steps[-1] / 1000:8.1f}k instr/step   ({where})", flush=True)
             print(f"history  x{steps[-1] / steps[0]:.2f} per step from {HISTORY[0]} to {HISTORY[-1]} messages")
             continue
-        else:
-            base, where = _instructions(shape, 0, args.engine)
-            more, _ = _instructions(shape, args.k, args.engine)
-            unit, per = "node", 2 * REACT_TURNS + 1 if shape == "react" else NODES
-        print(f"{shape:8s} {(more - base) / (args.k * per) / 1000:8.1f}k instr/{unit}   ({where})", flush=True)
+        figures = []
+        for layout in range(args.layouts):
+            value, unit, where = _figure(shape, args.k, args.engine, layout)
+            figures.append(value)
+        mean = sum(figures) / len(figures)
+        spread = f"   range {min(figures) / 1000:.1f}k-{max(figures) / 1000:.1f}k over {len(figures)} layouts" \
+            if len(figures) > 1 else ""
+        print(f"{shape:8s} {mean / 1000:8.1f}k instr/{unit}{spread}   ({where})", flush=True)
 
 
 if __name__ == "__main__":

@@ -49,10 +49,10 @@ def unsaved_task_ids() -> Callable[..., str]:
     """
     h = f"{random.getrandbits(80):020x}"
     prefix = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:]}-"
-    counter = itertools.count()
+    counter = itertools.count(1 << 48)  # `hex(n)[3:]`: 12 digits, no format-spec parsing
 
     def make(_checkpoint_id: str, *_parts: str) -> str:
-        return f"{prefix}{next(counter):012x}"
+        return prefix + hex(next(counter))[3:]
 
     return make
 

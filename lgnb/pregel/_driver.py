@@ -50,7 +50,7 @@ from lgnb.pregel._runner import CONTROL_WRITES, arun_task, commit_writes, run_ta
 from lgnb.pregel._task import Task
 from lgnb.pregel._trace import graph_ended, graph_started
 
-__all__ = ("drive", "adrive", "flush_io", "aflush_io")
+__all__ = ("drive", "adrive", "run_to_end", "flush_io", "aflush_io")
 
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
@@ -329,7 +329,8 @@ def _committed(loop: Loop) -> Generator[Request, Any, None]:
     """A task's writes are saved before anything else runs; then the caller may drain."""
     if loop.io:
         yield (flush_io, aflush_io, (loop,))
-    yield _EMIT
+    if loop.drained:
+        yield _EMIT
 
 
 def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
@@ -371,7 +372,8 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
             handler = _commit(loop, task, exc, errors)
             if loop.io:  # a task's writes are saved before anything else runs
                 yield (flush_io, aflush_io, (loop,))
-            yield _EMIT
+            if loop.drained:  # `invoke`: nobody drains between tasks (no round trip)
+                yield _EMIT
             if errors and _failed(errors):
                 break
             if handler is not None:
@@ -584,9 +586,21 @@ class _Closed(BaseException):
 
 
 # ---------------------------------------------------------------------- the two drivers
-def drive(loop: Loop, input: Any, *, resuming: bool | None = None, quiet: bool = False) -> Iterator[None]:
-    """Run `loop` to completion, yielding after each task so events can be drained
-    (`quiet`: never yield — for callers that drain nothing, e.g. `invoke`)."""
+def run_to_end(loop: Loop, input: Any, *, resuming: bool | None = None) -> None:
+    """Run `loop` to completion in this thread, handing nothing back between tasks — for
+    callers that drain nothing until the end (`invoke`, a nested graph's run).
+
+    Not a generator: `_run` is answered by `answer` directly, and is not even asked to
+    stop after each task (`loop.drained`). One generator fewer on the stack also makes
+    every exception a node raises (and LangChain raises a few per model call, caught)
+    cheaper to raise."""
+    loop.drained = False
+    answer(_run(loop, input, resuming, _THREADS))
+
+
+def drive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Iterator[None]:
+    """Run `loop` to completion, yielding after each task so events can be drained."""
+    loop.drained = True
     program = _run(loop, input, resuming, _THREADS)
     reply: Any = None
     error: BaseException | None = None
@@ -600,7 +614,7 @@ def drive(loop: Loop, input: Any, *, resuming: bool | None = None, quiet: bool =
             break
         reply = error = None
         if request is _EMIT:
-            if closed or quiet:
+            if closed:
                 continue
             try:
                 yield
@@ -619,6 +633,7 @@ def drive(loop: Loop, input: Any, *, resuming: bool | None = None, quiet: bool =
 
 async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> AsyncIterator[None]:
     """`drive` for the event loop: the same run, requests awaited."""
+    loop.drained = True
     program = _run(loop, input, resuming, _AIO)
     reply: Any = None
     error: BaseException | None = None

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from lgnb.pregel._driver import drive
+from lgnb.pregel._driver import run_to_end
 
 if TYPE_CHECKING:
     from lgnb.pregel._loop import Loop
@@ -47,8 +47,7 @@ def stream_threaded(
 
     def work() -> None:
         try:
-            for _ in drive(loop, input, resuming=resuming, quiet=True):
-                pass
+            run_to_end(loop, input, resuming=resuming)
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
             error.append(exc)
         finally:

@@ -101,6 +101,11 @@ def _graph_delta_keys(graph: Any) -> list[str]:
     return list(memo[2])
 
 
+_STEP_HEX = 1 << 32
+"""`hex(_STEP_HEX | n)[3:]` is `n` as 8 hex digits, `f"{n:08x}"` without the format-spec
+parser (ids of a run that saves nothing are made once per step)."""
+
+
 class Loop(ResumeMixin):
     """State of one (sub)graph run between super-steps."""
 
@@ -136,6 +141,10 @@ class Loop(ResumeMixin):
         # the async driver's kind when `driven_async` (set by the driver that runs it)
         self.background: Any = None
         self.driven_async = False
+        # whether the driver hands control to its caller after each committed task (so
+        # the caller drains the stream); `invoke` drains nothing until the end (set by
+        # the driver that runs it)
+        self.drained = True
         self.ns = ns
         self.ns_tuple: tuple[str, ...] = tuple(ns.split(NS_SEP)) if ns else ()
         self.is_nested = is_nested
@@ -649,7 +658,7 @@ class Loop(ResumeMixin):
         self.is_resuming = False  # subgraphs of later steps start fresh
         if self.checkpointer is None:  # `_put_checkpoint`'s first lines, inline: once per step
             self.metadata = {"source": "loop"}
-            self.checkpoint_id = f"{self.run_key}{self.step & 0xFFFFFFFF:08x}"
+            self.checkpoint_id = self.run_key + hex(_STEP_HEX | self.step & 0xFFFFFFFF)[3:]
             self.step += 1
         else:
             self._put_checkpoint({"source": "loop"})
@@ -794,7 +803,7 @@ class Loop(ResumeMixin):
             # nothing is saved: an id unique per run and step is enough for task ids
             if not exiting:
                 self.metadata = metadata
-                self.checkpoint_id = f"{self.run_key}{self.step & 0xFFFFFFFF:08x}"
+                self.checkpoint_id = self.run_key + hex(_STEP_HEX | self.step & 0xFFFFFFFF)[3:]
                 self.step += 1
             return
         if exiting and self.checkpoint_id == self.checkpoint_id_saved:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import CONF
 from lgnb.pregel._delta import hydrating
-from lgnb.pregel._driver import adrive, drive
+from lgnb.pregel._driver import adrive, run_to_end
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._options import (
     DEFAULT_RECURSION_LIMIT,
@@ -93,8 +93,7 @@ def _opening(graph: Pregel, ctx: TaskContext) -> Program[tuple[Loop, bool]]:
 def run_as_subgraph(graph: Pregel, value: Any, ctx: TaskContext) -> Any:
     """Run this graph as a node of a parent graph; return its output state."""
     loop, resuming = answer(_opening(graph, ctx))
-    for _ in drive(loop, value, resuming=resuming and loop.has_saved, quiet=True):
-        pass
+    run_to_end(loop, value, resuming=resuming and loop.has_saved)
     graph._check_exit(loop, loop.config)
     return loop.output
 

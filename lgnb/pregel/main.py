@@ -18,7 +18,7 @@ from lgnb.channels.base import BaseChannel
 from lgnb.errors import ErrorCode, GraphDrained, GraphRecursionError, create_error_message
 from lgnb.pregel._builder import NodeBuilder
 from lgnb.pregel._delta import hydrating
-from lgnb.pregel._driver import adrive, drive
+from lgnb.pregel._driver import adrive, drive, run_to_end
 from lgnb.pregel._invoke import Collector
 from lgnb.pregel._lease import check_multitask, leased
 from lgnb.pregel._live import (
@@ -781,8 +781,7 @@ class Pregel(CompiledGraphBase):
                 input, config, context, output_keys, interrupt_before, interrupt_after, durability, kwargs
             )
             loop = answer(self._opening(run, loop_kwargs, run_config))
-            for _ in drive(loop, input, resuming=nested_resuming(loop), quiet=True):
-                pass
+            run_to_end(loop, input, resuming=nested_resuming(loop))
             self._check_exit(loop, loop.config)
             return self._invoke_result(loop, version)
         collector = Collector(stream_mode, version)
