@@ -245,6 +245,8 @@ def main() -> None:
                     help="floor: the messages shape's callback floor (no engine)")
     ap.add_argument("--layouts", type=int, default=1,
                     help="measure in this many memory layouts and print the mean and range")
+    ap.add_argument("--first-layout", type=int, default=0,
+                    help="the first layout measured (to add layouts to an earlier run's)")
     ap.add_argument("--child", metavar="SHAPE", help=argparse.SUPPRESS)
     ap.add_argument("--tokens", type=int, default=TOKENS[0], help=argparse.SUPPRESS)
     ap.add_argument("--layout", type=int, default=0, help=argparse.SUPPRESS)
@@ -268,9 +270,11 @@ def main() -> None:
             print(f"history  x{steps[-1] / steps[0]:.2f} per step from {HISTORY[0]} to {HISTORY[-1]} messages")
             continue
         figures = []
-        for layout in range(args.layouts):
+        for layout in range(args.first_layout, args.first_layout + args.layouts):
             value, unit, where = _figure(shape, args.k, args.engine, layout)
             figures.append(value)
+            if args.layouts > 1:
+                print(f"  layout {layout}: {value / 1000:.2f}k", flush=True)
         mean = sum(figures) / len(figures)
         spread = f"   range {min(figures) / 1000:.1f}k-{max(figures) / 1000:.1f}k over {len(figures)} layouts" \
             if len(figures) > 1 else ""

@@ -68,3 +68,11 @@ def test_saver_reads_threads_compares_a_file_of_one_thread_with_one_of_many():
     assert [(r[0], r[1]) for r in rows] == [
         (saver, n) for saver in ("langgraph.SqliteSaver", "lgnb.SqliteSaver") for n in ("1", "3", "ratio")
     ], p.stdout
+
+
+def test_bench_instructions_child_runs_a_shape_in_a_moved_layout_without_valgrind():
+    # what each callgrind child of `bench_instructions.py --layouts N` runs: the shape in
+    # layout 3 (PYTHONHASHSEED and padding are set by the parent), naming the engine it ran
+    p = run_script("bench_instructions.py", "--child", "react", "--k", "1", "--engine", "lgnb", "--layout", "3")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.strip().endswith(str(Path("lgnb") / "graph" / "__init__.py")), p.stdout

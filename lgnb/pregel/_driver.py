@@ -348,12 +348,12 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
         recorder = loop.recorder
         is_async = ex.is_async
         # durability "async" saves in the background only while slow tasks run: learn which
-        timed = loop.durability == "async" and loop.checkpointer is not None
+        timed = loop.checkpointer is not None and loop.durability == "async"
         i = 0
         while i < len(tasks):
             task = tasks[i]
             i += 1
-            if run.cancelled or getattr(control, "_cancel_reason", None) is not None:
+            if run.cancelled or (control is not None and getattr(control, "_cancel_reason", None) is not None):
                 raise _cancelled(run)
             ctx = TaskContext(task, loop, runtime)
             node = task.node
@@ -367,7 +367,7 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
                 learn(node, time.perf_counter() - began)
             else:
                 exc = yield from task_program(ctx, node.retry_policy or default, is_async)
-            if getattr(control, "_cancel_reason", None) is not None:
+            if control is not None and getattr(control, "_cancel_reason", None) is not None:
                 raise _cancelled(run)
             handler = _commit(loop, task, exc, errors)
             if loop.io:  # a task's writes are saved before anything else runs
@@ -542,7 +542,7 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             loop.after_tick()
             if loop.io and loop.durability != "async":  # "async": saved beside the next step
                 yield flush
-            if run.cancelled or getattr(run.control, "_cancel_reason", None) is not None:
+            if run.cancelled or (run.control is not None and _abandoned(run)):
                 raise _cancelled(run)
     except BaseException as e:  # noqa: BLE001 - re-raised below unless it is a swallowed interrupt
         exc = e
