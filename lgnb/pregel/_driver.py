@@ -13,7 +13,8 @@ or a thread. It yields requests:
     _EMIT                       a task committed: hand control to the caller, which drains
                                 the stream queue
 
-`drive` (blocking generator) and `adrive` (async generator) only answer requests, so
+`drive` (blocking generator), `run_to_end` (blocking, for callers that drain nothing
+until the end) and `adrive` (async generator) only answer requests, so
 concurrency limits, cancellation and error handling cannot drift apart. Starting,
 cancelling and waiting for parallel tasks is the executor strategy's job: `_THREADS`
 (sync nodes in a shared pool; in order when already inside a worker thread, to never
