@@ -132,6 +132,16 @@ class Loop(ResumeMixin):
         parent_ctx: Any = None,
     ) -> None:
         self.graph = graph
+        # the graph's parts read every step, read once: the compiled graph's attributes
+        # cost ~4× a plain object's (its class has a `__getattr__`, for LangChain's
+        # Runnable methods, so the interpreter cannot specialize reads of them)
+        self.nodes = graph.nodes
+        self.trigger_to_nodes = graph.trigger_to_nodes
+        self.step_channels = graph.step_channels
+        self.finish_channels = graph.finish_channels
+        self.state_key_set = graph.state_key_set
+        self.retry_policy = graph.retry_policy
+        self.step_timeout = graph.step_timeout
         self.run = run
         self.config = config
         self.run_metadata = config.get("metadata")
@@ -421,10 +431,10 @@ class Loop(ResumeMixin):
             checkpoint_id=self.checkpoint_id,
             parent_ns=self.ns,
             step=self.step,
-            nodes=self.graph.nodes,
+            nodes=self.nodes,
             channels=self.channels,
             versions=self.versions,
-            trigger_to_nodes=self.graph.trigger_to_nodes,
+            trigger_to_nodes=self.trigger_to_nodes,
             updated_channels=self.updated_channels,
             read_input=self._read_input,
             missing=MISSING,
@@ -435,14 +445,13 @@ class Loop(ResumeMixin):
 
     def _apply(self, tasks: Sequence[Any]) -> set[str]:
         changed: set[str] = set()
-        graph = self.graph
         updated = apply_writes(
             self.versions,
             self.channels,
             tasks,
-            graph.trigger_to_nodes,
-            graph.step_channels,
-            graph.finish_channels,
+            self.trigger_to_nodes,
+            self.step_channels,
+            self.finish_channels,
             self.live_ephemeral,
             changed,
         )
@@ -450,7 +459,7 @@ class Loop(ResumeMixin):
             self.unsaved |= changed
             self.unsaved_seen.update(t.name for t in tasks)
         state = self.state
-        state_keys = graph.state_key_set
+        state_keys = self.state_key_set
         channels: Any = self.channels
         size = len(state)
         for k in changed:
@@ -470,7 +479,7 @@ class Loop(ResumeMixin):
                 else:
                     state.pop(k, None)
         if len(state) > size:  # a key set for the first time: keep the schema's order
-            self.state = {k: state[k] for k in graph.state_keys if k in state}
+            self.state = {k: state[k] for k in self.graph.state_keys if k in state}
         views = self.views
         if views.snapshot is not None:  # the shared snapshot lags behind these keys
             views.stale |= changed

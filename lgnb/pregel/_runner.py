@@ -2,9 +2,10 @@
 
 A task's life (attempts, retries and their waits, tracing, cancellation, the writes of
 its output) is written once, as the generator `task_program`, which asks for what needs a
-thread or a clock; `run_task` (blocking) and `arun_task` (coroutine) only answer it.
-Neither touches the loop's bookkeeping: the driver commits the finished task in the
-loop's thread.
+thread or a clock; `arun_task` (coroutine) and `run_task` (blocking) answer it. The one
+exception is the commonest task, a synchronous one in an untraced run: `run_task` runs
+it as a plain function, since it asks for nothing (see `run_task`). Neither touches the
+loop's bookkeeping: the driver commits the finished task in the loop's thread.
 """
 
 from __future__ import annotations
@@ -136,6 +137,14 @@ def _addressed(exc: ParentCommand, task: Task) -> ParentCommand:
     return exc
 
 
+def _as_command(task: Task, exc: ParentCommand) -> Command | ParentCommand:
+    """A `ParentCommand` caught in `task`: the command for this task's graph (the task's
+    output), or the exception to pass on up, addressed."""
+    exc = _addressed(exc, task)
+    command = _command_for(task, exc)
+    return exc if command is None else command
+
+
 def _command_for(task: Task, exc: ParentCommand) -> Command | None:
     """A command a subgraph sent to this task's graph becomes this task's output.
     The subgraph names it by this task's namespace, without task ids when a
@@ -212,9 +221,8 @@ def task_program(
                     yield (None, _afinish, (task, output, rest))
                 return None
             except ParentCommand as exc:
-                exc = _addressed(exc, task)
-                if (command := _command_for(task, exc)) is None:
-                    return exc
+                if not isinstance(command := _as_command(task, exc), Command):
+                    return command
                 if (rest := _finish(task, command, is_async)) is not None:
                     yield (None, _afinish, (task, command, rest))
                 return None
@@ -245,8 +253,52 @@ def task_program(
 
 
 def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException | None:
-    """Run a task to completion in this thread; return its exception, if any."""
-    return answer(task_program(ctx, policies, False))
+    """Run a task to completion in this thread; return its exception, if any.
+
+    Untraced, the task asks for nothing but a retry's sleep: its life runs here as a
+    plain function, `task_program`'s sync path without the generator. Why: every frame
+    of a generator on the stack is walked by each exception raised under it (LangChain
+    raises and catches a few per model call), and the generator costs its creation and a
+    `send` per task — ~3% of a ReAct node's engine overhead. A traced task yields its
+    trace calls: the program runs, answered here."""
+    run = ctx.loop.run
+    if run.tracing:
+        return answer(task_program(ctx, policies, False))
+    task = ctx.task
+    call = task.node.bound.call  # type: ignore[union-attr]
+    messages = run.messages_handler is not None
+    token = TASK_CTX.set(ctx)  # the task is current while it runs
+    lc_token = _enter_langchain(ctx) if run.callbacks else None
+    attempt = 0
+    try:
+        while True:
+            attempt += 1
+            try:
+                meta = _messages_start(ctx) if messages else None
+                output = call(task.input, ctx)
+                if meta is not None:
+                    _messages_end(ctx, meta, output)
+                _finish(task, output)
+                return None
+            except ParentCommand as exc:
+                if not isinstance(command := _as_command(task, exc), Command):
+                    return command
+                _finish(task, command)
+                return None
+            except asyncio.CancelledError as exc:  # raised by the node itself: a failure
+                return _node_cancelled(task, exc)
+            except Exception as exc:
+                delay = _retry_delay(policies, attempt, exc) if policies else None
+                if delay is None:
+                    return exc
+                _reset_for_retry(ctx)
+                time.sleep(delay)
+            except BaseException as exc:  # KeyboardInterrupt: stop now
+                return exc
+    finally:
+        if lc_token is not None:
+            _exit_langchain(lc_token)
+        TASK_CTX.reset(token)
 
 
 async def arun_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException | None:
