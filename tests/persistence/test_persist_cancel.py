@@ -99,8 +99,11 @@ def _assert_old_wrote_nothing_after(saver: Any, cfg: dict, before_ids: set[str])
             assert (values.get("__start__") or values)["who"] == "new", values
 
 
+@pytest.mark.parametrize("how", ["stream", "invoke"])  # `invoke` runs its steps as plain calls
 @pytest.mark.parametrize("multitask", [None, "reject"])
-def test_a_run_cancelled_mid_node_writes_nothing_after_cancel_and_the_new_run_is_the_latest(tmp_path, multitask):
+def test_a_run_cancelled_mid_node_writes_nothing_after_cancel_and_the_new_run_is_the_latest(
+    tmp_path, multitask, how
+):
     work = SlowWork()
     with SqliteSaver.from_conn_string(tmp_path / "threads.sqlite") as saver:
         g = _graph(saver, work)
@@ -109,9 +112,10 @@ def test_a_run_cancelled_mid_node_writes_nothing_after_cancel_and_the_new_run_is
         outcome: list[BaseException | list] = []
 
         def old_run() -> None:
+            run = g.stream if how == "stream" else g.invoke
             try:
-                outcome.append(list(g.stream({"who": "old", "log": ["in:old"]}, cfg, control=control,
-                                             multitask=multitask)))
+                result = run({"who": "old", "log": ["in:old"]}, cfg, control=control, multitask=multitask)
+                outcome.append(list(result))
             except BaseException as exc:  # noqa: BLE001 - the test looks at it
                 outcome.append(exc)
 
