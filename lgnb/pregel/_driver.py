@@ -47,7 +47,7 @@ from lgnb.pregel._lifecycle import aon_interrupt, aon_resume, on_interrupt, on_r
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._migrate import save_request
 from lgnb.pregel._program import Program, aanswer, answer
-from lgnb.pregel._runner import CONTROL_WRITES, arun_task, commit_writes, run_task
+from lgnb.pregel._runner import CONTROL_WRITES, arun_task, commit_writes, run_task, task_program
 from lgnb.pregel._task import Task
 from lgnb.pregel._trace import graph_ended, graph_started
 from lgnb.runtime import RunControl
@@ -430,20 +430,20 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
         control = _cancellable(run)
         # durability "async" saves in the background only while slow tasks run: learn which
         timed = loop.checkpointer is not None and loop.durability == "async"
+        is_async = ex.is_async
         i = 0
         while i < len(tasks):
             task = tasks[i]
             i += 1
             ctx = _task_starts(loop, task, runtime, control)
-            # the task is a request, not a `yield from`: while it runs, no generator of the
-            # driver is on the stack (see `run_task`)
-            request = (run_task, arun_task, (ctx, task.node.retry_policy or default))
+            policies = task.node.retry_policy or default
+            began = time.perf_counter() if timed else 0.0
+            if is_async:  # its requests go straight to the driver's answerer
+                exc = yield from task_program(ctx, policies, True)
+            else:  # one request: while it runs, no generator of the driver is on the stack
+                exc = yield (run_task, None, (ctx, policies))  # (see `run_task`)
             if timed:
-                began = time.perf_counter()
-                exc = yield request
                 learn(task.node, time.perf_counter() - began)
-            else:
-                exc = yield request
             handler = _task_ends(loop, task, exc, errors, control)
             if loop.io:  # a task's writes are saved before anything else runs
                 yield (flush_io, aflush_io, (loop,))
