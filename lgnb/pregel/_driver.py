@@ -15,7 +15,11 @@ or a thread. It yields requests:
 
 `drive` (blocking generator), `run_to_end` (blocking, for callers that drain nothing
 until the end) and `adrive` (async generator) only answer requests, so
-concurrency limits, cancellation and error handling cannot drift apart. Starting,
+concurrency limits, cancellation and error handling cannot drift apart. One shortcut:
+under `run_to_end` a step of one task is `_step_here`, plain calls from `_run` (the
+sequential branch of `_step` without its yields, which a sync answerer would only turn
+back into the same calls), so no generator of the driver is on the stack while the node
+runs. Starting,
 cancelling and waiting for parallel tasks is the executor strategy's job: `_THREADS`
 (sync nodes in a shared pool; in order when already inside a worker thread, to never
 exhaust the pool) or `_AIO` (asyncio tasks; sync nodes go to threads inside `arun_task`).
