@@ -25,6 +25,10 @@ interleaved) with ``gc.collect()`` before each run; CPU time of this process
   copy itself — the same for any engine that yields a fresh dict per step.
 - ``fanout-100`` / ``chain-100``: µs per node of a static fan-out from START to 100
   trivial nodes (one step) and of a chain of 100 (100 steps).
+- ``react-20``: ``graphs.react(20)`` (``run.py``'s ReAct row) in CPU time per node, each
+  engine's and the plain-loop floor's runs interleaved, the fastest of ``10·reps`` each;
+  the overhead ratio ``(lgnb - floor) / (langgraph - floor)`` is printed (issue 14's
+  goal: ≤ 0.10). ``run.py``'s median wall time moves by ±50% between runs on these VMs.
 """
 
 from __future__ import annotations
@@ -214,10 +218,34 @@ def bench_fanout(engines: list, reps: int, width: int = 100) -> dict[str, float]
     return out
 
 
+def bench_react(engines: list, reps: int, turns: int = 20) -> dict[str, float]:
+    # run.py's react row in CPU time, robust to a shared VM: the floor and each engine
+    # interleaved run by run, the fastest of many runs each (a run is only ever slowed
+    # down by others' load), so the difference of two ~200 µs figures is not noise
+    import graphs
+
+    spec = graphs.react(turns)
+    targets: dict[str, Callable[[], Any]] = {"floor": spec.floor()}
+    for e in engines:
+        built = spec.build(e)
+        targets[e.name] = lambda b=built: b.graph.invoke(b.make_input(), b.config)
+    t = _round_robin(targets, 10 * reps, min)
+    per = {k: v / spec.node_execs * 1e6 for k, v in t.items()}
+    out = {"floor react-20 µs/node": per["floor"]}
+    for e in engines:
+        out[f"{e.name} react-20 µs/node"] = per[e.name]
+        out[f"{e.name} react-20 overhead µs/node"] = per[e.name] - per["floor"]
+    if "lgnb" in per and "langgraph" in per:
+        out["react-20 overhead lgnb/langgraph"] = (
+            (per["lgnb"] - per["floor"]) / (per["langgraph"] - per["floor"])
+        )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--engines", default="langgraph,lgnb")
-    ap.add_argument("--only", default="messages,wide,fanout")
+    ap.add_argument("--only", default="messages,wide,fanout,react")
     ap.add_argument("--reps", type=int, default=15)
     args = ap.parse_args(argv)
     engines = []
@@ -226,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
             engines.append(load(name.strip()))
         except EngineUnavailable as exc:
             print(f"{name}: not available ({exc})")
-    benches = {"messages": bench_messages, "wide": bench_wide, "fanout": bench_fanout}
+    benches = {"messages": bench_messages, "wide": bench_wide, "fanout": bench_fanout,
+               "react": bench_react}
     names = [n.strip() for n in args.only.split(",")]
     unknown = [n for n in names if n not in benches]
     if unknown:

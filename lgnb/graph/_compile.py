@@ -14,6 +14,7 @@ from typing import Any
 from lgnb._internal.callable import NodeCallable
 from lgnb._internal.constants import END, ROOT, START, TAG_HIDDEN
 from lgnb._internal.context import TASK_CTX, current_task
+from lgnb._internal.missing import MISSING
 from lgnb.channels.ephemeral_value import EphemeralValue
 from lgnb.channels.last_value import LastValueAfterFinish
 from lgnb.channels.messages import MessagesChannel
@@ -28,9 +29,13 @@ from lgnb.graph.state import CompiledStateGraph, StateGraph
 from lgnb.managed import is_managed_value
 from lgnb.pregel._node import PregelNode, check_timeout_supported
 from lgnb.pregel._task import Task
+from lgnb.pregel._view import EdgeView
 from lgnb.types import RetryPolicy
 
 __all__ = ("lower",)
+
+
+_SET = dict.__setitem__  # a snapshot's own updates do not mark it changed
 
 
 def _identity(value: Any) -> Any:
@@ -179,10 +184,17 @@ def _branch_writer(builder: StateGraph[Any, Any, Any, Any], source: str, branch:
     reads, managed = _reads(builder, schema)
     mapper = schema_mapper(schema, _keys(builder, schema))
     passthrough = branch.input_schema is None
+    wanted = frozenset(reads) if isinstance(reads, list) else frozenset()
+    # a wide state is read as a reused snapshot (`EdgeView`), not copied every step
+    shareable = isinstance(reads, list) and not managed and mapper is None
 
     def read(task: Task, output: Any) -> Any:
         ctx = TASK_CTX.get() or current_task()  # (raises outside a task)
-        value = fresh_read(ctx.loop, task, reads, managed)
+        loop = ctx.loop
+        if shareable and len(loop.state) >= loop.views.share_from and len(loop.tasks) == 1:
+            return ctx, _shared_read(loop, read, task, output if passthrough else None,
+                                     reads, wanted)  # type: ignore[arg-type]
+        value = fresh_read(loop, task, reads, managed, wanted)
         if passthrough and isinstance(value, dict) and isinstance(output, dict):
             value = {**output, **value}
         if mapper is not None and isinstance(value, dict):
@@ -209,8 +221,10 @@ def _branch_writer(builder: StateGraph[Any, Any, Any, Any], source: str, branch:
     return writer
 
 
-def fresh_read(loop: Any, task: Task, reads: list[str] | str, managed: dict[str, Any]) -> Any:
-    """The state with this task's own writes applied (what a conditional edge sees)."""
+def fresh_read(loop: Any, task: Task, reads: list[str] | str, managed: dict[str, Any],
+               wanted: frozenset[str] | None = None) -> Any:
+    """The state with this task's own writes applied (what a conditional edge sees).
+    `wanted`: `reads` as a set, when the caller keeps one."""
     if isinstance(reads, str):
         ch = loop.channels[reads]
         vals = [v for c, v in task.writes if c == reads]
@@ -218,7 +232,15 @@ def fresh_read(loop: Any, task: Task, reads: list[str] | str, managed: dict[str,
             ch = ch.copy()
             ch.update(vals)
         return ch.get() if ch.is_available() else None
-    wanted = set(reads)
+    value = _with_writes(loop.state, reads, _written(loop, task, set(reads) if wanted is None else wanted))
+    for k, mv in managed.items():
+        value[k] = mv.get(loop.step, loop.stop)
+    return value
+
+
+def _written(loop: Any, task: Task, wanted: frozenset[str] | set[str]) -> dict[str, Any]:
+    """Each channel in `wanted` this task wrote: its value after the writes (MISSING if
+    it has none then), the channel itself left as it is."""
     written: dict[str, list[Any]] = {}
     for c, v in task.writes:
         if c in wanted:
@@ -227,23 +249,69 @@ def fresh_read(loop: Any, task: Task, reads: list[str] | str, managed: dict[str,
                 written[c] = [v]
             else:
                 some.append(v)
-    state = loop.state
-    value = {k: state[k] for k in reads if k in state}
+    if not written:
+        return written
     channels = loop.channels
+    after: dict[str, Any] = {}
     for c, vals in written.items():
         ch = channels[c]
         if type(ch) is MessagesChannel and len(vals) == 1:  # a node's new messages
-            after = ch.value_after(vals[0])
-            if after is not None:
-                value[c] = after
+            new = ch.value_after(vals[0])
+            if new is not None:
+                after[c] = new
                 continue
         ch = ch.copy()
         ch.update(vals)
-        if ch.is_available():
-            value[c] = ch.get()
-        else:
-            value.pop(c, None)
-    for k, mv in managed.items():
-        value[k] = mv.get(loop.step, loop.stop)
+        after[c] = ch.get() if ch.is_available() else MISSING
+    return after
+
+
+def _with_writes(state: dict[str, Any], reads: list[str], written: dict[str, Any]) -> dict[str, Any]:
+    """`reads` of `state` with `written` laid over, in `reads` order (a key the writes set
+    for the first time takes its place in it, as in LangGraph's fresh read)."""
+    if all(c in state for c in written):  # the common case: the keys keep their places
+        value = {k: state[k] for k in reads if k in state}
+        for c, new in written.items():
+            if new is MISSING:
+                del value[c]
+            else:
+                value[c] = new
+        return value
+    value = {}
+    for k in reads:
+        if k in written:
+            new = written[k]
+            if new is not MISSING:
+                value[k] = new
+        elif k in state:
+            value[k] = state[k]
     return value
 
+
+def _shared_read(loop: Any, key: Any, task: Task, output: Any, reads: list[str],
+                 wanted: frozenset[str]) -> dict[str, Any]:
+    """`fresh_read` (and `{**output, **state}`, `output` a dict) for a wide state in a
+    step of one task: the edge's `EdgeView` snapshot, brought up to date in O(keys
+    changed) when it can be reused, else built in full and kept."""
+    view = loop.edge_views.get(key)
+    if view is None:
+        view = loop.edge_views[key] = EdgeView(wanted)
+    out_keys = tuple(output) if isinstance(output, dict) else None
+    # (one task per step: two tasks of one node could run this edge in two threads at once)
+    written = _written(loop, task, wanted)
+    state = loop.state
+    snap = view.reusable(state, out_keys)
+    if snap is not None and all(c in snap and new is not MISSING for c, new in written.items()):
+        for c, new in written.items():
+            _SET(snap, c, new)
+        # the state takes these after the step (and keeps the old ones if the step fails)
+        view.stale.update(written)
+        if out_keys:
+            for k in out_keys:  # the output's keys the state does not give: the output's values
+                if k not in wanted or (k not in state and k not in written):
+                    _SET(snap, k, output[k])
+        return snap
+    value = _with_writes(state, reads, written)
+    if out_keys is not None:
+        value = {**output, **value}
+    return view.keep(value, out_keys, written)

@@ -72,7 +72,7 @@ from lgnb.pregel._replay import ReplayBound
 from lgnb.pregel._resume import SAVED_SPECIAL, ResumeMixin
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task, WriteBatch
-from lgnb.pregel._view import StateViews
+from lgnb.pregel._view import EdgeView, StateViews
 from lgnb.runtime import RunControl
 from lgnb.types import Command, Interrupt
 
@@ -174,6 +174,7 @@ class Loop(ResumeMixin):
         self.status = "input"
         self.tasks: dict[str, Task] = {}
         self.views = StateViews()
+        self.edge_views: dict[Any, EdgeView] = {}  # conditional edges' (graph/_compile.py)
         self.output: Any = None
         self.emits = run.emits_for(self)
         # the "pregel" mode's record builder; None (no record work at all) without it
@@ -483,6 +484,10 @@ class Loop(ResumeMixin):
         views = self.views
         if views.snapshot is not None:  # the shared snapshot lags behind these keys
             views.stale |= changed
+        if self.edge_views:  # so do the conditional edges'
+            for view in self.edge_views.values():
+                if view.snapshot is not None:
+                    view.stale |= changed
         return updated
 
     def tick(self) -> bool:

@@ -20,6 +20,13 @@ dict one of them might change.
 
 A state of fewer than `SHARE_FROM` keys is simply copied for each reader: copying it
 costs less than checking whether the snapshot can be reused.
+
+A conditional edge reads the state too, as its task left it: the state with the task's
+own writes applied and, as LangGraph does, under the node's output keys
+(`{**output, **state}`, so the output's keys come first). `EdgeView` keeps one such dict
+per edge and reuses it on the same terms, in steps of one task: the keys written since
+are brought up to date, the task's writes laid over them, and the node's output keys,
+which fix the dict's order, must be the same as last time.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ("StateInput", "StateViews")
+__all__ = ("EdgeView", "StateInput", "StateViews")
 
 _getrefcount = sys.getrefcount
 _set = dict.__setitem__
@@ -127,6 +134,55 @@ class StateViews:
                 if k not in snap:
                     return None  # a new key: a copy keeps the state's key order
                 _set(snap, k, state[k])
+            else:
+                _pop(snap, k, None)
+        self.stale = set()
+        return snap
+
+
+class EdgeView:
+    """One conditional edge's reusable input within one loop (see the module doc).
+
+    `reads`: the state keys the edge reads. The caller lays the task's writes over the
+    snapshot `reusable` returns and adds their keys to `stale` (the state catches up
+    after the step)."""
+
+    __slots__ = ("snapshot", "stale", "out_keys", "reads")
+
+    def __init__(self, reads: frozenset[str]) -> None:
+        self.reads = reads
+        self.snapshot: StateInput | None = None
+        self.stale: set[str] = set()  # keys whose value in the snapshot may be out of date
+        self.out_keys: tuple[Any, ...] | None = None  # the node output's keys, in order
+
+    def keep(self, value: dict[str, Any], out_keys: tuple[Any, ...] | None,
+             written: Iterable[str]) -> StateInput:
+        """`value` (built in full) as the snapshot to reuse."""
+        snap = self.snapshot = StateInput(value)
+        self.out_keys = out_keys
+        self.stale = set(written)
+        return snap
+
+    def reusable(self, state: dict[str, Any], out_keys: tuple[Any, ...] | None) -> StateInput | None:
+        """The snapshot with the state's keys brought up to date, or None when it cannot
+        be reused: changed, still referenced elsewhere, a key added to the state (its
+        place in the order would differ), or other output keys (they come first)."""
+        snap = self.snapshot
+        if snap is None or snap.dirty or out_keys != self.out_keys:
+            return None
+        # references: self.snapshot, `snap` and getrefcount's argument
+        if _getrefcount(snap) != 3:
+            return None
+        reads = self.reads
+        for k in self.stale:
+            if k not in reads:
+                continue
+            if k in state:
+                if k not in snap:
+                    return None
+                _set(snap, k, state[k])
+            elif out_keys is not None and k in out_keys:
+                return None  # its place and value are the output's: build it again
             else:
                 _pop(snap, k, None)
         self.stale = set()
