@@ -17,12 +17,18 @@ interleaved) with ``gc.collect()`` before each run; CPU time of this process
   ``10000/100`` is printed (goal: ≤ 2).
 - ``wide-K``: K int keys; a chain of nodes, each reading the whole state and writing one
   key (runs of 100 and 400 steps: at 20,000 keys the per-run setup is large and noisy).
+- ``loop-K``: K int keys; one node looping on itself behind a conditional edge, both
+  reading the whole state (``_loop_graph``: what most graphs look like), runs of 10 and
+  30 steps, the fastest of ``reps`` each; ``loop 20000/20`` is issue 14's "per-step cost
+  at 20,000 keys ≤ 1.5× that at 20" for it.
 - ``values-1000``: ``stream_mode="values"`` time / ``invoke`` time, 1,000 keys, 100 nodes:
   ``values/invoke`` keeps every chunk (``list(graph.stream(...))``), ``consumed/invoke``
   lets each go once read (a loop that shows or logs them). Keeping 100 chunks of 1,000
   keys allocates 2.6 MB that glibc's malloc hands back to the system when the list is
   freed and faults in again on the next run: ~30 µs per chunk, against ~4 µs for the
-  copy itself — the same for any engine that yields a fresh dict per step.
+  copy itself — the same for any engine that yields a fresh dict per step. ``kept copies
+  alone/invoke`` is that floor: 101 plain ``dict`` copies of the input kept in a list,
+  no engine, over the engine's ``invoke``.
 - ``fanout-100`` / ``chain-100``: µs per node of a static fan-out from START to 100
   trivial nodes (one step) and of a chain of 100 (100 steps).
 - ``react-20``: ``graphs.react(20)`` (``run.py``'s ReAct row) in CPU time per node, each
@@ -89,6 +95,31 @@ def _wide_graph(e: Any, keys: int, nodes: int) -> Any:
         prev = f"n{j}"
     g.add_edge(prev, e.END)
     return g.compile()
+
+
+def _loop_graph(e: Any, keys: int, steps: int) -> Any:
+    """One node looping on itself `steps` times over a state of `keys` int keys (and a
+    counter), reading the whole state and writing a key and the counter per step, and a
+    conditional edge reading the state after each: the same graph at every step count,
+    so a run of 3 S steps minus one of S is 2 S steps and nothing else. The node returns
+    the same keys every step, as a node usually does: a conditional edge's input has the
+    node output's keys first (LangGraph's `{**output, **state}`), so other keys at each
+    step would make each edge input a new dict, in any engine."""
+    schema = TypedDict(f"L{keys}", {f"k{i}": int for i in range(keys)} | {"n": int})  # type: ignore[operator]
+
+    def node(state: dict) -> dict:
+        n = state["n"]
+        return {"k0": state["k0"] + n, "n": n + 1}
+
+    g = e.StateGraph(schema)
+    g.add_node("step", node)
+    g.add_edge(e.START, "step")
+    g.add_conditional_edges("step", lambda s: "step" if s["n"] < steps else e.END, ["step", e.END])
+    return g.compile()
+
+
+def _loop_input(keys: int) -> dict[str, int]:
+    return {f"k{i}": 0 for i in range(keys)} | {"n": 0}
 
 
 class _Fan(TypedDict):
@@ -172,6 +203,10 @@ def _consume(chunks: Any) -> None:
         del chunk
 
 
+LOOP_STEPS = (10, 30)
+"""Steps of the ``loop-K`` runs (few: LangGraph's step at 20,000 keys takes ~60 ms)."""
+
+
 def bench_wide(engines: list, reps: int, nodes: int = 100) -> dict[str, float]:
     targets: dict[str, Callable[[], Any]] = {}
     for e in engines:
@@ -189,17 +224,36 @@ def bench_wide(engines: list, reps: int, nodes: int = 100) -> dict[str, float]:
         targets[f"{e.name}/values-1000/consumed"] = lambda g=g, i=inp1000: _consume(
             g.stream(i, stream_mode="values")
         )
+    # what any engine pays for the chunks a caller keeps: nodes + 1 fresh dicts of 1,000
+    # keys, kept in a list, freed, and faulted in again on the next run
+    targets["values-1000/kept copies"] = lambda i=inp1000: [dict(i) for _ in range(nodes + 1)]
     t = _round_robin(targets, reps)
+    # the loop: the fastest run of each (a per-step figure of ~15 µs is a small difference
+    # of two runs that each take in 20,000 keys)
+    loops: dict[str, Callable[[], Any]] = {}
+    for e in engines:
+        for k in (20, 20000):
+            for s in LOOP_STEPS:
+                g, inp = _loop_graph(e, k, s), _loop_input(k)
+                loops[f"{e.name}/loop-{k}/{s}"] = lambda g=g, inp=inp: g.invoke(inp)
+    t.update(_round_robin(loops, reps, min))
     out = {}
     for e in engines:
         for k in (20, 20000):
             d = t[f"{e.name}/wide-{k}/{4 * nodes}"] - t[f"{e.name}/wide-{k}/{nodes}"]
             out[f"{e.name} wide-{k} µs/step"] = d / (3 * nodes) * 1e6
+        for k in (20, 20000):
+            d = t[f"{e.name}/loop-{k}/{LOOP_STEPS[1]}"] - t[f"{e.name}/loop-{k}/{LOOP_STEPS[0]}"]
+            out[f"{e.name} loop-{k} µs/step"] = d / (LOOP_STEPS[1] - LOOP_STEPS[0]) * 1e6
+        out[f"{e.name} loop 20000/20"] = out[f"{e.name} loop-20000 µs/step"] / out[f"{e.name} loop-20 µs/step"]
         out[f"{e.name} values-1000 values/invoke"] = (
             t[f"{e.name}/values-1000/values"] / t[f"{e.name}/values-1000/invoke"]
         )
         out[f"{e.name} values-1000 consumed/invoke"] = (
             t[f"{e.name}/values-1000/consumed"] / t[f"{e.name}/values-1000/invoke"]
+        )
+        out[f"{e.name} values-1000 kept copies alone/invoke"] = (
+            t["values-1000/kept copies"] / t[f"{e.name}/values-1000/invoke"]
         )
     return out
 

@@ -38,12 +38,12 @@ Shapes (nodes are trivial, ``x += 1``-style, so the engine's own cost dominates)
   (instr(S = 100) - instr(S = 50)) / ((K + 1) * 50), the warm-up included, so the cost of
   taking in the input cancels out; the ratio of the two is printed. Instructions miss cache misses, which a 10,000-reference
   list copy has plenty of, so the CPU-time figure of ``bench_costs.py`` still matters.
-- ``keys``: one node looping on itself over a state of K int keys (K = 20 and 20,000),
-  reading the whole state and writing one key and a counter per step, ``invoke``; the
-  figure is per *step*: (instr(S = 200) - instr(S = 100)) / ((K + 1) * 100), so the O(K)
-  work on the input and the output cancels; the ratio of the two is printed (issue 14's
-  goal: ≤ 1.5). ``bench_costs.py``'s ``wide`` figure is the same in CPU time, where the
-  difference of two runs that each copy 20,000 keys is mostly noise.
+- ``keys``: ``bench_costs.py``'s ``loop`` graph (one node looping on itself behind a
+  conditional edge, both reading a state of N int keys, N = 20 and 20,000), ``invoke``;
+  the figure is per *step*: (instr(S = 200) - instr(S = 100)) / ((k + 1) * 100), the
+  warm-up included, so the O(N) work on the input and the output cancels; the ratio of
+  the two is printed (issue 14's goal: ≤ 1.5). ``bench_costs.py`` measures the same in
+  CPU time.
 
 Compare two versions by pointing ``PYTHONPATH`` at a checkout of the other one::
 
@@ -129,9 +129,13 @@ def _build(shape: str, engine: str, tokens: int = TOKENS[0]) -> Callable[[], Any
         hist = bench_costs._history(size)
         return lambda: g.invoke({"messages": list(hist), "n": 0})
     if shape == "keys":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_costs
+        import engines
+
         keys, steps = divmod(tokens, 1000)  # packed by main(): K * 1000 + steps
-        g = _keys_graph(importlib.import_module(f"{engine}.graph"), keys, steps)
-        inp = {f"k{i}": 0 for i in range(keys)} | {"n": 0}
+        g = bench_costs._loop_graph(engines.load(engine), keys, steps)
+        inp = bench_costs._loop_input(keys)
         cfg = {"recursion_limit": steps + 10}
         return lambda: g.invoke(dict(inp), cfg)
     if shape == "react":
@@ -184,28 +188,6 @@ def _build(shape: str, engine: str, tokens: int = TOKENS[0]) -> Callable[[], Any
         cfg = {"recursion_limit": NODES + 10}
         return lambda: g.invoke(dict(inp), cfg)
     raise SystemExit(f"unknown shape {shape!r}: choose from {', '.join(SHAPES)}")
-
-
-def _keys_graph(graph: Any, keys: int, steps: int) -> Any:
-    """One node looping on itself `steps` times over a state of `keys` int keys (and a
-    counter), reading the whole state and writing a key and the counter per step, and a
-    conditional edge reading the state after each: the same graph at every step count,
-    so a run of 2 S steps minus one of S is S steps and nothing else. The node returns
-    the same keys every step, as a node usually does: a conditional edge's input has the
-    node output's keys first (LangGraph's `{**output, **state}`), so other keys at each
-    step would make each edge input a new dict, in any engine."""
-    schema = TypedDict(f"Keys{keys}", {f"k{i}": int for i in range(keys)} | {"n": int})  # type: ignore[misc]
-
-    def node(state: dict) -> dict:
-        n = state["n"]
-        return {"k0": state["k0"] + n, "n": n + 1}
-
-    b = graph.StateGraph(schema)
-    b.add_node("step", node)
-    b.add_edge(graph.START, "step")
-    b.add_conditional_edges("step", lambda s: "step" if s["n"] < steps else graph.END,
-                            ["step", graph.END])
-    return b.compile()
 
 
 def _child(shape: str, k: int, engine: str, tokens: int, layout: int) -> None:
