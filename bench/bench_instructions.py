@@ -257,6 +257,19 @@ def _figure(shape: str, k: int, engine: str, layout: int) -> tuple[float, str, s
     return (more - base) / (k * per), "node", where
 
 
+def _per_step_pair(shape: str, engine: str, k: int) -> None:
+    """Print a per-step shape's figure at its two sizes and their ratio. Per-run costs
+    (taking in the input) cancel: runs of S steps against runs of 2 S steps."""
+    sizes, steps, unit = (HISTORY, HISTORY_STEPS, "messages") if shape == "history" \
+        else (KEYS, KEYS_STEPS, "keys")
+    figures = []
+    for n in sizes:
+        base, more, where = _pair(shape, engine, 0, (k, n * 1000 + steps), (k, n * 1000 + 2 * steps))
+        figures.append((more - base) / ((k + 1) * steps))
+        print(f"{shape}-{n:<6d} {figures[-1] / 1000:8.1f}k instr/step   ({where})", flush=True)
+    print(f"{shape:8s} x{figures[-1] / figures[0]:.2f} per step from {sizes[0]} to {sizes[-1]} {unit}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default=",".join(SHAPES), help="comma-separated shapes")
@@ -279,25 +292,8 @@ def main() -> None:
             raise SystemExit(f"unknown shape {shape!r}: choose from {', '.join(SHAPES)}")
         if args.engine == "floor" and shape not in ("messages", "react"):
             continue  # only these two shapes have a floor
-        if shape == "history":
-            steps = []
-            for n in HISTORY:
-                # per-run costs (the input's own merge) cancel: S steps against 2 S steps
-                base, more, where = _pair(shape, args.engine, 0, (args.k, n * 1000 + HISTORY_STEPS),
-                                          (args.k, n * 1000 + 2 * HISTORY_STEPS))
-                steps.append((more - base) / ((args.k + 1) * HISTORY_STEPS))
-                print(f"history-{n:<6d} {steps[-1] / 1000:8.1f}k instr/step   ({where})", flush=True)
-            print(f"history  x{steps[-1] / steps[0]:.2f} per step from {HISTORY[0]} to {HISTORY[-1]} messages")
-            continue
-        if shape == "keys":
-            steps = []
-            for n in KEYS:
-                # the input's O(keys) work cancels: S steps against 2 S steps
-                base, more, where = _pair(shape, args.engine, 0, (args.k, n * 1000 + KEYS_STEPS),
-                                          (args.k, n * 1000 + 2 * KEYS_STEPS))
-                steps.append((more - base) / ((args.k + 1) * KEYS_STEPS))
-                print(f"keys-{n:<6d}    {steps[-1] / 1000:8.1f}k instr/step   ({where})", flush=True)
-            print(f"keys     x{steps[-1] / steps[0]:.2f} per step from {KEYS[0]} to {KEYS[-1]} keys")
+        if shape in ("history", "keys"):
+            _per_step_pair(shape, args.engine, args.k)
             continue
         figures = []
         for layout in range(args.first_layout, args.first_layout + args.layouts):

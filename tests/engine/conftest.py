@@ -18,6 +18,15 @@ import _diff  # noqa: E402
 
 
 @pytest.fixture
+def share_small_states(monkeypatch):
+    """Switch lgnb's shared state snapshots (node and conditional-edge inputs) on for
+    states of every size: they start at `SHARE_FROM` keys, and scenarios use small ones."""
+    from lgnb.pregel import _view
+
+    monkeypatch.setattr(_view, "SHARE_FROM", 0)
+
+
+@pytest.fixture
 def differential():
     """``differential(scenario, exc="full"|"extends"|"class", expect=...)`` -> normalized reference."""
     return _diff.differential

@@ -13,25 +13,30 @@ import pytest
 from typing_extensions import TypedDict
 
 
-@pytest.fixture(autouse=True)
-def _share_small_states(monkeypatch):
-    """lgnb reuses an edge's input only from `SHARE_FROM` state keys; these scenarios use
-    small states, so sharing is switched on for every size to test it."""
-    from lgnb.pregel import _view
-
-    monkeypatch.setattr(_view, "SHARE_FROM", 0)
+# lgnb reuses an edge's input only from `SHARE_FROM` state keys; these scenarios use small
+# states, so sharing is switched on for every size to test it
+pytestmark = pytest.mark.usefixtures("share_small_states")
 
 
-def _loop(E, State, node, route, *, start=None):
+def _loop(E, State, node, route):
     """`step` looping on itself while `route` says so (it returns "step" or END)."""
     g = E.StateGraph(State)
     g.add_node("step", node)
-    g.add_edge(E.START, start or "step")
-    if start:
-        g.add_node(start, lambda s: None)
-        g.add_edge(start, "step")
+    g.add_edge(E.START, "step")
     g.add_conditional_edges("step", route, ["step", E.END])
     return g.compile()
+
+
+def _recorded_loop(E, State, node, *, until, input):
+    """`_loop` with an edge that records what it sees (`list(state.items())`) and loops
+    while `n` < `until`: the run's output and the edge's inputs."""
+    seen = []
+
+    def route(s):
+        seen.append(list(s.items()))
+        return "step" if s["n"] < until else E.END
+
+    return _loop(E, State, node, route).invoke(input), seen
 
 
 def _State():
@@ -40,34 +45,21 @@ def _State():
 
 def test_an_edge_sees_each_step_with_the_nodes_writes_in_langgraphs_key_order(differential):
     def scenario(E):
-        seen = []
-
         def node(s):
             return {"c": s["c"] + 10, "n": s["n"] + 1}  # the same keys every step
 
-        def route(s):
-            seen.append(list(s.items()))
-            return "step" if s["n"] < 4 else E.END
-
-        app = _loop(E, _State(), node, route)
-        return app.invoke({"a": 1, "b": 2, "c": 3, "n": 0}), seen
+        return _recorded_loop(E, _State(), node, until=4, input={"a": 1, "b": 2, "c": 3, "n": 0})
 
     differential(scenario)
 
 
 def test_output_keys_that_change_between_steps_change_the_edges_key_order(differential):
     def scenario(E):
-        seen = []
-
         def node(s):
             n = s["n"] + 1
             return {"n": n} if n % 2 else {"b": n, "n": n}  # keys alternate
 
-        def route(s):
-            seen.append(list(s.items()))
-            return "step" if s["n"] < 5 else E.END
-
-        return _loop(E, _State(), node, route).invoke({"a": 0, "b": 0, "c": 0, "n": 0}), seen
+        return _recorded_loop(E, _State(), node, until=5, input={"a": 0, "b": 0, "c": 0, "n": 0})
 
     differential(scenario)
 
@@ -145,24 +137,16 @@ def test_an_edge_that_keeps_its_input_keeps_the_state_of_its_own_step(differenti
 
 def test_output_keys_outside_the_state_reach_the_edge_with_the_outputs_values(differential):
     def scenario(E):
-        seen = []
-
         def node(s):
             return {"n": s["n"] + 1, "note": f"step {s['n']}"}  # "note" is no state key
 
-        def route(s):
-            seen.append(list(s.items()))
-            return "step" if s["n"] < 3 else E.END
-
-        return _loop(E, _State(), node, route).invoke({"a": 0, "b": 0, "c": 0, "n": 0}), seen
+        return _recorded_loop(E, _State(), node, until=3, input={"a": 0, "b": 0, "c": 0, "n": 0})
 
     differential(scenario)
 
 
 def test_keys_set_for_the_first_time_take_their_place_in_later_edge_inputs(differential):
     def scenario(E):
-        seen = []
-
         def node(s):
             n = s.get("n", 0) + 1
             update = {"n": n}
@@ -172,19 +156,13 @@ def test_keys_set_for_the_first_time_take_their_place_in_later_edge_inputs(diffe
                 update["b"] = 2
             return update
 
-        def route(s):
-            seen.append(list(s.items()))
-            return "step" if s["n"] < 5 else E.END
-
-        return _loop(E, _State(), node, route).invoke({"c": 0}), seen
+        return _recorded_loop(E, _State(), node, until=5, input={"c": 0})
 
     differential(scenario)
 
 
 def test_a_key_first_set_by_a_command_takes_its_schema_place_in_later_edge_inputs(differential):
     def scenario(E):
-        seen = []
-
         def node(s):
             n = s["n"] + 1
             update = {"n": n}
@@ -192,11 +170,7 @@ def test_a_key_first_set_by_a_command_takes_its_schema_place_in_later_edge_input
                 update["a"] = 1  # first set here: no output keys put it first
             return E.Command(update=update)
 
-        def route(s):
-            seen.append(list(s.items()))
-            return "step" if s["n"] < 5 else E.END
-
-        return _loop(E, _State(), node, route).invoke({"c": 0, "n": 0}), seen
+        return _recorded_loop(E, _State(), node, until=5, input={"c": 0, "n": 0})
 
     differential(scenario)
 

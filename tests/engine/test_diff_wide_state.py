@@ -9,13 +9,9 @@ from _diff import collect
 from typing_extensions import TypedDict
 
 
-@pytest.fixture(autouse=True)
-def _share_small_states(monkeypatch):
-    """lgnb copies a state of fewer than `SHARE_FROM` keys for each node; these scenarios
-    use 4-key states, so sharing is switched on for every size to test it."""
-    from lgnb.pregel import _view
-
-    monkeypatch.setattr(_view, "SHARE_FROM", 0)
+# lgnb copies a state of fewer than `SHARE_FROM` keys for each node; these scenarios use
+# 4-key states, so sharing is switched on for every size to test it
+pytestmark = pytest.mark.usefixtures("share_small_states")
 
 
 def _chain(E, State, *fns):
