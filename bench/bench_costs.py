@@ -26,9 +26,17 @@ interleaved) with ``gc.collect()`` before each run; CPU time of this process
   lets each go once read (a loop that shows or logs them). Keeping 100 chunks of 1,000
   keys allocates 2.6 MB that glibc's malloc hands back to the system when the list is
   freed and faults in again on the next run: ~30 µs per chunk, against ~4 µs for the
-  copy itself — the same for any engine that yields a fresh dict per step. ``kept copies
-  alone/invoke`` is that floor: 101 plain ``dict`` copies of the input kept in a list,
-  no engine, over the engine's ``invoke``.
+  copy itself — the same for any engine that yields a fresh dict per step. ``kept by
+  nodes/invoke`` is that floor: the same graph's ``invoke`` with each node keeping a
+  ``dict`` copy of its state (101 copies, freed at the end of the run), over ``invoke``.
+  ``kept copies alone/invoke``: the same 101 copies made in a tight loop with no run
+  around them (whether their pages fault depends on the heap the last run left, so this
+  one reads low in some processes and is not the floor). ``faults/run``: minor page
+  faults per run. Whether kept chunks fault is glibc's call: freed memory at the heap's
+  top goes back to the system past a trim threshold that glibc moves up after freeing
+  large blocks, and 101 chunks of 26 KB sit near it; so the kept ratio jumps between
+  ~1.25 and ~1.8 from one process to the next, for lgnb's chunks and for the floor's
+  copies alike (``MALLOC_TRIM_THRESHOLD_=100000000`` pins it off).
 - ``fanout-100`` / ``chain-100``: µs per node of a static fan-out from START to 100
   trivial nodes (one step) and of a chain of 100 (100 steps).
 - ``react-20``: ``graphs.react(20)`` (``run.py``'s ReAct row) in CPU time per node, each
@@ -42,6 +50,7 @@ from __future__ import annotations
 import argparse
 import gc
 import operator
+import resource
 import statistics
 import sys
 import time
@@ -76,11 +85,24 @@ def _history(n: int) -> list:
     return [HumanMessage(f"m{i}", id=f"h{i}") for i in range(n)]
 
 
-def _wide_graph(e: Any, keys: int, nodes: int) -> Any:
+def _wide_graph(e: Any, keys: int, nodes: int, *, keep: list | None = None) -> Any:
+    """A chain of ``nodes`` nodes over ``keys`` int keys, each writing one key.
+
+    With ``keep``, each node also appends a ``dict`` copy of its state to that list: a
+    caller keeping one fresh dict per step, as ``list(stream(stream_mode="values"))``
+    does, with the copies made while the run goes on (the ``values`` floor).
+    """
     schema = TypedDict(f"W{keys}", {f"k{i}": int for i in range(keys)})  # type: ignore[operator]
 
     def make(j: int) -> Callable:
         key = f"k{j % keys}"
+
+        if keep is not None:
+            def kept(state: dict) -> dict:
+                keep.append(dict(state))
+                return {key: state[key] + 1}
+
+            return kept
 
         def node(state: dict) -> dict:
             return {key: state[key] + 1}
@@ -152,23 +174,39 @@ def _chain_graph(e: Any, length: int) -> Any:
     return g.compile()
 
 
-def _timed(fn: Callable[[], Any]) -> float:
-    # CPU time of this process: the shared VM's other jobs do not count
+def _timed(fn: Callable[[], Any]) -> tuple[float, int]:
+    """CPU time of one run of ``fn`` (the shared VM's other jobs do not count) and the
+    minor page faults it took (memory the heap had given back and takes again)."""
     gc.collect()
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     t0 = time.process_time()
     fn()
-    return time.process_time() - t0
+    t = time.process_time() - t0
+    return t, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
 
 
 def _round_robin(
-    targets: dict[str, Callable[[], Any]], reps: int, stat: Callable[[list[float]], float] = statistics.median
+    targets: dict[str, Callable[[], Any]],
+    reps: int,
+    stat: Callable[[list[float]], float] = statistics.median,
+    *,
+    faults: dict[str, float] | None = None,
 ) -> dict[str, float]:
+    """Run every target ``reps`` times, interleaved; ``stat`` of each one's CPU times.
+
+    ``faults``, when given, receives each target's median page faults per run.
+    """
     for fn in targets.values():
         fn()  # warm-up
     times: dict[str, list[float]] = {k: [] for k in targets}
+    flts: dict[str, list[int]] = {k: [] for k in targets}
     for _ in range(reps):
         for k, fn in targets.items():
-            times[k].append(_timed(fn))
+            t, f = _timed(fn)
+            times[k].append(t)
+            flts[k].append(f)
+    if faults is not None:
+        faults.update({k: statistics.median(v) for k, v in flts.items()})
     return {k: stat(v) for k, v in times.items()}
 
 
@@ -224,10 +262,17 @@ def bench_wide(engines: list, reps: int, nodes: int = 100) -> dict[str, float]:
         targets[f"{e.name}/values-1000/consumed"] = lambda g=g, i=inp1000: _consume(
             g.stream(i, stream_mode="values")
         )
-    # what any engine pays for the chunks a caller keeps: nodes + 1 fresh dicts of 1,000
-    # keys, kept in a list, freed, and faulted in again on the next run
+        # the floor of kept chunks for any engine: the same run, each node keeping a copy
+        # of its state (nodes + 1 copies with the input's), all freed at the end
+        keep: list = []
+        g = _wide_graph(e, 1000, nodes, keep=keep)
+        targets[f"{e.name}/values-1000/kept by nodes"] = lambda g=g, i=inp1000, keep=keep: (
+            keep.clear(), g.invoke(i), keep.append(dict(i)), keep.clear()
+        )
+    # the same copies made alone, in a tight loop, with no run around them
     targets["values-1000/kept copies"] = lambda i=inp1000: [dict(i) for _ in range(nodes + 1)]
-    t = _round_robin(targets, reps)
+    faults: dict[str, float] = {}
+    t = _round_robin(targets, reps, faults=faults)
     # the loop: the fastest run of each (a per-step figure of ~15 µs is a small difference
     # of two runs that each take in 20,000 keys)
     loops: dict[str, Callable[[], Any]] = {}
@@ -255,6 +300,11 @@ def bench_wide(engines: list, reps: int, nodes: int = 100) -> dict[str, float]:
         out[f"{e.name} values-1000 kept copies alone/invoke"] = (
             t["values-1000/kept copies"] / t[f"{e.name}/values-1000/invoke"]
         )
+        out[f"{e.name} values-1000 kept by nodes/invoke"] = (
+            t[f"{e.name}/values-1000/kept by nodes"] / t[f"{e.name}/values-1000/invoke"]
+        )
+        for what in ("values", "kept by nodes"):
+            out[f"{e.name} values-1000 {what} faults/run"] = faults[f"{e.name}/values-1000/{what}"]
     return out
 
 

@@ -26,12 +26,19 @@ __all__ = ("control_writer", "updates_writer")
 
 
 def updates_writer(
-    output_keys: list[str], *, root: bool, node_name: str, control: bool = False
+    output_keys: list[str],
+    *,
+    root: bool,
+    node_name: str,
+    control: bool = False,
+    key_set: frozenset[str] | None = None,
 ) -> Callable[[Task, Any], Any]:
     """The writer turning a node's return value into state-key writes; with `control`,
     followed by `control_writer`'s scheduling writes (one call per task, not two: a
-    returned dict, the usual, schedules nothing)."""
-    key_set = frozenset(output_keys)
+    returned dict, the usual, schedules nothing). `key_set`: `frozenset(output_keys)`,
+    when the caller shares one between nodes."""
+    if key_set is None:
+        key_set = frozenset(output_keys)
 
     def from_value(value: Any) -> list[tuple[str, Any]] | None:
         if value is None:
