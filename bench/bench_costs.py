@@ -16,11 +16,18 @@ interleaved) with ``gc.collect()`` before each run; CPU time of this process
   difference of two runs; others' load only ever slows a run down); the ratio
   ``10000/100`` is printed (goal: ≤ 2).
 - ``wide-K``: K int keys; a chain of nodes, each reading the whole state and writing one
-  key (runs of 100 and 400 steps: at 20,000 keys the per-run setup is large and noisy).
+  key (runs of 100 and 400 steps for LangGraph, 100 and 1,000 for lgnb: at 20,000 keys
+  the per-run setup, building the input and output, is large and noisy, and lgnb's
+  ~10 µs steps need a long run to stand out of it).
 - ``loop-K``: K int keys; one node looping on itself behind a conditional edge, both
   reading the whole state (``_loop_graph``: what most graphs look like), runs of 10 and
-  30 steps, the fastest of ``reps`` each; ``loop 20000/20`` is issue 14's "per-step cost
-  at 20,000 keys ≤ 1.5× that at 20" for it.
+  30 steps for LangGraph (its step at 20,000 keys takes ~60 ms), 10 and 410 for lgnb,
+  the fastest of ``reps`` each; ``loop 20000/20`` is issue 14's "per-step cost at
+  20,000 keys ≤ 1.5× that at 20" for it. A per-step figure is the same whatever the
+  span if steps cost the same; the span only sets how far it stands above the noise.
+- ``compile-20000``: ms per node to build and compile a chain over 20,000 keys (chains
+  of 50 and 200 nodes, fastest of 3): anything a compiler does per node per key shows
+  here (notebooks recompile on every cell run).
 - ``values-1000``: ``stream_mode="values"`` time / ``invoke`` time, 1,000 keys, 100 nodes:
   ``values/invoke`` keeps every chunk (``list(graph.stream(...))``), ``consumed/invoke``
   lets each go once read (a loop that shows or logs them). Keeping 100 chunks of 1,000
@@ -241,8 +248,23 @@ def _consume(chunks: Any) -> None:
         del chunk
 
 
-LOOP_STEPS = (10, 30)
-"""Steps of the ``loop-K`` runs (few: LangGraph's step at 20,000 keys takes ~60 ms)."""
+def _span(e: Any, *, langgraph: tuple[int, int], lgnb: tuple[int, int]) -> tuple[int, int]:
+    """The two run lengths a marginal per-step figure is the difference of, per engine:
+    short for LangGraph, whose wide steps take milliseconds, long for lgnb, whose ~10 µs
+    steps would otherwise be lost in the per-run cost of a 20,000-key input."""
+    return langgraph if e.name == "langgraph" else lgnb
+
+
+COMPILE_SPAN = (50, 200)
+"""Nodes of the two chains whose build-and-compile times give ``compile-20000 ms/node``."""
+
+
+def _wide_span(e: Any) -> tuple[int, int]:
+    return _span(e, langgraph=(100, 400), lgnb=(100, 1000))
+
+
+def _loop_span(e: Any) -> tuple[int, int]:
+    return _span(e, langgraph=(10, 30), lgnb=(10, 410))
 
 
 def bench_wide(engines: list, reps: int, nodes: int = 100) -> dict[str, float]:
@@ -250,7 +272,7 @@ def bench_wide(engines: list, reps: int, nodes: int = 100) -> dict[str, float]:
     for e in engines:
         for k in (20, 20000):
             inp = {f"k{i}": i for i in range(k)}
-            for n in (nodes, 4 * nodes):
+            for n in _wide_span(e):
                 g = _wide_graph(e, k, n)
                 targets[f"{e.name}/wide-{k}/{n}"] = lambda g=g, inp=inp: g.invoke(inp)
         g = _wide_graph(e, 1000, nodes)
@@ -278,18 +300,29 @@ def bench_wide(engines: list, reps: int, nodes: int = 100) -> dict[str, float]:
     loops: dict[str, Callable[[], Any]] = {}
     for e in engines:
         for k in (20, 20000):
-            for s in LOOP_STEPS:
+            for s in _loop_span(e):
                 g, inp = _loop_graph(e, k, s), _loop_input(k)
                 loops[f"{e.name}/loop-{k}/{s}"] = lambda g=g, inp=inp: g.invoke(inp)
     t.update(_round_robin(loops, reps, min))
+    # compiling: the builder and compile() of a chain over 20,000 keys, fastest of 3
+    builds = {
+        f"{e.name}/compile-20000/{n}": lambda e=e, n=n: _wide_graph(e, 20000, n)
+        for e in engines
+        for n in COMPILE_SPAN
+    }
+    t.update(_round_robin(builds, 3, min))
     out = {}
     for e in engines:
+        (w0, w1), (l0, l1) = _wide_span(e), _loop_span(e)
         for k in (20, 20000):
-            d = t[f"{e.name}/wide-{k}/{4 * nodes}"] - t[f"{e.name}/wide-{k}/{nodes}"]
-            out[f"{e.name} wide-{k} µs/step"] = d / (3 * nodes) * 1e6
+            d = t[f"{e.name}/wide-{k}/{w1}"] - t[f"{e.name}/wide-{k}/{w0}"]
+            out[f"{e.name} wide-{k} µs/step"] = d / (w1 - w0) * 1e6
         for k in (20, 20000):
-            d = t[f"{e.name}/loop-{k}/{LOOP_STEPS[1]}"] - t[f"{e.name}/loop-{k}/{LOOP_STEPS[0]}"]
-            out[f"{e.name} loop-{k} µs/step"] = d / (LOOP_STEPS[1] - LOOP_STEPS[0]) * 1e6
+            d = t[f"{e.name}/loop-{k}/{l1}"] - t[f"{e.name}/loop-{k}/{l0}"]
+            out[f"{e.name} loop-{k} µs/step"] = d / (l1 - l0) * 1e6
+        c0, c1 = COMPILE_SPAN
+        d = t[f"{e.name}/compile-20000/{c1}"] - t[f"{e.name}/compile-20000/{c0}"]
+        out[f"{e.name} compile-20000 ms/node"] = d / (c1 - c0) * 1e3
         out[f"{e.name} loop 20000/20"] = out[f"{e.name} loop-20000 µs/step"] / out[f"{e.name} loop-20 µs/step"]
         out[f"{e.name} values-1000 values/invoke"] = (
             t[f"{e.name}/values-1000/values"] / t[f"{e.name}/values-1000/invoke"]

@@ -85,6 +85,7 @@ def lower(
     all_output_key_set = frozenset(all_output_keys)
     reads_of: dict[Any, tuple[list[str] | str, dict[str, Any]]] = {}
     reads_all_of: dict[Any, bool] = {}
+    mapper_of: dict[Any, Callable[[dict], Any] | None] = {}
     nodes: dict[str, PregelNode] = {}
 
     # START: the input becomes state writes
@@ -109,6 +110,9 @@ def lower(
         )
         if spec.input_schema not in reads_of:
             reads_of[spec.input_schema] = _reads(builder, spec.input_schema)
+            mapper_of[spec.input_schema] = schema_mapper(
+                spec.input_schema, _keys(builder, spec.input_schema)
+            )
         reads, managed = reads_of[spec.input_schema]
         policy = spec.retry_policy
         policies = (policy,) if isinstance(policy, RetryPolicy) else tuple(policy or ())
@@ -126,7 +130,7 @@ def lower(
                     key_set=all_output_key_set,
                 )
             ],
-            mapper=schema_mapper(spec.input_schema, _keys(builder, spec.input_schema)),
+            mapper=mapper_of[spec.input_schema],
             metadata=spec.metadata,
             retry_policy=policies,
         )

@@ -181,6 +181,9 @@ def _validate(
         if name in RESERVED:
             raise ValueError(f"Managed name '{name}' is reserved\n{_RENAME.format(what='managed value')}")
     subscribed: set[str] = set()
+    # nodes of one schema share one read list (graph/_compile.py): check each list once,
+    # not once per node, or compiling n nodes over k keys is O(n·k)
+    checked: set[int] = set()
     for name, node in nodes.items():
         if name in RESERVED:
             raise ValueError(f"Node name '{name}' is reserved\n{_RENAME.format(what='node')}")
@@ -188,11 +191,15 @@ def _validate(
             check_timeout_supported(node)
         subscribed.update(node.triggers)
         reads = [node.channels] if isinstance(node.channels, str) else node.channels
+        if not node.managed and id(reads) in checked:
+            continue
         for chan in reads:
             if chan not in channels and chan not in managed and chan not in node.managed:
                 raise ValueError(
                     f"Node {name} reads channel '{chan}' not in known channels: '{_known(channels)}'"
                 )
+        if not node.managed:
+            checked.add(id(reads))
     for chan in subscribed:
         if chan not in channels:
             raise ValueError(
