@@ -182,7 +182,8 @@ def _validate(
             raise ValueError(f"Managed name '{name}' is reserved\n{_RENAME.format(what='managed value')}")
     subscribed: set[str] = set()
     # nodes of one schema share one read list (graph/_compile.py): check each list once,
-    # not once per node, or compiling n nodes over k keys is O(n·k)
+    # not once per node, or compiling n nodes over k keys is O(n·k). Only lists the nodes
+    # hold are remembered (by id: they stay alive, so no id is reused meanwhile)
     checked: set[int] = set()
     for name, node in nodes.items():
         if name in RESERVED:
@@ -191,14 +192,15 @@ def _validate(
             check_timeout_supported(node)
         subscribed.update(node.triggers)
         reads = [node.channels] if isinstance(node.channels, str) else node.channels
-        if not node.managed and id(reads) in checked:
+        shared = not node.managed and reads is node.channels
+        if shared and id(reads) in checked:
             continue
         for chan in reads:
             if chan not in channels and chan not in managed and chan not in node.managed:
                 raise ValueError(
                     f"Node {name} reads channel '{chan}' not in known channels: '{_known(channels)}'"
                 )
-        if not node.managed:
+        if shared:
             checked.add(id(reads))
     for chan in subscribed:
         if chan not in channels:
