@@ -10,6 +10,16 @@ from lgnb.channels import LastValue
 from lgnb.pregel import NodeBuilder, Pregel
 
 
+def _pregel(nodes: dict, *channels: str) -> None:
+    """A `Pregel` over `nodes` with `LastValue` channels "a", "out" and `channels`."""
+    Pregel(
+        nodes=nodes,
+        channels={c: LastValue(int) for c in ("a", "out", *channels)},
+        input_channels="a",
+        output_channels="out",
+    )
+
+
 def _echo(name: str, reads: str) -> object:
     return NodeBuilder().subscribe_only(reads).do(lambda x: x).write_to("out").build(name)
 
@@ -18,12 +28,7 @@ def test_a_bare_channel_read_by_a_late_node_is_still_checked():
     nodes = {f"n{i}": _echo(f"n{i}", "a") for i in range(50)}
     nodes["late"] = _echo("late", "missing")
     with pytest.raises(ValueError, match=r"Node late reads channel 'missing' not in known channels"):
-        Pregel(
-            nodes=nodes,
-            channels={"a": LastValue(int), "out": LastValue(int)},
-            input_channels="a",
-            output_channels="out",
-        )
+        _pregel(nodes)
 
 
 def test_nodes_sharing_one_read_list_are_each_accepted_when_it_is_valid():
@@ -54,9 +59,4 @@ def test_a_shared_read_list_with_an_unknown_channel_names_the_first_node_reading
         node.channels = shared
         nodes[f"n{i}"] = node
     with pytest.raises(ValueError, match=r"Node n0 reads channel 'nope'"):
-        Pregel(
-            nodes=nodes,
-            channels={"a": LastValue(int), "out": LastValue(int)},
-            input_channels="a",
-            output_channels="out",
-        )
+        _pregel(nodes)
