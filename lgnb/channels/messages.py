@@ -107,7 +107,7 @@ class MessagesChannel(BinaryOperatorAggregate):
     list copy, instead of re-indexing the history.
     """
 
-    __slots__ = ("_own", "_shared", "_base", "_fresh", "_spare")
+    __slots__ = ("_own", "_shared", "_base", "_fresh", "_spare", "_seen", "_fixed")
 
     def __init__(self, typ: Any, operator: Callable[[Any, Any], Any], key: str = "") -> None:
         super().__init__(typ, operator, key)
@@ -123,14 +123,25 @@ class MessagesChannel(BinaryOperatorAggregate):
         # last `value_after`, which the next `update` of that same write may adopt
         self._fresh: tuple[Any, list, list, dict[Any, int]] | None = None
         # _spare: the list this channel's value was before the last common write, in a
-        # one-item box (taken with an atomic `pop`: two edges may read at once)
+        # one-item box (taken with an atomic `pop`: two edges may read at once);
+        # _fixed: the positions that write replaced (the spare still has the old ones)
         self._spare: list[list] = []
+        self._fixed: list[int] = []
+        # _seen: what the value held when `_own` last matched it, kept up to date by this
+        # channel's own writes. The value is handed out (node input, `values` chunks) and
+        # user code may change that list in place, as in LangGraph, where the next
+        # `add_messages` sees the change: a value no longer equal to `_seen` is
+        # re-indexed first. None: nothing to check (no index, or a copy checked when made)
+        self._seen: list | None = None
 
     def copy(self) -> Self:
+        self._check()
         new = self.__class__.__new__(self.__class__)
         new.typ, new.key, new.operator, new.value = self.typ, self.key, self.operator, self.value
         new._fresh = None
         new._spare = []
+        new._fixed = []
+        new._seen = None  # checked just now; a copy is updated at once (a fresh read)
         if self._own is None:
             new._own, new._shared, new._base = None, None, 0
         elif self._shared is None:
@@ -152,6 +163,8 @@ class MessagesChannel(BinaryOperatorAggregate):
             self.value = values[0]
             self._reset_index()
             values = values[1:]
+        else:
+            self._check()
         fresh, self._fresh = self._fresh, None
         if fresh is not None and len(values) == 1 and values[0] is fresh[0]:
             merged = self._adopt(fresh)
@@ -181,6 +194,17 @@ class MessagesChannel(BinaryOperatorAggregate):
         return True
 
     # ------------------------------------------------------------------ merge
+    def _check(self) -> None:
+        """Re-index a value user code changed in place since this channel's last write
+        (a message appended to a node's input list, one removed or replaced): the index
+        would put the next write's messages at wrong places. Costs one pointer
+        comparison per message when nothing changed."""
+        seen = self._seen
+        if seen is not None and self.value != seen:
+            self._fresh = None
+            self._spare = []
+            self._rebuild()
+
     def _rebuild(self) -> list:
         m = _reducer()
         current = m._as_message_list(self.value)
@@ -190,6 +214,7 @@ class MessagesChannel(BinaryOperatorAggregate):
         self.value = current
         self._own = {msg.id: pos for pos, msg in enumerate(current)}
         self._shared = None
+        self._seen = list(current)
         return current
 
     def _find(self, mid: Any) -> int | None:
@@ -213,6 +238,7 @@ class MessagesChannel(BinaryOperatorAggregate):
         the state."""
         if self._own is None or self.value is MISSING:
             return None
+        self._check()
         record: dict[Any, int] = {}
         merged = self._appended(update, record)
         if merged is not None and len(merged) >= REUSE_FROM:  # a short list: copy again
@@ -244,6 +270,9 @@ class MessagesChannel(BinaryOperatorAggregate):
         if not same:
             return None
         own.update(record)
+        if self._seen is not None:
+            self._seen.extend(tail)
+        self._fixed = []
         return merged
 
     def _retire(self, merged: list) -> None:
@@ -274,6 +303,9 @@ class MessagesChannel(BinaryOperatorAggregate):
         n = len(spare)
         if type(value) is not list or n > len(value):
             return None
+        for pos in self._fixed:  # the messages the last write replaced: the new objects
+            if pos < n:
+                spare[pos] = value[pos]
         spare.extend(value[n:])
         return spare if spare == value else None
 
@@ -297,6 +329,8 @@ class MessagesChannel(BinaryOperatorAggregate):
         own = self._own
         assert own is not None
         local = record is not own  # positions appended here are in `record` only
+        seen = None if local else self._seen
+        fixed: list[int] = []
         shared, base = self._shared, self._base
         new_id = None
         for msg in update:
@@ -317,8 +351,15 @@ class MessagesChannel(BinaryOperatorAggregate):
             if pos is None:
                 record[mid] = len(merged)
                 merged.append(msg)
+                if seen is not None:
+                    seen.append(msg)
             else:
                 merged[pos] = msg
+                fixed.append(pos)
+                if seen is not None:
+                    seen[pos] = msg
+        if not local:
+            self._fixed = fixed
         return merged
 
     def _merge(self, right: Any) -> None:
@@ -340,4 +381,7 @@ class MessagesChannel(BinaryOperatorAggregate):
         merged, removed = m.merge_by_id(list(current), update, self._find, own.__setitem__)
         if removed:
             self._reset_index()
+        elif self._seen is not None:
+            self._seen = list(merged)
+        self._spare, self._fixed = [], []
         self.value = merged

@@ -21,8 +21,7 @@ sequential branch of `_step` without its yields, which a sync answerer would onl
 back into the same calls), so no generator of the driver is on the stack while the node
 runs. Starting,
 cancelling and waiting for parallel tasks is the executor strategy's job: `_THREADS`
-(sync nodes in a shared pool; in order when already inside a worker thread, to never
-exhaust the pool) or `_AIO` (asyncio tasks; sync nodes go to threads inside `arun_task`).
+(sync nodes in a shared pool; a graph run inside a task uses a second pool, `_pool`) or `_AIO` (asyncio tasks; sync nodes go to threads inside `arun_task`).
 
 A failing task does not discard its finished siblings: their writes are recorded first,
 then the error propagates.
@@ -32,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import threading
 import time
 from collections import deque
@@ -59,17 +59,35 @@ from lgnb.runtime import RunControl
 __all__ = ("drive", "adrive", "run_to_end", "flush_io", "aflush_io")
 
 _POOL: ThreadPoolExecutor | None = None
+_NESTED_POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 _IN_WORKER = threading.local()
 
 
 def _pool() -> ThreadPoolExecutor:
-    global _POOL
+    """The pool parallel tasks run in: a run's own (a graph called from this thread)
+    shares one of 64 threads; a graph run *inside* a task (a subgraph, or a graph a node
+    invokes) gets threads of a second, much larger pool, so its parallel branches overlap
+    too (LangGraph gives every invocation an executor of its own) while a task waiting on
+    its graph's branches never holds a thread those branches need."""
+    global _POOL, _NESTED_POOL
+    if getattr(_IN_WORKER, "active", False):
+        if _NESTED_POOL is None:
+            with _POOL_LOCK:
+                if _NESTED_POOL is None:
+                    _NESTED_POOL = ThreadPoolExecutor(max_workers=1024, thread_name_prefix="lgnb-nested")
+        return _NESTED_POOL
     if _POOL is None:
         with _POOL_LOCK:
             if _POOL is None:
                 _POOL = ThreadPoolExecutor(max_workers=64, thread_name_prefix="lgnb-task")
     return _POOL
+
+
+def default_concurrency() -> int:
+    """How many sync tasks of one step run at once without `max_concurrency`: as many
+    as LangGraph's executor has threads (Python's `ThreadPoolExecutor` default)."""
+    return min(32, (os.cpu_count() or 1) + 4)
 
 
 def _flushing(loop: Loop, ops: list[tuple] | None = None) -> Program[None]:
@@ -176,10 +194,6 @@ class _Threads:
     is_async = False
 
     @staticmethod
-    def sequential() -> bool:
-        return bool(getattr(_IN_WORKER, "active", False))
-
-    @staticmethod
     def start(ctx: TaskContext, policies: Any) -> Future:
         run = contextvars.copy_context().run
         return _pool().submit(run, _run_in_worker, ctx, policies)
@@ -207,10 +221,6 @@ class _Aio:
 
     settles = True
     is_async = True
-
-    @staticmethod
-    def sequential() -> bool:
-        return False
 
     @staticmethod
     def start(ctx: TaskContext, policies: Any) -> asyncio.Future:
@@ -406,6 +416,8 @@ def _step_here(loop: Loop, runtime: Any, control: RunControl | None) -> None:
             learn(node, time.perf_counter() - began)
         else:
             exc = run_task(ctx, node.retry_policy or default)
+        if exc is not None and not isinstance(exc, Exception):
+            raise exc  # KeyboardInterrupt, SystemExit: not the task's error, as in `_step`
         if control is not None and control._cancel_reason is not None:
             raise _cancelled(run)
         handler = _commit(loop, task, exc, errors)
@@ -420,7 +432,7 @@ def _step_here(loop: Loop, runtime: Any, control: RunControl | None) -> None:
 
 
 def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
-    """Run the step's tasks: inline when alone (or inside a worker), else concurrently.
+    """Run the step's tasks: inline when alone, else concurrently.
     (`_step_here` is this for a sync run nobody drains before its end.)"""
     tasks = loop.runnable_tasks()
     if not tasks:
@@ -429,7 +441,7 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
     default = loop.retry_policy
     errors: list[BaseException] = []
     step_timeout = loop.step_timeout
-    if (len(tasks) == 1 and not step_timeout) or ex.sequential():
+    if len(tasks) == 1 and not step_timeout:
         # looked up once per step: a plain run pays one test per feature, not a lookup
         control = _cancellable(run)
         # durability "async" saves in the background only while slow tasks run: learn which
@@ -448,10 +460,16 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
                 exc = yield (run_task, None, (ctx, policies))  # (see `run_task`)
             if timed:
                 learn(task.node, time.perf_counter() - began)
+            if exc is not None and not isinstance(exc, Exception):
+                raise exc  # LangGraph records only an `Exception` as a lone task's error
             handler = _task_ends(loop, task, exc, errors, control)
             if loop.io:  # a task's writes are saved before anything else runs
                 yield (flush_io, aflush_io, (loop,))
-            if loop.drained:  # `invoke`: nobody drains between tasks (no round trip)
+            # `invoke` drains nothing between tasks (no round trip); a stream hands over
+            # a lone task's events at the next step's start, once its writes are applied
+            # (a consumer changing a chunk cannot change the state), as LangGraph does,
+            # and at once when it failed or the step runs more
+            if loop.drained and (exc is not None or handler is not None or len(tasks) > 1):
                 yield _EMIT
             if errors and _failed(errors):
                 break
@@ -470,7 +488,9 @@ def _inline(loop: Loop, runtime: Any, tasks: list[Task], errors: list[BaseExcept
             ) -> Generator[Request, Any, None]:
     """A sync step of known-quick nodes in this thread, in plan order; the tasks not
     started yet go to the pool once one runs for `HANDOFF` (`lgnb.pregel._inline`).
-    Handed-off tasks commit in plan order as they end; a failure starts nothing more."""
+    Handed-off tasks commit in plan order as they end. A failure does not stop the
+    siblings planned after it: LangGraph starts a step's tasks together, so they all run
+    (their side effects happen) before the error is raised."""
     run = loop.run
     control = _cancellable(run)
     default = loop.retry_policy
@@ -493,7 +513,7 @@ def _inline(loop: Loop, runtime: Any, tasks: list[Task], errors: list[BaseExcept
                 raise _cancelled(run)
             handler = _commit(loop, task, exc, errors)
             yield from _committed(loop)
-            if run.cancelled or (errors and _failed(errors)):
+            if run.cancelled:
                 batch.stop()
                 break
             if handler is not None:
@@ -540,7 +560,7 @@ def _concurrently(
     run = loop.run
     default = loop.retry_policy
     order: dict[int, float] = {id(t): i for i, t in enumerate(tasks)}
-    limit = run.user_config.get("max_concurrency") or len(tasks)
+    limit = run.user_config.get("max_concurrency") or (len(tasks) if ex.is_async else default_concurrency())
     queue = deque(tasks)
     running: dict[Any, Task] = {}
     stopping = False
@@ -561,13 +581,23 @@ def _concurrently(
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             done = yield (ex.wait, ex.wait, (running, left))
             if not done:  # `step_timeout` passed with tasks still running
+                if not ex.is_async:
+                    # a thread cannot be stopped: as LangGraph, the step waits for those
+                    # running and keeps their writes (a resume does not run them again)
+                    queue.clear()
+                    yield from _settle(loop, running, ex, errors)
                 raise TimeoutError("Timed out")
             if _abandoned(run):
                 raise _cancelled(run)
             for fut in sorted(done, key=lambda f: order[id(running[f])]):
                 task = running.pop(fut)
                 exc = ex.outcome(fut)
-                if exc is not _DROPPED:
+                if exc is _DROPPED and ex.is_async and stopping and not run.cancelled:
+                    # a sibling's failure cancelled it: LangGraph records the cancel
+                    if (writes := commit_writes(task, asyncio.CancelledError())) is not None:
+                        loop.put_writes(task, writes)
+                        yield from _committed(loop)
+                elif exc is not _DROPPED:
                     handler = _commit(loop, task, exc, errors)
                     yield from _committed(loop)
                     if handler is not None:
@@ -583,6 +613,22 @@ def _concurrently(
         if running and ex.settles:
             yield (ex.wait_all, ex.wait_all, (list(running),))
         raise
+
+
+def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseException]
+            ) -> Generator[Request, Any, None]:
+    """Wait for the `running` threads of a timed-out step, committing each as it ends
+    (those not started yet are dropped)."""
+    for fut in running:
+        ex.cancel(fut)
+    while running:
+        done = yield (ex.wait, ex.wait, (running, None))
+        for fut in done:
+            task = running.pop(fut)
+            exc = ex.outcome(fut)
+            if exc is not _DROPPED:
+                _commit(loop, task, exc, errors)
+                yield from _committed(loop)
 
 
 def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Request, Any, None]:
@@ -613,6 +659,13 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             if cached:  # served from the node cache: not run
                 yield (read_cache, aread_cache, (loop,))
                 yield from _committed(loop)
+            # the step is planned and nothing of it has run: the consumer gets every event
+            # so far first (the last step's updates and values, this one's task starts), so
+            # one that stops at an event stops the run there, as with LangGraph
+            if loop.drained:
+                yield _EMIT
+            elif loop.gate is not None:  # a threaded stream's root: wait for its consumer
+                loop.gate()
             try:
                 if here:
                     _step_here(loop, runtime, control)
@@ -648,6 +701,8 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
     if isinstance(exc, GraphInterrupt) and not loop.is_nested and wants_lifecycle(loop):
         yield (on_interrupt, aon_interrupt, (loop, exc))
     if tracing:
+        if loop.drained:  # the consumer has every event before the graph's run ends
+            yield _EMIT
         yield from graph_ended(loop, None if swallow else exc)
     if exc is not None and not swallow:
         raise exc

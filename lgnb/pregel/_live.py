@@ -9,10 +9,12 @@ formatter.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from lgnb.pregel._driver import run_to_end
+from lgnb.pregel._run import give_permit
 
 if TYPE_CHECKING:
     from lgnb.pregel._loop import Loop
@@ -53,7 +55,9 @@ def stream_threaded(
         finally:
             sink.close()
 
+    loop.gate = sink.gate  # each step starts when the consumer asks for more
     context = contextvars.copy_context()
+    _GATED[sink] = loop.run
     done = _driver_pool().submit(context.run, work)
     popleft = items.popleft
     try:
@@ -63,13 +67,40 @@ def stream_threaded(
                 ok, chunk = fmt(popleft())
                 if ok:
                     yield chunk
+            if not sink.let_in():
+                continue
             if sink.closed and not items:
                 break
     finally:
-        loop.run.cancelled = True
+        _let_go(sink, loop.run)
+        _GATED.pop(sink, None)
         done.result()
     if error:
         raise error[0]
+
+
+_GATED: weakref.WeakKeyDictionary[StreamSink, Any] = weakref.WeakKeyDictionary()
+"""The sinks of threaded streams not closed yet, with their runs."""
+
+
+def _let_go(sink: StreamSink, run: Any) -> None:
+    """Stop a threaded stream's run: a producer waiting at a step's start goes on, sees
+    the run cancelled, and ends."""
+    run.cancelled = True
+    sink.gated = False
+    give_permit(sink.opened)
+
+
+def _let_all_go() -> None:
+    """At interpreter exit, before the executors join their threads: a stream its
+    consumer dropped without closing (a generator left in a reference cycle) would keep
+    its driver waiting at a step's start, and the exit waiting on that driver."""
+    for sink, run in list(_GATED.items()):
+        _let_go(sink, run)
+
+
+# run before `concurrent.futures` joins its threads (callbacks run last-registered first)
+threading._register_atexit(_let_all_go)  # type: ignore[attr-defined]
 
 
 _DRIVERS: Any = None

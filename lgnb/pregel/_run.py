@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from lgnb.pregel._loop import Loop
     from lgnb.pregel._task import Task
 
-__all__ = ("Emits", "RunContext", "StreamSink")
+__all__ = ("Emits", "RunContext", "StreamSink", "give_permit")
 
 _DEBUG_MODES = frozenset({"checkpoints", "tasks"})
 
@@ -62,13 +62,15 @@ class StreamSink:
     task completions, or blocks on `wait` when the run executes in a worker thread.
     """
 
-    __slots__ = ("items", "wake", "closed", "put", "event", "waiting")
+    __slots__ = ("items", "wake", "closed", "put", "event", "waiting", "gated", "opened", "__weakref__")
 
     def __init__(self) -> None:
         self.items: deque[tuple[tuple[str, ...], str, Any]] = deque()
         self.wake: Any = None  # a lock used as a one-permit semaphore (`make_blocking`)
         self.closed = False
         self.waiting = False  # the consumer is (about to be) blocked in `wait`
+        self.gated = False  # the producer waits in `gate` for the consumer to catch up
+        self.opened: Any = None  # the lock `gate` waits on (`make_blocking`)
         self.put: Callable[[tuple[tuple[str, ...], str, Any]], None] = self.items.append
 
     def make_blocking(self) -> None:
@@ -87,6 +89,8 @@ class StreamSink:
         """
         wake = self.wake = threading.Lock()
         wake.acquire()  # no permit yet
+        self.opened = threading.Lock()
+        self.opened.acquire()
         items = self.items
         sink = self
 
@@ -94,7 +98,7 @@ class StreamSink:
             items.append(item)
             if sink.waiting:
                 sink.waiting = False
-                _give(wake)
+                give_permit(wake)
 
         self.put = put
 
@@ -102,7 +106,30 @@ class StreamSink:
         self.closed = True
         if self.wake is not None:
             self.waiting = False
-            _give(self.wake)
+            give_permit(self.wake)
+
+    def gate(self) -> None:
+        """Called by the producer (a run in a worker thread) at each step's start: block
+        until the consumer has taken every item put so far and asked for more (`let_in`).
+        LangGraph's sync stream drives the run from the consumer's thread, so a step
+        starts only when the consumer pulls: one that stops at an event stops the run
+        there, and a run never races ahead of a slow consumer."""
+        self.gated = True  # set before looking, as `put` appends before it looks
+        if self.waiting:
+            self.waiting = False
+            give_permit(self.wake)
+        self.opened.acquire()
+
+    def let_in(self) -> bool:
+        """The consumer's side of `gate`: with every item taken, let a waiting producer
+        start its step. False when items came meanwhile (drain them first)."""
+        if not self.gated:
+            return True
+        if self.items:
+            return False
+        self.gated = False
+        give_permit(self.opened)
+        return True
 
     def wait(self) -> None:
         """Block until an item arrives or the producer closed the sink (or return
@@ -110,17 +137,17 @@ class StreamSink:
         last check: callers loop on `items`)."""
         wake = self.wake
         assert wake is not None
-        if self.items or self.closed:
+        if self.items or self.closed or self.gated:
             return
         self.waiting = True
-        if self.items or self.closed:  # arrived while we said so
+        if self.items or self.closed or self.gated:  # arrived while we said so
             self.waiting = False
             wake.acquire(False)  # a permit given meanwhile: take it back if it is there
             return
         wake.acquire()
 
 
-def _give(wake: Any) -> None:
+def give_permit(wake: Any) -> None:
     """Release `wake`'s permit; already given (two producers saw `waiting` at once): fine."""
     try:
         wake.release()

@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
+import sys
 import time
-from collections.abc import Callable, Generator, Sequence
-from contextvars import Token
+from collections.abc import Callable, Coroutine, Generator, Sequence
+from contextvars import Token, copy_context
 from typing import Any, cast
 
 from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, NS_SEP, RESUME
@@ -211,7 +212,7 @@ def task_program(
                 if is_async:
                     output = yield (call, _acall, (task.input, ctx))
                 else:  # what any sync answerer does with the request: no round trip
-                    output = call(task.input, ctx)
+                    output = copy_context().run(call, task.input, ctx)
                 if meta is not None:
                     _messages_end(ctx, meta, output)
                 if node_run is not None:
@@ -275,7 +276,9 @@ def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException
             attempt += 1
             try:
                 meta = _messages_start(ctx) if messages else None
-                output = call(task.input, ctx)
+                # in a context of its own, as LangGraph calls every node: a ContextVar
+                # the node sets is seen neither by later nodes nor by the caller
+                output = copy_context().run(call, task.input, ctx)
                 if meta is not None:
                     _messages_end(ctx, meta, output)
                 _finish(task, output)
@@ -314,8 +317,17 @@ async def _acall(value: Any, ctx: TaskContext) -> Any:
     if (timeout := task.timeout or task.node.timeout) is not None:
         return await _timed(ctx, TimeoutPolicy.coerce(timeout))
     if bound.is_async or bound.subgraph is not None or bound.runnable is not None:  # type: ignore[union-attr]
-        return await bound.acall(value, ctx)  # type: ignore[union-attr]
+        return await _in_own_context(bound.acall(value, ctx))  # type: ignore[union-attr]
     return await _in_thread(bound.call, value, ctx)  # type: ignore[union-attr]
+
+
+async def _in_own_context(call: Coroutine[Any, Any, Any]) -> Any:
+    """Await an async node's call as a task with a copy of the current context, as
+    LangGraph does (Python 3.11+; before, asyncio takes no context): a ContextVar the
+    node sets is seen neither by later nodes nor by the caller."""
+    if sys.version_info < (3, 11):
+        return await call
+    return await asyncio.create_task(call, context=copy_context())
 
 
 class _AttemptClock:
@@ -339,7 +351,7 @@ async def _timed(ctx: TaskContext, policy: TimeoutPolicy | None) -> Any:
     task = ctx.task
     bound = task.node.bound
     if bound.is_async or bound.subgraph is not None or bound.runnable is not None:  # type: ignore[union-attr]
-        call = bound.acall(task.input, ctx)  # type: ignore[union-attr]
+        call = _in_own_context(bound.acall(task.input, ctx))  # type: ignore[union-attr]
     else:
         call = _in_thread(bound.call, task.input, ctx)  # type: ignore[union-attr]
     if policy is None:
@@ -445,9 +457,7 @@ def _cancel_requested() -> bool:
 
 async def _in_thread(fn: Any, value: Any, ctx: TaskContext) -> Any:
     """Run a sync node off the event loop (keeps a notebook kernel responsive)."""
-    import contextvars
-
-    context = contextvars.copy_context()
+    context = copy_context()
     return await asyncio.get_running_loop().run_in_executor(None, context.run, fn, value, ctx)
 
 

@@ -124,6 +124,25 @@ PRUNE_KEEP_LATEST = (
     f"AND (checkpoint_ns, checkpoint_id) IN ({_NOT_LATEST})",
 )
 
+# After keep_latest: a kept checkpoint whose parent was deleted has none (as LangGraph's
+# PostgresSaver.prune), rather than a parent_config naming nothing.
+UNLINK_DELETED_PARENTS = """
+UPDATE lgnb_checkpoints SET parent_checkpoint_id = NULL
+WHERE thread_id = ? AND parent_checkpoint_id IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM lgnb_checkpoints AS p
+                  WHERE p.thread_id = lgnb_checkpoints.thread_id
+                    AND p.checkpoint_ns = lgnb_checkpoints.checkpoint_ns
+                    AND p.checkpoint_id = lgnb_checkpoints.parent_checkpoint_id)
+"""
+# Threads with a DeltaChannel: their latest checkpoint's value is rebuilt from the writes
+# of the checkpoints before it, which keep_latest would delete.
+DELTA_THREADS = """
+SELECT DISTINCT thread_id FROM lgnb_checkpoints
+WHERE thread_id IN ({}) AND (json_type(metadata, '$.counters_since_delta_snapshot') IS NOT NULL
+                             OR json_type(metadata, '$.delta_writes_versioned') IS NOT NULL)
+ORDER BY thread_id
+"""
+
 THREADS_OF_RUNS = "SELECT DISTINCT thread_id FROM lgnb_checkpoints WHERE run_id IN ({})"
 # Checkpoints that stay while their base goes with the runs: materialized first.
 ORPHANED_BY_RUNS = """
@@ -210,9 +229,11 @@ def build_list_query(
     each page is one index range, however deep). LIMIT always applies: the caller
     pages and filters the leftover keys.
 
-    Scalar metadata filters (str, int, float, bool, None) are SQL `json_extract`
-    comparisons; nested values (dicts, lists) and odd keys are returned to be checked
-    in Python, in which case LIMIT is applied by the caller.
+    A metadata filter matches by equality, as LangGraph's savers: a missing key equals
+    None, `True` equals 1, a dict equals only an equal dict. Scalar values (str, int,
+    float, bool, None) are SQL `json_extract` comparisons; nested values (dicts, lists)
+    and odd keys are returned to be checked in Python, in which case LIMIT is applied by
+    the caller.
     """
     where: list[str] = []
     params: list[Any] = []
@@ -231,25 +252,19 @@ def build_list_query(
         path = _json_path(key)
         if path is None or isinstance(value, (dict, list, tuple)):
             leftover[key] = value
-        elif value is None:
-            where.append("json_type(metadata, ?) = 'null'")
+        elif value is None:  # JSON null, or no such key
+            where.append("json_extract(metadata, ?) IS NULL")
             params.append(path)
-        elif isinstance(value, bool):
-            where.append("json_type(metadata, ?) = ?")
-            params += [path, "true" if value else "false"]
-        elif isinstance(value, (int, float)):
-            where.append(
-                "json_type(metadata, ?) IN ('integer', 'real') "
-                "AND json_extract(metadata, ?) = ?"
-            )
-            params += [path, path, value]
+        elif isinstance(value, (int, float)):  # JSON true/false extract as 1/0
+            where.append("json_extract(metadata, ?) = ?")
+            params += [path, int(value) if isinstance(value, bool) else value]
         elif isinstance(value, str):
             where.append(
                 "json_type(metadata, ?) = 'text' AND json_extract(metadata, ?) = ?"
             )
             params += [path, path, value]
         else:
-            leftover[key] = json.loads(json.dumps(value, default=str))
+            leftover[key] = json.loads(json.dumps(value, default=str))  # as stored
     if before_id is not None:
         where.append("checkpoint_id < ?")
         params.append(before_id)
@@ -269,18 +284,10 @@ def build_list_query(
 
 
 def metadata_matches(metadata: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
-    """Containment check for the filter keys SQL did not handle."""
-    return all(_contains(metadata.get(k, _MISSING), v) for k, v in wanted.items())
+    """The filter keys SQL did not handle, by equality (a missing key is None; tuples
+    compare as the lists JSON stored)."""
+    return all(metadata.get(k) == _as_json(v) for k, v in wanted.items())
 
 
-_MISSING = object()
-
-
-def _contains(actual: Any, expected: Any) -> bool:
-    if isinstance(expected, Mapping):
-        return isinstance(actual, Mapping) and all(
-            _contains(actual.get(k, _MISSING), v) for k, v in expected.items()
-        )
-    if isinstance(expected, (list, tuple)):
-        return isinstance(actual, (list, tuple)) and list(actual) == list(expected)
-    return actual is not _MISSING and actual == expected
+def _as_json(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str)) if isinstance(value, (dict, list, tuple)) else value

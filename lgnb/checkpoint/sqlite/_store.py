@@ -117,6 +117,10 @@ def _json_ok(value: Any) -> bool:
     return True
 
 
+_UNCHANGING = frozenset({str, bytes, int, float, bool, complex, type(None)})
+"""Types whose values cannot change after `put_writes` encoded them."""
+
+
 class SqliteStore:
     """All checkpoint operations over one SQLite connection (see module doc)."""
 
@@ -127,9 +131,11 @@ class SqliteStore:
         self.serde = serde
         self.lock = threading.Lock()
         self.behind = WriteBehind(conn, self.lock)
-        # id(value) -> (value, type, inline bytes, ref, data) of the values put_writes
-        # encoded since the last put: a node's output is usually the channel's next
-        # value, serialized and hashed once for both.
+        # id(value) -> (value, type, inline bytes, ref, data) of the immutable values
+        # put_writes encoded since the last put: a node's output is usually the
+        # channel's next value, serialized and hashed once for both. A mutable one (a
+        # list, a message) may change between the two — a reducer gives a message its
+        # id in place, a sibling appends to a list — so the checkpoint encodes it again.
         self._encoded: dict[int, tuple[Any, str, bytes | None, bytes | None, bytes | None]] = {}
         # channel versions are stored as deltas on the checkpoint saved last (_refs)
         self.refs = _refs.RefsEncoder()
@@ -194,8 +200,10 @@ class SqliteStore:
         """`(type, inline bytes, ref)` for a value; large bytes go to `large` by hash.
 
         `remember=True` (put_writes) keeps the encoding until the next `put`, which
-        reuses it when the same object is a channel's new value."""
+        reuses it when the same object is a channel's new value (immutable values only)."""
         type_, data = self.serde.dumps_typed(value)
+        if remember and type(value) not in _UNCHANGING:
+            remember = False
         if data is None or len(data) <= INLINE_MAX:
             if remember:
                 self._encoded[id(value)] = (value, type_, data, None, None)
@@ -518,6 +526,15 @@ class SqliteStore:
         threads = [str(t) for t in thread_ids]
         self.refs.forget()
         with self.writing() as conn:
+            if strategy == "keep_latest" and threads:
+                marks = ", ".join("?" * len(threads))
+                if delta := [r[0] for r in conn.execute(_sql.DELTA_THREADS.format(marks), threads)]:
+                    raise NotImplementedError(
+                        f"keep_latest can't prune threads that use a DeltaChannel: {', '.join(delta)} "
+                        "(their latest state is rebuilt from the writes of earlier checkpoints, "
+                        "which keep_latest deletes). Nothing was pruned: prune the other threads, "
+                        "or delete these with strategy='delete'."
+                    )
             candidates = _refs_of(conn, threads)
             for thread_id in threads:
                 if strategy == "delete":
@@ -527,6 +544,7 @@ class SqliteStore:
                 _refs.materialize(conn, conn.execute(_sql.LATEST_DELTAS, (thread_id,)).fetchall())
                 for statement in _sql.PRUNE_KEEP_LATEST:
                     conn.execute(statement, (thread_id, thread_id))
+                conn.execute(_sql.UNLINK_DELETED_PARENTS, (thread_id,))
                 conn.execute(_sql.COLLECT_BLOBS, (thread_id, thread_id))
             _collect_values(conn, candidates)
 
