@@ -29,6 +29,7 @@ from typing_extensions import Self, TypeVar
 
 from lgnb._internal.callable import warn_config_annotation
 from lgnb._internal.constants import END, NS_END, NS_SEP, START
+from lgnb._internal.foreign import hook_tool_node
 from lgnb.channels.base import BaseChannel
 from lgnb.channels.last_value import LastValue
 from lgnb.graph._branch import Branch
@@ -227,6 +228,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
 
             action = RunnableParallel(action)
         warn_config_annotation(action)
+        hook_tool_node(action)  # LangGraph's ToolNode: its tools may return lgnb's Command
         if not callable(action) and not hasattr(action, "invoke"):
             raise TypeError(
                 f"Node `{node}` must be a function, an async function, a Runnable or a "

@@ -21,6 +21,7 @@ from typing import Any, cast
 
 from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, NS_SEP, RESUME
 from lgnb._internal.context import TASK_CTX, LazyConfig, TaskContext
+from lgnb._internal.foreign import adopt
 from lgnb.errors import (
     GraphBubbleUp,
     GraphInterrupt,
@@ -92,6 +93,8 @@ def _finish(task: Task, output: Any, is_async: bool = False) -> int | None:
     goes on from there."""
     node = task.node
     writes = task.writes
+    if type(output) is not dict:  # LangGraph's own Command / Send (its ToolNode's) as lgnb's
+        output = adopt(output)
     probe = node.async_writers  # usually False: no writer is asked whether it is async
     for writer in node.writers:
         if probe and getattr(writer, "is_async", False):
@@ -113,6 +116,8 @@ async def _afinish(task: Task, output: Any, start: int = 0) -> None:
     """`_finish` for async runs (from writer `start` on): path functions may be async."""
     node = task.node
     writes = task.writes
+    if type(output) is not dict:
+        output = adopt(output)
     for writer in node.writers[start:]:
         produced: Any = writer(task, output)  # an awaitable when the writer is async
         if getattr(writer, "is_async", False):

@@ -116,6 +116,8 @@ def _subgraph_for_ns(
         return None
     conf = dict(config[CONF])
     conf["__lgnb_checkpointer"] = _checkpointer(graph, config)
+    if current.checkpointer is True:  # its state outlives each call: kept without task ids
+        conf["checkpoint_ns"] = recast_ns(ns)
     return current, {**config, CONF: conf}
 
 
@@ -213,14 +215,12 @@ def _subgraph_states(
         subs = task.node.subgraphs
         if not subs or getattr(subs[0], "checkpointer", None) is False:
             continue  # a subgraph compiled with checkpointer=False keeps no state
-        ns = task.ns
-        if subs[0].checkpointer is True:
-            ns = recast_ns(ns)
-        cfg = {CONF: {"thread_id": thread_id, "checkpoint_ns": ns}}
-        if recurse:
-            requests.append((task, {CONF: {**cfg[CONF], "__lgnb_checkpointer": saver}}))
-        else:
-            states[task.id] = cfg
+        if recurse:  # read where it is kept: without the task ids for `checkpointer=True`
+            ns = recast_ns(task.ns) if subs[0].checkpointer is True else task.ns
+            requests.append((task, {CONF: {"thread_id": thread_id, "checkpoint_ns": ns,
+                                           "__lgnb_checkpointer": saver}}))
+        else:  # the task's namespace, as LangGraph names it (`_subgraph_for_ns` reads it)
+            states[task.id] = {CONF: {"thread_id": thread_id, "checkpoint_ns": task.ns}}
     return states, requests
 
 

@@ -1,0 +1,984 @@
+"""Parallelism, errors, retries, interrupts and durability as users meet them, on both engines.
+
+Written against the engine's fast paths (quick fan-outs run in the calling thread,
+single-task steps as plain calls, background saves under `durability="async"`): a
+ContextVar a node sets, nested graphs whose branches must overlap, a failing branch's
+siblings, `step_timeout`, cancelled async siblings, the default number of threads.
+
+Ordering: LangGraph reports the tasks of a parallel step in completion order, so those
+observables are grouped per step with `steps_as_multisets`; interrupts of one step are
+sorted by value. "warm" graphs are run once first, so lgnb knows their nodes are quick and
+runs the next fan-out in the calling thread (`lgnb/pregel/_inline.py`).
+"""
+
+
+import asyncio
+import contextvars
+import operator
+import os
+import re
+import threading
+import time
+import uuid
+from typing import Annotated
+
+from typing_extensions import TypedDict
+
+from _diff import acapture, acollect, capture, collect, steps_as_multisets
+
+
+class S(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+VAR = contextvars.ContextVar("probe_var", default="unset")
+
+
+def _cfg(**extra):
+    return {"configurable": {"thread_id": str(uuid.uuid4())}, **extra}
+
+
+def _hist(app, cfg):
+    return [(s.metadata, s.next, s.values,
+             [(t.name, t.path, repr(t.error), t.interrupts, t.result) for t in s.tasks],
+             s.interrupts)
+            for s in app.get_state_history(cfg)]
+
+
+def _diamond(E, fns, *, join=True, **compile_kw):
+    """START -> a -> (branches...) [-> j]; `fns` maps node name -> function (a first)."""
+    g = E.StateGraph(S)
+    for n, f in fns.items():
+        g.add_node(n, f)
+    g.add_edge(E.START, "a")
+    branches = [n for n in fns if n not in ("a", "j")]
+    for n in branches:
+        g.add_edge("a", n)
+    if join and "j" in fns:
+        g.add_edge(branches, "j")
+    return g.compile(**compile_kw)
+
+
+def _is_values(c):
+    return isinstance(c, tuple) and c[0] == "values"
+
+
+# ============================================================================================
+# context variables a node sets stay in that node
+# ============================================================================================
+
+
+def test_contextvar_set_in_a_node_is_not_seen_by_later_nodes_nor_the_caller(differential):
+    """Every node runs in a copy of the context: a `ContextVar.set` inside node `a` is seen
+    neither by the next node nor by the caller after `invoke`/`stream` (with or without a
+    checkpointer). (lgnb once ran a lone task in the caller's context: it leaked.)"""
+
+    def scenario(E):
+        def a(s):
+            VAR.set("a")
+            return {"log": ["a"]}
+
+        def b(s):
+            return {"log": ["b saw " + VAR.get()]}
+
+        out = []
+        for saver in (None, E.InMemorySaver()):
+            g = E.StateGraph(S)
+            g.add_node("a", a)
+            g.add_node("b", b)
+            g.add_edge(E.START, "a")
+            g.add_edge("a", "b")
+            app = g.compile(checkpointer=saver)
+            token = VAR.set("caller")
+            try:
+                r1 = app.invoke({"log": []}, _cfg())
+                v1 = VAR.get()
+                VAR.set("caller")
+                r2 = list(app.stream({"log": []}, _cfg(), stream_mode="updates"))
+                v2 = VAR.get()
+            finally:
+                VAR.reset(token)
+            out.append((r1, v1, r2, v2))
+        return out
+
+    differential(scenario, expect=[
+        ({"log": ["a", "b saw caller"]}, "caller",
+         [{"a": {"log": ["a"]}}, {"b": {"log": ["b saw caller"]}}], "caller")] * 2)
+
+
+async def test_async_contextvar_set_in_a_node_is_not_seen_by_later_nodes_nor_the_caller(differential):
+    """An async node's `ContextVar.set` stays in that node's task: neither the next async
+    node nor the caller of `ainvoke` sees it."""
+
+    async def scenario(E):
+        async def a(s):
+            VAR.set("a")
+            return {"log": ["a saw " + VAR.get()]}
+
+        async def b(s):
+            return {"log": ["b saw " + VAR.get()]}
+
+        g = E.StateGraph(S)
+        g.add_node("a", a)
+        g.add_node("b", b)
+        g.add_edge(E.START, "a")
+        g.add_edge("a", "b")
+        app = g.compile()
+        token = VAR.set("caller")
+        try:
+            r = await app.ainvoke({"log": []})
+            return r, VAR.get()
+        finally:
+            VAR.reset(token)
+
+    differential(scenario, expect=({"log": ["a saw a", "b saw caller"]}, "caller"))
+
+
+def test_contextvar_in_parallel_branches_of_a_warm_fan_out(differential):
+    """Matches: in a fan-out each branch has its own copy (b does not see c's value, the
+    join and the caller do not see either); checked on a warm graph (inline tasks)."""
+
+    def scenario(E):
+        def a(s):
+            return {"log": ["a"]}
+
+        def b(s):
+            return {"log": ["b saw " + VAR.get()]}
+
+        def c(s):
+            VAR.set("c")
+            return {"log": ["c saw " + VAR.get()]}
+
+        def d(s):
+            VAR.set("d")
+            return {"log": ["d"]}
+
+        def j(s):
+            return {"log": ["j saw " + VAR.get()]}
+
+        g = E.StateGraph(S)
+        for n, f in (("a", a), ("b", b), ("c", c), ("d", d)):
+            g.add_node(n, f)
+        g.add_node("j", j)
+        g.add_edge(E.START, "a")
+        for n in "bcd":
+            g.add_edge("a", n)
+        g.add_edge(["b", "c", "d"], "j")
+        app = g.compile()
+        out = []
+        token = VAR.set("caller")
+        try:
+            for _ in range(3):
+                out.append((app.invoke({"log": []}), VAR.get()))
+        finally:
+            VAR.reset(token)
+        return out
+
+    differential(scenario)
+
+
+# ============================================================================================
+# parallel steps of a graph run inside a pool worker overlap
+# ============================================================================================
+
+
+def test_subgraph_in_a_parallel_step_runs_its_own_branches_concurrently(differential):
+    """A subgraph node running beside a sibling node (so in a pool thread) runs its own
+    parallel branches at once: branch `b` waits for an event branch `c` sets. (lgnb once ran
+    a graph's steps in order inside a pool thread: `b` timed out, or hung without one.)"""
+
+    def scenario(E):
+        ev = threading.Event()
+
+        def b(s):
+            return {"log": [f"b:{ev.wait(1.0)}"]}
+
+        def c(s):
+            ev.set()
+            return {"log": ["c"]}
+
+        sg = E.StateGraph(S)
+        sg.add_node("b", b)
+        sg.add_node("c", c)
+        sg.add_edge(E.START, "b")
+        sg.add_edge(E.START, "c")
+        g = E.StateGraph(S)
+        g.add_node("sub", sg.compile())
+        g.add_node("other", lambda s: {"log": ["other"]})
+        g.add_edge(E.START, "sub")
+        g.add_edge(E.START, "other")
+        return g.compile().invoke({"log": []})
+
+    differential(scenario, expect={"log": ["other", "b:True", "c"]})
+
+
+class _T(TypedDict, total=False):
+    log: Annotated[list, operator.add]
+    bar: object
+
+
+def test_graph_invoked_inside_send_branches_runs_its_branches_concurrently(differential):
+    """Map-reduce whose Send branches each `invoke` another graph with two branches meeting at
+    a `threading.Barrier(2)`: they meet."""
+
+    def scenario(E):
+        def b1(s):
+            s["bar"].wait()
+            return {"log": ["b1"]}
+
+        def b2(s):
+            s["bar"].wait()
+            return {"log": ["b2"]}
+
+        sub = E.StateGraph(_T)
+        sub.add_node("b1", b1)
+        sub.add_node("b2", b2)
+        sub.add_edge(E.START, "b1")
+        sub.add_edge(E.START, "b2")
+        inner = sub.compile()
+
+        def work(i):
+            try:
+                r = inner.invoke({"log": [], "bar": threading.Barrier(2, timeout=1)})
+                return {"log": [(i, sorted(r["log"]))]}
+            except threading.BrokenBarrierError:
+                return {"log": [(i, "deadlocked")]}
+
+        g = E.StateGraph(S)
+        g.add_node("w", work)
+        g.add_conditional_edges(E.START, lambda s: [E.Send("w", i) for i in range(2)], ["w"])
+        return g.compile().invoke({"log": []})
+
+    differential(scenario, expect={"log": [(0, ["b1", "b2"]), (1, ["b1", "b2"])]})
+
+
+# ============================================================================================
+# a failing task of a warm (inline) fan-out: its later siblings still run
+# ============================================================================================
+
+
+def test_warm_fan_out_siblings_planned_after_a_failing_branch_still_run(differential):
+    """LangGraph submits every task of a step before waiting, so sibling `c` runs (its side
+    effect happens) even though `b` fails at once: for a plain error, an exhausted
+    RetryPolicy and a KeyboardInterrupt alike. Also once lgnb knows the nodes are quick and
+    runs them in plan order in the calling thread."""
+
+    def scenario(E):
+        out = []
+        for how in ("error", "retries", "keyboard"):
+            calls = []
+            mode = {"on": False}
+
+            def a(s):
+                return {"log": ["a"]}
+
+            def b(s):
+                calls.append("b")
+                if mode["on"]:
+                    if how == "keyboard":
+                        raise KeyboardInterrupt("stop")
+                    raise ValueError("b failed")
+                return {"log": ["b"]}
+
+            def c(s):
+                calls.append("c")
+                return {"log": ["c"]}
+
+            g = E.StateGraph(S)
+            g.add_node("a", a)
+            if how == "retries":
+                g.add_node("b", b, retry_policy=E.RetryPolicy(
+                    initial_interval=0.0001, max_interval=0.0001, jitter=False, max_attempts=3,
+                    retry_on=ValueError))
+            else:
+                g.add_node("b", b)
+            g.add_node("c", c)
+            g.add_edge(E.START, "a")
+            g.add_edge("a", "b")
+            g.add_edge("a", "c")
+            app = g.compile()
+            app.invoke({"log": []})  # warm: every node known quick
+            mode["on"] = True
+            calls.clear()
+            try:
+                app.invoke({"log": []})
+                r = "ok"
+            except BaseException as e:  # noqa: BLE001 - KeyboardInterrupt is the point
+                r = ("raised", type(e).__name__, str(e))
+            time.sleep(0.05)  # let any pool thread finish
+            out.append((how, r, sorted(calls)))
+        return out
+
+    differential(scenario, expect=[
+        ("error", ("raised", "ValueError", "b failed"), ["b", "c"]),
+        ("retries", ("raised", "ValueError", "b failed"), ["b", "b", "b", "c"]),
+        ("keyboard", ("raised", "KeyboardInterrupt", "stop"), ["b", "c"]),
+    ])
+
+
+# ============================================================================================
+# step_timeout, cancelled siblings, BaseException in a single-task step
+# ============================================================================================
+
+
+def test_step_timeout_keeps_the_writes_of_a_task_that_finishes_late(differential):
+    """`step_timeout=0.1`, one branch sleeps 0.3 s: `TimeoutError("Timed out")` is raised once
+    that thread ends (a thread cannot be stopped), and its writes are saved, so `invoke(None)`
+    does not run `slow` again."""
+
+    def scenario(E):
+        calls = []
+
+        def slow(s):
+            calls.append("slow")
+            time.sleep(0.3)
+            return {"log": ["slow"]}
+
+        def fast(s):
+            calls.append("fast")
+            return {"log": ["fast"]}
+
+        app = _diamond(E, {"a": lambda s: {"log": ["a"]}, "slow": slow, "fast": fast},
+                       checkpointer=E.InMemorySaver())
+        app.step_timeout = 0.1
+        cfg = _cfg()
+        t = time.monotonic()
+        r = capture(lambda: app.invoke({"log": []}, cfg))
+        waited = time.monotonic() - t >= 0.25
+        time.sleep(0.4)
+        first = sorted(calls)
+        calls.clear()
+        app.step_timeout = None
+        st = app.get_state(cfg)
+        r2 = capture(lambda: app.invoke(None, cfg))
+        return (r, waited, first, [(t.name, repr(t.error), t.result) for t in st.tasks],
+                r2, sorted(calls))
+
+    differential(scenario, expect=(
+        ("raises", "TimeoutError", "Timed out"), True, ["fast", "slow"],
+        [("slow", "None", {"log": ["slow"]}), ("fast", "None", {"log": ["fast"]})],
+        {"log": ["a", "fast", "slow"]}, []))
+
+
+async def test_async_siblings_cancelled_by_a_failure_are_recorded_with_cancelled_error(differential):
+    """Async fan-out: `b` fails while `c` is awaiting: `c` is cancelled and its
+    `CancelledError()` is saved as its error (`get_state().tasks`); the stream, the raised
+    error and the resume re-running both match too."""
+
+    async def scenario(E):
+        async def a(s):
+            return {"log": ["a"]}
+
+        async def b(s):
+            await asyncio.sleep(0.01)
+            raise ValueError("b broke")
+
+        async def c(s):
+            await asyncio.sleep(0.3)
+            return {"log": ["c"]}
+
+        g = E.StateGraph(S)
+        for n, f in (("a", a), ("b", b), ("c", c)):
+            g.add_node(n, f)
+        g.add_edge(E.START, "a")
+        g.add_edge("a", "b")
+        g.add_edge("a", "c")
+        app = g.compile(checkpointer=E.InMemorySaver())
+        cfg = _cfg()
+        r = await acapture(lambda: app.ainvoke({"log": []}, cfg))
+        st = await app.aget_state(cfg)
+        return r, [(t.name, repr(t.error), t.result) for t in st.tasks]
+
+    differential(scenario, expect=(
+        ("raises", "ValueError", "b broke"),
+        [("b", repr("ValueError('b broke')"), None), ("c", repr("CancelledError()"), None)]))
+
+
+def test_keyboard_interrupt_in_a_single_task_step_is_not_saved_as_the_task_error(differential):
+    """A node alone in its step raises KeyboardInterrupt (Ctrl-C in a notebook): it surfaces,
+    and is not saved as the task's error (LangGraph's lone-task path catches `Exception`).
+    (In a parallel step both record it: see the next test.)"""
+
+    def scenario(E):
+        out = []
+        for d in ("sync", "async", "exit"):
+            def b(s):
+                raise KeyboardInterrupt("ctrl-c")
+
+            g = E.StateGraph(S)
+            g.add_node("a", lambda s: {"log": ["a"]})
+            g.add_node("b", b)
+            g.add_edge(E.START, "a")
+            g.add_edge("a", "b")
+            app = g.compile(checkpointer=E.InMemorySaver())
+            cfg = _cfg()
+            try:
+                app.invoke({"log": []}, cfg, durability=d)
+                r = "ok"
+            except BaseException as e:  # noqa: BLE001
+                r = ("raised", type(e).__name__, str(e))
+            out.append((d, r, _hist(app, cfg)))
+        return out
+
+    differential(scenario)
+
+
+def test_keyboard_interrupt_in_a_parallel_step_with_a_checkpointer(differential):
+    """Matches: in a parallel step the KeyboardInterrupt surfaces, the finished sibling's
+    writes and the interrupt (as the task error) are saved, under every durability."""
+
+    def scenario(E):
+        out = []
+        for d in ("sync", "async", "exit"):
+            c_done = threading.Event()
+
+            def b(s):
+                c_done.wait(1)
+                raise KeyboardInterrupt("ctrl-c")
+
+            def c(s):
+                c_done.set()
+                return {"log": ["c"]}
+
+            app = _diamond(E, {"a": lambda s: {"log": ["a"]}, "b": b, "c": c},
+                           checkpointer=E.InMemorySaver())
+            cfg = _cfg()
+            try:
+                app.invoke({"log": []}, cfg, durability=d)
+                r = "ok"
+            except BaseException as e:  # noqa: BLE001
+                r = ("raised", type(e).__name__, str(e))
+            out.append((d, r, _hist(app, cfg)))
+        return out
+
+    differential(scenario)
+
+
+# ============================================================================================
+# default width of the thread pool
+# ============================================================================================
+
+
+def test_default_number_of_sync_tasks_running_at_once(differential):
+    """Without `max_concurrency`, at most `min(32, cpu_count + 4)` sync tasks of a step run at
+    once (Python's `ThreadPoolExecutor` default, LangGraph's executor): a fan-out of API
+    calls is throttled alike on both engines."""
+
+    def scenario(E):
+        n = min(32, (os.cpu_count() or 1) + 4) + 1
+        bar = threading.Barrier(n, timeout=1)
+
+        def w(i):
+            try:
+                bar.wait()
+                return {"log": ["met"]}
+            except threading.BrokenBarrierError:
+                return {"log": ["broken"]}
+
+        g = E.StateGraph(S)
+        g.add_node("w", w)
+        g.add_conditional_edges(E.START, lambda s: [E.Send("w", i) for i in range(n)], ["w"])
+        return sorted(set(g.compile().invoke({"log": []})["log"]))
+
+    differential(scenario, expect=["broken"])
+
+
+# ============================================================================================
+# matching behaviour not covered elsewhere
+# ============================================================================================
+
+
+def test_send_fan_out_failure_history_and_resume_under_each_durability(differential):
+    """Send fan-out of 3, `w(1)` fails after `w(0)` finished: the raised error, who ran,
+    the full history (metadata, next, tasks with paths/errors/results) before and after
+    `invoke(None)` (which runs only `w(1)`), for durability sync/async/exit."""
+
+    def scenario(E):
+        out = {}
+        for d in ("sync", "async", "exit"):
+            calls = []
+            first_done = threading.Event()
+            fail = {"n": 1}
+
+            def w(arg):
+                calls.append(arg)
+                if arg == 1:
+                    first_done.wait(1)
+                    if fail["n"] > 0:
+                        fail["n"] -= 1
+                        raise ValueError("w1 failed")
+                elif arg == 0:
+                    first_done.set()
+                return {"log": [f"w{arg}"]}
+
+            def fin(s):
+                calls.append("fin")
+                return {"log": ["fin"]}
+
+            g = E.StateGraph(S)
+            g.add_node("w", w)
+            g.add_node("fin", fin)
+            g.add_conditional_edges(E.START, lambda s: [E.Send("w", i) for i in range(3)], ["w"])
+            g.add_edge("w", "fin")
+            app = g.compile(checkpointer=E.InMemorySaver())
+            cfg = _cfg()
+            r1 = capture(lambda: app.invoke({"log": []}, cfg, durability=d))
+            time.sleep(0.05)
+            h1 = _hist(app, cfg)
+            c1 = sorted(calls, key=repr)
+            calls.clear()
+            r2 = capture(lambda: app.invoke(None, cfg, durability=d))
+            out[d] = (r1, c1, h1, r2, sorted(calls, key=repr), _hist(app, cfg))
+        return out
+
+    differential(scenario)
+
+
+def _sorted_interrupts(r):
+    if isinstance(r, dict) and "__interrupt__" in r:
+        return {**r, "__interrupt__": sorted(r["__interrupt__"], key=lambda i: repr(i.value))}
+    return r
+
+
+def test_two_parallel_interrupts_resumed_one_id_at_a_time_under_each_durability(differential):
+    """Three branches, two interrupt; the third finishes. Resume one interrupt id, then the
+    other: which nodes re-run, results and the full history, for sync/async/exit."""
+
+    def scenario(E):
+        out = {}
+        for d in ("sync", "async", "exit"):
+            calls = []
+
+            def mk(n):
+                def f(s):
+                    calls.append(n)
+                    if n in "bc":
+                        return {"log": [f"{n}:{E.interrupt(f'q-{n}')}"]}
+                    return {"log": [n]}
+                return f
+
+            g = E.StateGraph(S)
+            for n in "abcdj":
+                g.add_node(n, mk(n))
+            g.add_edge(E.START, "a")
+            for n in "bcd":
+                g.add_edge("a", n)
+            g.add_edge(["b", "c", "d"], "j")
+            app = g.compile(checkpointer=E.InMemorySaver())
+            cfg = _cfg()
+            r1 = app.invoke({"log": []}, cfg, durability=d)
+            h1 = _hist(app, cfg)
+            c1 = sorted(calls)
+            calls.clear()
+            ids = {i.value: i.id for i in r1["__interrupt__"]}
+            r2 = app.invoke(E.Command(resume={ids["q-b"]: "B"}), cfg, durability=d)
+            c2 = sorted(calls)
+            calls.clear()
+            r3 = app.invoke(E.Command(resume={ids["q-c"]: "C"}), cfg, durability=d)
+            out[d] = (_sorted_interrupts(r1), c1, h1, r2, c2, r3, sorted(calls), _hist(app, cfg))
+        return out
+
+    differential(scenario)
+
+
+def test_parallel_interrupt_checkpoints_and_updates_streams_under_each_durability(differential):
+    def scenario(E):
+        out = {}
+        for d in ("sync", "async", "exit"):
+            def b(s):
+                return {"log": [f"b:{E.interrupt('q-b')}"]}
+
+            app = _diamond(E, {"a": lambda s: {"log": ["a"]}, "b": b, "c": lambda s: {"log": ["c"]},
+                               "j": lambda s: {"log": ["j"]}}, checkpointer=E.InMemorySaver())
+            cfg = _cfg()
+            modes = ["checkpoints", "updates"]
+            s1 = collect(lambda: app.stream({"log": []}, cfg, durability=d, stream_mode=modes))
+            s2 = collect(lambda: app.stream(E.Command(resume="B"), cfg, durability=d, stream_mode=modes))
+            barrier = lambda c: c[0] == "checkpoints"  # noqa: E731
+            out[d] = (steps_as_multisets(s1, barrier), steps_as_multisets(s2, barrier))
+        return out
+
+    differential(scenario)
+
+
+def test_failing_fan_out_checkpoints_tasks_updates_streams_under_each_durability(differential):
+    def scenario(E):
+        out = {}
+        for d in ("sync", "async", "exit"):
+            c_done = threading.Event()
+
+            def b(s):
+                c_done.wait(1)
+                raise ValueError("b broke")
+
+            def c(s):
+                c_done.set()
+                return {"log": ["c"]}
+
+            app = _diamond(E, {"a": lambda s: {"log": ["a"]}, "b": b, "c": c},
+                           checkpointer=E.InMemorySaver())
+            cfg = _cfg()
+            ch = collect(lambda: app.stream({"log": []}, cfg, durability=d,
+                                            stream_mode=["checkpoints", "tasks", "updates"]))
+            out[d] = steps_as_multisets(ch, lambda c: c[0] == "checkpoints"), _hist(app, cfg)
+        return out
+
+    differential(scenario)
+
+
+def test_running_sibling_finishes_and_is_saved_before_the_error_surfaces(differential):
+    """`b` fails while `c` (already started) still sleeps: invoke raises only after `c`
+    ended, `c`'s writes are pending writes, the resume runs `b` only (with and without a
+    checkpointer, first run: pool mode)."""
+
+    def scenario(E):
+        out = []
+        for cp in (True, False):
+            calls = []
+            c_started = threading.Event()
+            fail = {"on": True}
+
+            def b(s):
+                calls.append("b")
+                if fail["on"]:
+                    c_started.wait(1)
+                    raise ValueError("b broke")
+                return {"log": ["b"]}
+
+            def c(s):
+                c_started.set()
+                time.sleep(0.15)
+                calls.append("c done")
+                return {"log": ["c"]}
+
+            app = _diamond(E, {"a": lambda s: {"log": ["a"]}, "b": b, "c": c},
+                           checkpointer=E.InMemorySaver() if cp else None)
+            cfg = _cfg()
+            r = capture(lambda: app.invoke({"log": []}, cfg))
+            seen = list(calls)
+            time.sleep(0.2)
+            calls.clear()
+            fail["on"] = False
+            resumed = capture(lambda: app.invoke(None, cfg)) if cp else None
+            out.append((r, seen, _hist(app, cfg) if cp else None, resumed, list(calls)))
+        return out
+
+    differential(scenario)
+
+
+def test_node_error_handler_on_a_fan_out_branch(differential):
+    """`add_node(..., error_handler=)` on one branch of a fan-out: cold and warm graphs,
+    with and without a checkpointer: stream, calls, history."""
+
+    def scenario(E):
+        out = []
+        for warm in (False, True):
+            for cp in (False, True):
+                calls = []
+                mode = {"on": not warm}
+
+                def b(s):
+                    calls.append("b")
+                    if mode["on"]:
+                        raise ValueError("b broke")
+                    return {"log": ["b"]}
+
+                def c(s):
+                    calls.append("c")
+                    return {"log": ["c"]}
+
+                def handler(s, error: E.errors.NodeError):
+                    calls.append("h")
+                    return {"log": [f"handled {error.node}: {error.error!r}"]}
+
+                g = E.StateGraph(S)
+                g.add_node("a", lambda s: {"log": ["a"]})
+                g.add_node("b", b, error_handler=handler)
+                g.add_node("c", c)
+                g.add_node("j", lambda s: {"log": ["j"]})
+                g.add_edge(E.START, "a")
+                g.add_edge("a", "b")
+                g.add_edge("a", "c")
+                g.add_edge(["b", "c"], "j")
+                app = g.compile(checkpointer=E.InMemorySaver() if cp else None)
+                cfg = _cfg()
+                if warm:
+                    app.invoke({"log": []}, cfg)
+                    mode["on"] = True
+                    calls.clear()
+                    cfg = _cfg()
+                ch = collect(lambda: app.stream({"log": []}, cfg, stream_mode=["updates", "values"]))
+                time.sleep(0.02)
+                out.append((warm, cp, steps_as_multisets(ch, _is_values), sorted(calls),
+                            _hist(app, cfg) if cp else None))
+        return out
+
+    differential(scenario)
+
+
+def test_graph_recursion_error_history_under_each_durability(differential):
+    def scenario(E):
+        g = E.StateGraph(S)
+        g.add_node("a", lambda s: {"log": ["a"]})
+        g.add_node("b", lambda s: {"log": ["b"]})
+        g.add_edge(E.START, "a")
+        g.add_edge("a", "b")
+        g.add_edge("b", "a")
+        app = g.compile(checkpointer=E.InMemorySaver())
+        out = []
+        for d in ("sync", "async", "exit"):
+            cfg = _cfg(recursion_limit=4)
+            out.append(capture(lambda: app.invoke({"log": []}, cfg, durability=d)))
+            out.append(_hist(app, cfg))
+        return out
+
+    differential(scenario)
+
+
+def test_subgraph_interrupt_beside_a_parallel_sibling(differential):
+    def scenario(E):
+        sub = E.StateGraph(S)
+        sub.add_node("ask", lambda s: {"log": ["ask:" + E.interrupt("q")]})
+        sub.add_edge(E.START, "ask")
+        calls = []
+
+        def other(s):
+            calls.append("other")
+            return {"log": ["other"]}
+
+        g = E.StateGraph(S)
+        g.add_node("sub", sub.compile())
+        g.add_node("other", other)
+        g.add_node("j", lambda s: {"log": ["j"]})
+        g.add_edge(E.START, "sub")
+        g.add_edge(E.START, "other")
+        g.add_edge(["sub", "other"], "j")
+        app = g.compile(checkpointer=E.InMemorySaver())
+        cfg = _cfg()
+        r1 = app.invoke({"log": []}, cfg)
+        st = app.get_state(cfg, subgraphs=True)
+        r2 = app.invoke(E.Command(resume="yes"), cfg)
+        return r1, st, r2, calls, _hist(app, cfg)
+
+    differential(scenario)
+
+
+def test_retry_policy_on_a_branch_with_a_checkpointer(differential):
+    def scenario(E):
+        calls = []
+
+        def b(s):
+            calls.append("b")
+            if calls.count("b") < 3:
+                raise ConnectionError("flaky")
+            return {"log": ["b"]}
+
+        def c(s):
+            calls.append("c")
+            return {"log": ["c"]}
+
+        g = E.StateGraph(S)
+        g.add_node("a", lambda s: {"log": ["a"]})
+        g.add_node("b", b, retry_policy=E.RetryPolicy(initial_interval=0.001, jitter=False, max_attempts=3))
+        g.add_node("c", c)
+        g.add_edge(E.START, "a")
+        g.add_edge("a", "b")
+        g.add_edge("a", "c")
+        app = g.compile(checkpointer=E.InMemorySaver())
+        cfg = _cfg()
+        ch = collect(lambda: app.stream({"log": []}, cfg, stream_mode=["tasks", "values"]))
+        return steps_as_multisets(ch, _is_values), sorted(calls), _hist(app, cfg)
+
+    differential(scenario)
+
+
+def test_exception_notes_per_shape(differential):
+    """`__notes__` ("During task with name ...") of the surfaced error: single task, parallel,
+    retried, inside a subgraph, inside a parallel subgraph; with and without a checkpointer."""
+
+    def notes(e):
+        return [re.sub(r"id '[^']+'", "id <x>", n) for n in getattr(e, "__notes__", [])]
+
+    def scenario(E):
+        out = []
+        for shape in ("single", "par", "retry", "sub", "subpar"):
+            for cp in (False, True):
+                def b(s):
+                    raise ValueError("b broke")
+
+                def c(s):
+                    return {"log": ["c"]}
+
+                if shape in ("sub", "subpar"):
+                    sg = E.StateGraph(S)
+                    sg.add_node("b", b)
+                    sg.add_edge(E.START, "b")
+                    if shape == "subpar":
+                        sg.add_node("c", c)
+                        sg.add_edge(E.START, "c")
+                    bnode = sg.compile()
+                else:
+                    bnode = b
+                g = E.StateGraph(S)
+                g.add_node("a", lambda s: {"log": ["a"]})
+                if shape == "retry":
+                    g.add_node("b", bnode, retry_policy=E.RetryPolicy(
+                        initial_interval=0.0001, max_attempts=2, jitter=False, retry_on=ValueError))
+                else:
+                    g.add_node("b", bnode)
+                g.add_node("c", c)
+                g.add_edge(E.START, "a")
+                g.add_edge("a", "b")
+                if shape != "single":
+                    g.add_edge("a", "c")
+                app = g.compile(checkpointer=E.InMemorySaver() if cp else None)
+                cfg = _cfg()
+                for i in range(2):  # cold, then warm
+                    try:
+                        app.invoke({"log": []}, cfg)
+                    except ValueError as e:
+                        out.append((shape, cp, i, str(e), notes(e)))
+        return out
+
+    differential(scenario)
+
+
+def test_config_writer_and_runtime_in_branches_of_a_warm_fan_out(differential):
+    def scenario(E):
+        def mk(n):
+            def f(s):
+                c = E.get_config()
+                E.get_stream_writer()({"from": n})
+                md = c["metadata"]
+                return {"log": [(n, md["langgraph_node"], md["langgraph_step"],
+                                 tuple(md["langgraph_triggers"]), tuple(md["langgraph_path"]),
+                                 md["langgraph_checkpoint_ns"].split(":")[0],
+                                 c["configurable"].get("x"), E.get_runtime().context)]}
+            return f
+
+        g = E.StateGraph(S)
+        g.add_node("a", lambda s: {"log": ["a"]})
+        for n in "bcd":
+            g.add_node(n, mk(n))
+            g.add_edge("a", n)
+        g.add_edge(E.START, "a")
+        app = g.compile()
+        out = []
+        for i in range(3):
+            ch = list(app.stream({"log": []}, {"configurable": {"x": i}},
+                                 stream_mode=["custom", "values"], context={"k": i}))
+            out.append(steps_as_multisets(ch, _is_values))
+        return out
+
+    differential(scenario)
+
+
+def test_interrupt_in_a_warm_fan_out_without_checkpointer_lets_the_sibling_run(differential):
+    def scenario(E):
+        calls = []
+        mode = {"on": False}
+
+        def b(s):
+            calls.append("b")
+            if mode["on"]:
+                E.interrupt("q-b")
+            return {"log": ["b"]}
+
+        def c(s):
+            calls.append("c")
+            return {"log": ["c"]}
+
+        app = _diamond(E, {"a": lambda s: {"log": ["a"]}, "b": b, "c": c})
+        out = [app.invoke({"log": []})]
+        mode["on"] = True
+        calls.clear()
+        out.append(capture(lambda: app.invoke({"log": []})))
+        time.sleep(0.05)
+        out.append(sorted(calls))
+        return out
+
+    differential(scenario)
+
+
+async def test_async_fan_out_two_errors_the_earlier_one_surfaces(differential):
+    async def scenario(E):
+        async def b(s):
+            await asyncio.sleep(0.05)
+            raise ValueError("b late")
+
+        async def c(s):
+            raise KeyError("c early")
+
+        async def a(s):
+            return {"log": ["a"]}
+
+        g = E.StateGraph(S)
+        for n, f in (("a", a), ("b", b), ("c", c)):
+            g.add_node(n, f)
+        g.add_edge(E.START, "a")
+        g.add_edge("a", "b")
+        g.add_edge("a", "c")
+        app = g.compile()
+        return [await acapture(lambda: app.ainvoke({"log": []})),
+                await acollect(lambda: app.astream({"log": []}, stream_mode="updates"))]
+
+    differential(scenario)
+
+
+async def test_async_fan_out_with_sync_node_failure_cancels_and_resumes(differential):
+    """Async `b` fails; async `c` is cancelled (sees CancelledError), sync `d` runs to its end
+    in its thread. Calls, late side effects, resume. (History: see
+    `test_async_siblings_cancelled_by_a_failure_are_recorded_with_cancelled_error`.)"""
+
+    async def scenario(E):
+        out = []
+        for cp in (False, True):
+            calls = []
+            fail = {"on": True}
+
+            async def a(s):
+                return {"log": ["a"]}
+
+            async def b(s):
+                calls.append("b")
+                await asyncio.sleep(0.01)
+                if fail["on"]:
+                    raise ValueError("b broke")
+                return {"log": ["b"]}
+
+            async def c(s):
+                calls.append("c start")
+                try:
+                    await asyncio.sleep(0.2)
+                except asyncio.CancelledError:
+                    calls.append("c cancelled")
+                    raise
+                calls.append("c done")
+                return {"log": ["c"]}
+
+            def d(s):
+                calls.append("d start")
+                time.sleep(0.1)
+                calls.append("d done")
+                return {"log": ["d"]}
+
+            g = E.StateGraph(S)
+            for n, f in (("a", a), ("b", b), ("c", c), ("d", d)):
+                g.add_node(n, f)
+            g.add_edge(E.START, "a")
+            for n in "bcd":
+                g.add_edge("a", n)
+            app = g.compile(checkpointer=E.InMemorySaver() if cp else None)
+            cfg = _cfg()
+            r = await acapture(lambda: app.ainvoke({"log": []}, cfg))
+            seen = sorted(calls)
+            calls.clear()
+            await asyncio.sleep(0.3)
+            late = list(calls)
+            calls.clear()
+            fail["on"] = False
+            res = (await acapture(lambda: app.ainvoke(None, cfg))) if cp else None
+            out.append((r, seen, late, res, sorted(calls)))
+        return out
+
+    differential(scenario)
