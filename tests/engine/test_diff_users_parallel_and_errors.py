@@ -268,6 +268,7 @@ def test_warm_fan_out_siblings_planned_after_a_failing_branch_still_run(differen
         for how in ("error", "retries", "keyboard"):
             calls = []
             mode = {"on": False}
+            c_started = threading.Event()
 
             def a(s):
                 return {"log": ["a"]}
@@ -275,6 +276,10 @@ def test_warm_fan_out_siblings_planned_after_a_failing_branch_still_run(differen
             def b(s):
                 calls.append("b")
                 if mode["on"]:
+                    # LangGraph starts `c` in its pool at once; on a loaded machine `b` could
+                    # fail before a thread took `c`, which is then cancelled: wait for it
+                    # (lgnb, running them in turn, hands `c` to the pool after 1 ms)
+                    c_started.wait(1)
                     if how == "keyboard":
                         raise KeyboardInterrupt("stop")
                     raise ValueError("b failed")
@@ -282,6 +287,7 @@ def test_warm_fan_out_siblings_planned_after_a_failing_branch_still_run(differen
 
             def c(s):
                 calls.append("c")
+                c_started.set()
                 return {"log": ["c"]}
 
             g = E.StateGraph(S)
@@ -489,7 +495,7 @@ def test_default_number_of_sync_tasks_running_at_once(differential):
 
 
 def test_send_fan_out_failure_history_and_resume_under_each_durability(differential):
-    """Send fan-out of 3, `w(1)` fails after `w(0)` finished: the raised error, who ran,
+    """Send fan-out of 3, `w(1)` fails after `w(0)` and `w(2)` finished: the raised error, who ran,
     the full history (metadata, next, tasks with paths/errors/results) before and after
     `invoke(None)` (which runs only `w(1)`), for durability sync/async/exit."""
 
@@ -497,18 +503,22 @@ def test_send_fan_out_failure_history_and_resume_under_each_durability(different
         out = {}
         for d in ("sync", "async", "exit"):
             calls = []
-            first_done = threading.Event()
+            # w(1) fails once its siblings are done: on a loaded machine LangGraph could
+            # otherwise cancel w(2) before a thread took it
+            done = {0: threading.Event(), 2: threading.Event()}
             fail = {"n": 1}
 
             def w(arg):
                 calls.append(arg)
                 if arg == 1:
-                    first_done.wait(1)
+                    done[0].wait(1)
+                    done[2].wait(1)
+                    time.sleep(0.01)  # their writes committed
                     if fail["n"] > 0:
                         fail["n"] -= 1
                         raise ValueError("w1 failed")
-                elif arg == 0:
-                    first_done.set()
+                else:
+                    done[arg].set()
                 return {"log": [f"w{arg}"]}
 
             def fin(s):
