@@ -163,8 +163,6 @@ class MessagesChannel(BinaryOperatorAggregate):
             self.value = values[0]
             self._reset_index()
             values = values[1:]
-        else:
-            self._check()
         fresh, self._fresh = self._fresh, None
         if fresh is not None and len(values) == 1 and values[0] is fresh[0]:
             merged = self._adopt(fresh)
@@ -174,7 +172,7 @@ class MessagesChannel(BinaryOperatorAggregate):
         seen_overwrite = False
         for value in values:
             if not seen_overwrite and self._own is not None:
-                merged = self._appended(value, self._own)  # the common update
+                merged = self._appended(value, None)  # the common update
                 if merged is not None:
                     self._retire(merged)
                     continue
@@ -238,7 +236,6 @@ class MessagesChannel(BinaryOperatorAggregate):
         the state."""
         if self._own is None or self.value is MISSING:
             return None
-        self._check()
         record: dict[Any, int] = {}
         merged = self._appended(update, record)
         if merged is not None and len(merged) >= REUSE_FROM:  # a short list: copy again
@@ -300,20 +297,25 @@ class MessagesChannel(BinaryOperatorAggregate):
         if _getrefcount(spare) != _ONLY_LOCAL:
             return None
         value = self.value
+        seen = self._seen
+        made = value if seen is None else seen  # what this channel made the value
         n = len(spare)
-        if type(value) is not list or n > len(value):
+        if type(value) is not list or n > len(made):
             return None
         for pos in self._fixed:  # the messages the last write replaced: the new objects
             if pos < n:
-                spare[pos] = value[pos]
-        spare.extend(value[n:])
+                spare[pos] = made[pos]
+        spare.extend(made[n:])
+        # one comparison proves both that nobody changed the spare while they held it and
+        # that nobody changed the value in place since the last write (`_check`)
         return spare if spare == value else None
 
-    def _appended(self, update: list, record: dict[Any, int]) -> list | None:
+    def _appended(self, update: list, record: dict[Any, int] | None) -> list | None:
         """The new list when `update` holds only ready-made messages (no chunk, dict
         or `RemoveMessage`) and the index is built, else None: each message replaces
-        the one with its id or is appended (its position noted in `record`); one
-        without an id gets a new one, in place, as `add_messages` does."""
+        the one with its id or is appended (its position noted in `record`, or in the
+        index when `record` is None: this channel's own write); one without an id gets
+        a new one, in place, as `add_messages` does."""
         if type(update) is not list:
             update = [update]  # a node's single message
         elif not update:
@@ -325,10 +327,15 @@ class MessagesChannel(BinaryOperatorAggregate):
                 ok = kinds[type(msg)] = _appendable(type(msg))
             if not ok:
                 return None
-        merged = self._reused() or list(self.value)
+        merged = self._reused()
+        if merged is None:  # no spare, or it failed its comparison: check, then copy
+            self._check()
+            merged = list(self.value)
         own = self._own
         assert own is not None
-        local = record is not own  # positions appended here are in `record` only
+        local = record is not None  # positions appended here are in `record` only
+        if record is None:
+            record = own
         seen = None if local else self._seen
         fixed: list[int] = []
         shared, base = self._shared, self._base
@@ -366,6 +373,8 @@ class MessagesChannel(BinaryOperatorAggregate):
         """`self.value = add_messages(self.value, right)`, in O(len(right))."""
 
         m = _reducer()
+        if self._own is not None:
+            self._check()
         update = m._as_message_list(right)
         for msg in update:
             if msg.id is None:

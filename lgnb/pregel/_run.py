@@ -114,6 +114,8 @@ class StreamSink:
         LangGraph's sync stream drives the run from the consumer's thread, so a step
         starts only when the consumer pulls: one that stops at an event stops the run
         there, and a run never races ahead of a slow consumer."""
+        if self.waiting and not self.items:
+            return  # the consumer took everything and waits for more: nothing to wait for
         self.gated = True  # set before looking, as `put` appends before it looks
         if self.waiting:
             self.waiting = False
