@@ -37,7 +37,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import NO_WRITES
 from lgnb._internal.context import TaskContext
@@ -55,6 +55,9 @@ from lgnb.pregel._runner import CONTROL_WRITES, arun_task, commit_writes, run_ta
 from lgnb.pregel._task import Task
 from lgnb.pregel._trace import graph_ended, graph_started
 from lgnb.runtime import RunControl
+
+if TYPE_CHECKING:
+    from lgnb.pregel._run import StreamSink
 
 __all__ = ("drive", "adrive", "run_to_end", "flush_io", "aflush_io")
 
@@ -468,8 +471,9 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
             # `invoke` drains nothing between tasks (no round trip); a stream hands over
             # a lone task's events at the next step's start, once its writes are applied
             # (a consumer changing a chunk cannot change the state), as LangGraph does,
-            # and at once when it failed or the step runs more
-            if loop.drained and (exc is not None or handler is not None or len(tasks) > 1):
+            # and at once when it failed, the step runs more, or the stream is live
+            # (LangGraph runs a live stream's every task in its pool and yields as each ends)
+            if loop.drained and (loop.live or exc is not None or handler is not None or len(tasks) > 1):
                 yield _EMIT
             if errors and _failed(errors):
                 break
@@ -664,8 +668,6 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             # one that stops at an event stops the run there, as with LangGraph
             if loop.drained:
                 yield _EMIT
-            elif loop.gate is not None:  # a threaded stream's root: wait for its consumer
-                loop.gate()
             try:
                 if here:
                     _step_here(loop, runtime, control)
@@ -737,9 +739,16 @@ def run_to_end(loop: Loop, input: Any, *, resuming: bool | None = None) -> None:
     answer(_run(loop, input, resuming, _THREADS))
 
 
-def drive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Iterator[None]:
-    """Run `loop` to completion, yielding after each task so events can be drained."""
+def drive(loop: Loop, input: Any, *, resuming: bool | None = None,
+          live: StreamSink | None = None) -> Iterator[None]:
+    """Run `loop` to completion in the caller's thread, yielding whenever events can be
+    drained: at each step's start (so the run goes on only when the consumer asks for
+    more, as LangGraph's stream), after a step's tasks, and — with `live`, the run's
+    sink made blocking — while a task runs in a worker thread, as its events come (a
+    node not known to be quick, so its tokens and custom events reach the consumer
+    while it runs; a quick one runs here)."""
     loop.drained = True
+    loop.live = live is not None
     program = _run(loop, input, resuming, _THREADS)
     reply: Any = None
     error: BaseException | None = None
@@ -761,13 +770,60 @@ def drive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Iterator[N
                 closed = True
                 error = _Closed()
             continue
+        fn = request[0]
         try:
-            fn = request[0]
-            reply = fn(*request[2], **request[3]) if len(request) > 3 else fn(*request[2])
+            if live is not None and (fn is run_task or fn is _THREADS.wait) and not closed:
+                reply = yield from _live(live, fn, request[2])
+            else:
+                reply = fn(*request[2], **request[3]) if len(request) > 3 else fn(*request[2])
+        except GeneratorExit:  # the consumer stopped while a task ran in a thread
+            closed = True
+            error = _Closed()
         except BaseException as e:  # noqa: BLE001 - the run decides what to do with it
             error = e
     if closed:
         raise GeneratorExit
+
+
+def _live(sink: StreamSink, fn: Any, args: tuple) -> Generator[None, None, Any]:
+    """`fn(*args)` for a live stream: a task (`run_task`) or a wait for parallel tasks
+    (`_THREADS.wait`), yielding to the consumer whenever events come meanwhile."""
+    if fn is run_task:
+        ctx, policies = args
+        if known_quick(ctx.task.node):  # here: its events come out after it, at once
+            began = time.perf_counter()
+            exc = run_task(ctx, policies)
+            learn(ctx.task.node, time.perf_counter() - began)
+            return exc
+        fut = _pool().submit(contextvars.copy_context().run, _run_in_worker, ctx, policies)
+        yield from _drain_until(sink, (fut,), None)
+        return fut.result()
+    running, timeout = args
+    done = yield from _drain_until(sink, running, timeout)
+    return done
+
+
+def _drain_until(sink: StreamSink, futures: Any, timeout: float | None) -> Generator[None, None, set[Future]]:
+    """Yield to the consumer as events come until one of `futures` is done (its set
+    returned) or `timeout` passes (an empty set)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    for fut in futures:
+        fut.add_done_callback(sink.nudge)
+
+    def ready() -> bool:
+        return any(f.done() for f in futures)
+
+    while True:
+        done = {f for f in futures if f.done()}
+        if done:
+            return done
+        if sink.items:
+            yield
+            continue
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return set()
+        sink.wait(ready, left)
 
 
 async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> AsyncIterator[None]:

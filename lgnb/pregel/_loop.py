@@ -14,7 +14,7 @@ entry points share this one core.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from random import getrandbits as _random_bits
 from typing import TYPE_CHECKING, Any
@@ -155,9 +155,9 @@ class Loop(ResumeMixin):
         # the caller drains the stream); `invoke` drains nothing until the end (set by
         # the driver that runs it)
         self.drained = True
-        # a stream run in a worker thread (`_live`): called at each step's start, returns
-        # once the consumer took every event so far and asked for the next
-        self.gate: Callable[[], None] | None = None
+        # a sync stream with live events (`drive(live=...)`): its tasks hand their events
+        # over as each ends, and slow ones run in a worker thread
+        self.live = False
         self.ns = ns
         self.ns_tuple: tuple[str, ...] = tuple(ns.split(NS_SEP)) if ns else ()
         self.is_nested = is_nested

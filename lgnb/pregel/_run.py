@@ -59,22 +59,21 @@ class StreamSink:
 
     `put` is called by the loop, by node code (custom events) and by the chat-model
     callback handler, possibly from worker threads; the consumer drains it between
-    task completions, or blocks on `wait` when the run executes in a worker thread.
+    tasks, and, while a live stream's task runs in a worker thread, blocks on `wait`
+    until an event or the task's end (`nudge`) comes.
     """
 
-    __slots__ = ("items", "wake", "closed", "put", "event", "waiting", "gated", "opened", "__weakref__")
+    __slots__ = ("items", "wake", "closed", "put", "event", "waiting")
 
     def __init__(self) -> None:
         self.items: deque[tuple[tuple[str, ...], str, Any]] = deque()
         self.wake: Any = None  # a lock used as a one-permit semaphore (`make_blocking`)
         self.closed = False
         self.waiting = False  # the consumer is (about to be) blocked in `wait`
-        self.gated = False  # the producer waits in `gate` for the consumer to catch up
-        self.opened: Any = None  # the lock `gate` waits on (`make_blocking`)
         self.put: Callable[[tuple[tuple[str, ...], str, Any]], None] = self.items.append
 
     def make_blocking(self) -> None:
-        """Let a consumer in another thread wait for items (`wait`).
+        """Let a consumer wait for items put by other threads (`wait`).
 
         Producers append without a lock (deque appends are atomic) and wake the consumer
         only when it said it waits (`waiting`, a plain attribute: no method call per
@@ -89,8 +88,6 @@ class StreamSink:
         """
         wake = self.wake = threading.Lock()
         wake.acquire()  # no permit yet
-        self.opened = threading.Lock()
-        self.opened.acquire()
         items = self.items
         sink = self
 
@@ -102,51 +99,34 @@ class StreamSink:
 
         self.put = put
 
+    def nudge(self, *_: Any) -> None:
+        """Wake a waiting consumer without an item (a task it waits on ended). Called
+        after the state the consumer checks changed, as `put` appends first."""
+        if self.waiting:
+            self.waiting = False
+            give_permit(self.wake)
+
     def close(self) -> None:
         self.closed = True
         if self.wake is not None:
             self.waiting = False
             give_permit(self.wake)
 
-    def gate(self) -> None:
-        """Called by the producer (a run in a worker thread) at each step's start: block
-        until the consumer has taken every item put so far and asked for more (`let_in`).
-        LangGraph's sync stream drives the run from the consumer's thread, so a step
-        starts only when the consumer pulls: one that stops at an event stops the run
-        there, and a run never races ahead of a slow consumer."""
-        if self.waiting and not self.items:
-            return  # the consumer took everything and waits for more: nothing to wait for
-        self.gated = True  # set before looking, as `put` appends before it looks
-        if self.waiting:
-            self.waiting = False
-            give_permit(self.wake)
-        self.opened.acquire()
-
-    def let_in(self) -> bool:
-        """The consumer's side of `gate`: with every item taken, let a waiting producer
-        start its step. False when items came meanwhile (drain them first)."""
-        if not self.gated:
-            return True
-        if self.items:
-            return False
-        self.gated = False
-        give_permit(self.opened)
-        return True
-
-    def wait(self) -> None:
-        """Block until an item arrives or the producer closed the sink (or return
-        early, at worst once, for a permit left by a producer that raced with the
-        last check: callers loop on `items`)."""
+    def wait(self, ready: Callable[[], bool] | None = None, timeout: float | None = None) -> None:
+        """Block until an item arrives, the producer closed the sink, `ready()` holds
+        (after a `nudge`) or `timeout` seconds passed (or return early, at worst once,
+        for a permit left by a producer that raced with the last check: callers loop)."""
         wake = self.wake
         assert wake is not None
-        if self.items or self.closed or self.gated:
+        if self.items or self.closed or (ready is not None and ready()):
             return
         self.waiting = True
-        if self.items or self.closed or self.gated:  # arrived while we said so
+        if self.items or self.closed or (ready is not None and ready()):  # came meanwhile
             self.waiting = False
             wake.acquire(False)  # a permit given meanwhile: take it back if it is there
             return
-        wake.acquire()
+        wake.acquire(timeout=-1 if timeout is None else max(timeout, 0.0))
+        self.waiting = False
 
 
 def give_permit(wake: Any) -> None:

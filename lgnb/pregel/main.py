@@ -26,7 +26,6 @@ from lgnb.pregel._live import (
     drain,
     ensure_future,
     install_async_wakeup,
-    stream_threaded,
     wait_either,
 )
 from lgnb.pregel._loop import Loop
@@ -618,20 +617,17 @@ class Pregel(CompiledGraphBase):
         loop = answer(self._opening(run, loop_kwargs, run_config))
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
-        if not live:
-            popleft = items.popleft
-            try:
-                for _ in drive(loop, input, resuming=resuming):
-                    while items:  # `drain`, inline: this runs after every task
-                        ok, chunk = fmt(popleft())
-                        if ok:
-                            yield chunk
-            except Exception:
-                if "pregel" in run.modes:  # the records of the failing step (its error)
-                    yield from drain(items, fmt)
-                raise
-        else:
-            yield from stream_threaded(loop, input, sink, fmt, resuming)
+        popleft = items.popleft
+        try:
+            for _ in drive(loop, input, resuming=resuming, live=sink if live else None):
+                while items:  # `drain`, inline: this runs after every task
+                    ok, chunk = fmt(popleft())
+                    if ok:
+                        yield chunk
+        except Exception:
+            if "pregel" in run.modes:  # the records of the failing step (its error)
+                yield from drain(items, fmt)
+            raise
         yield from drain(items, fmt)
         self._check_exit(loop, run_config)
 
