@@ -8,6 +8,7 @@ No `from __future__ import annotations`: state classes are defined inside scenar
 """
 
 import operator
+import time
 from typing import Annotated
 
 import pytest
@@ -371,6 +372,60 @@ def _abc(E, log, checkpointer=None):
     g.add_edge("b", "c")
     g.add_edge("c", E.END)
     return g.compile(checkpointer=checkpointer)
+
+
+@pytest.mark.parametrize("modes", [("updates", "custom"), ("values", "messages"), ("updates",)],
+                         ids=["custom", "messages", "plain"])
+def test_breaking_out_of_a_live_stream_runs_no_further_node_and_saves_no_further_step(differential, modes):
+    """`custom`/`messages` streams deliver events while nodes run; a consumer that stops at
+    the first chunk of node `a` stops the run there: `b` never runs, the thread's state
+    is what `a` left (with a checkpointer), as in LangGraph, which drives the run from
+    the consumer's thread."""
+
+    def scenario(E):
+        log = []
+        app = _abc(E, log, checkpointer=E.InMemorySaver())
+        cfg = {"configurable": {"thread_id": "t"}}
+        for chunk in app.stream({"k0": 0}, cfg, stream_mode=list(modes)):
+            log.append(("got", chunk))
+            if chunk[0] != "values" or chunk[1]["k0"] == 1:
+                break
+        st = app.get_state(cfg)
+        return log, st.values, st.next, [(t.name, t.result) for t in st.tasks]
+
+    differential(scenario)
+
+
+def test_a_slow_node_streams_custom_events_while_it_runs(differential):
+    """A node that writes custom events then waits on the consumer (an event the consumer
+    sets on receipt): the events reach the consumer while the node still runs."""
+    import threading
+
+    def scenario(E):
+        class S(TypedDict):
+            k0: int
+
+        got = threading.Event()
+        seen = []
+
+        def slow(s):
+            time.sleep(0.01)  # not known to be quick: it runs in a worker thread
+            E.get_stream_writer()({"progress": 1})
+            seen.append(("delivered while running", got.wait(5)))
+            return {"k0": 1}
+
+        g = E.StateGraph(S)
+        g.add_node("slow", slow)
+        g.add_edge(E.START, "slow")
+        app = g.compile()
+        out = []
+        for ns_chunk in app.stream({"k0": 0}, stream_mode=["custom", "updates"]):
+            out.append(ns_chunk)
+            if ns_chunk[0] == "custom":
+                got.set()
+        return out, seen
+
+    differential(scenario)
 
 
 @pytest.mark.parametrize("mode", ["values", "tasks", "debug", "checkpoints", ("values", "updates")])
