@@ -462,24 +462,28 @@ def _react(E, responses, *, checkpointer=None, state=None, model_cls=ToolFakeMod
     return g.compile(checkpointer=checkpointer)
 
 
+def _react_updates(E, responses):
+    """The `updates` chunks of the ToolNode agent answering one human message."""
+    app = _react(E, responses)
+    return collect(lambda: app.stream({"messages": [HumanMessage("go", id="h")]}, stream_mode="updates"))
+
+
 def test_toolnode_agent_loop_with_parallel_calls_and_a_tool_error(differential):
     def scenario(E):
-        app = _react(E, [
+        return _react_updates(E, [
             AIMessage("", id="ai1", tool_calls=_calls(("add", {"a": 1, "b": 2}), ("fail", {"x": "y"}))),
             AIMessage("done", id="ai2"),
         ])
-        return collect(lambda: app.stream({"messages": [HumanMessage("go", id="h")]}, stream_mode="updates"))
 
     differential(scenario)
 
 
 def test_toolnode_tool_returning_engine_command(differential):
     def scenario(E):
-        app = _react(E, [
+        return _react_updates(E, [
             AIMessage("", id="ai1", tool_calls=_calls(("jump", {"note": "n1"}))),
             AIMessage("done", id="ai2"),
         ])
-        return collect(lambda: app.stream({"messages": [HumanMessage("go", id="h")]}, stream_mode="updates"))
 
     differential(scenario)
 

@@ -406,27 +406,51 @@ def test_keyboard_interrupt_in_a_single_task_step_is_not_saved_as_the_task_error
     (In a parallel step both record it: see the next test.)"""
 
     def scenario(E):
-        out = []
-        for d in ("sync", "async", "exit"):
-            def b(s):
-                raise KeyboardInterrupt("ctrl-c")
+        def b(s):
+            raise KeyboardInterrupt("ctrl-c")
 
+        def app():
             g = E.StateGraph(S)
             g.add_node("a", lambda s: {"log": ["a"]})
             g.add_node("b", b)
             g.add_edge(E.START, "a")
             g.add_edge("a", "b")
-            app = g.compile(checkpointer=E.InMemorySaver())
-            cfg = _cfg()
-            try:
-                app.invoke({"log": []}, cfg, durability=d)
-                r = "ok"
-            except BaseException as e:  # noqa: BLE001
-                r = ("raised", type(e).__name__, str(e))
-            out.append((d, r, _hist(app, cfg)))
-        return out
+            return g.compile(checkpointer=E.InMemorySaver())
+
+        return _under_each_durability(app)
 
     differential(scenario)
+
+
+def _under_each_durability(make_app):
+    """For each durability, a fresh graph from `make_app()` invoked once: what it returned
+    or raised (a BaseException too) and the thread's history."""
+    out = []
+    for d in ("sync", "async", "exit"):
+        app = make_app()
+        cfg = _cfg()
+        try:
+            app.invoke({"log": []}, cfg, durability=d)
+            r = "ok"
+        except BaseException as e:  # noqa: BLE001 - KeyboardInterrupt is the point
+            r = ("raised", type(e).__name__, str(e))
+        out.append((d, r, _hist(app, cfg)))
+    return out
+
+
+def _b_fails_once_c_is_done(E, error):
+    """a -> (b, c), checkpointed: `b` raises `error` once its sibling `c` has finished."""
+    c_done = threading.Event()
+
+    def b(s):
+        c_done.wait(1)
+        raise error
+
+    def c(s):
+        c_done.set()
+        return {"log": ["c"]}
+
+    return _diamond(E, {"a": lambda s: {"log": ["a"]}, "b": b, "c": c}, checkpointer=E.InMemorySaver())
 
 
 def test_keyboard_interrupt_in_a_parallel_step_with_a_checkpointer(differential):
@@ -434,28 +458,7 @@ def test_keyboard_interrupt_in_a_parallel_step_with_a_checkpointer(differential)
     writes and the interrupt (as the task error) are saved, under every durability."""
 
     def scenario(E):
-        out = []
-        for d in ("sync", "async", "exit"):
-            c_done = threading.Event()
-
-            def b(s):
-                c_done.wait(1)
-                raise KeyboardInterrupt("ctrl-c")
-
-            def c(s):
-                c_done.set()
-                return {"log": ["c"]}
-
-            app = _diamond(E, {"a": lambda s: {"log": ["a"]}, "b": b, "c": c},
-                           checkpointer=E.InMemorySaver())
-            cfg = _cfg()
-            try:
-                app.invoke({"log": []}, cfg, durability=d)
-                r = "ok"
-            except BaseException as e:  # noqa: BLE001
-                r = ("raised", type(e).__name__, str(e))
-            out.append((d, r, _hist(app, cfg)))
-        return out
+        return _under_each_durability(lambda: _b_fails_once_c_is_done(E, KeyboardInterrupt("ctrl-c")))
 
     differential(scenario)
 
@@ -615,18 +618,7 @@ def test_failing_fan_out_checkpoints_tasks_updates_streams_under_each_durability
     def scenario(E):
         out = {}
         for d in ("sync", "async", "exit"):
-            c_done = threading.Event()
-
-            def b(s):
-                c_done.wait(1)
-                raise ValueError("b broke")
-
-            def c(s):
-                c_done.set()
-                return {"log": ["c"]}
-
-            app = _diamond(E, {"a": lambda s: {"log": ["a"]}, "b": b, "c": c},
-                           checkpointer=E.InMemorySaver())
+            app = _b_fails_once_c_is_done(E, ValueError("b broke"))
             cfg = _cfg()
             ch = collect(lambda: app.stream({"log": []}, cfg, durability=d,
                                             stream_mode=["checkpoints", "tasks", "updates"]))
