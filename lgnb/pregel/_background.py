@@ -71,7 +71,9 @@ class _Writer:
     def close(self) -> None:
         """The run ended: once its queue is empty the writer is free for another run."""
         with self.cv:
-            if self.thread is None:
+            if self.thread is None or not self.jobs:
+                # nothing queued (the run waited for its saves): free now, so a run that
+                # starts at once takes this writer rather than starting a thread
                 with _IDLE_LOCK:
                     _IDLE.append(self)
             else:
