@@ -7,9 +7,18 @@ imported on first use: `import lgnb.graph` stays light for graphs without messag
 from typing import Any
 
 from lgnb._internal.constants import END, START
+from lgnb.graph._port import from_langgraph
 from lgnb.graph.state import CompiledStateGraph, StateGraph
 
-__all__ = ("END", "START", "StateGraph", "CompiledStateGraph", "MessagesState", "add_messages")
+__all__ = (
+    "END",
+    "START",
+    "StateGraph",
+    "CompiledStateGraph",
+    "MessagesState",
+    "add_messages",
+    "from_langgraph",
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -8,6 +8,7 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from lgnb._internal.callable import NodeCallable
 from lgnb._internal.constants import END, START, TASKS
+from lgnb._internal.foreign import adopt
 from lgnb.errors import InvalidUpdateError
 from lgnb.types import Send
 
@@ -40,6 +41,7 @@ class Branch:
 
     def destinations(self, result: Any) -> list[Send | str]:
         """Map the path function's return value to node names / Sends."""
+        result = adopt(result)  # LangGraph's `Send`s (a library's routing function)
         results = result if isinstance(result, (list, tuple)) else [result]
         if self.ends:
             try:

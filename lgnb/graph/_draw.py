@@ -35,6 +35,13 @@ def _data(node: Any) -> Any:
     return FunctionNode(func=func, name=node.name)
 
 
+def _action(bound: Any) -> Any:
+    """The Runnable a node runs: its own, or the one a LangGraph-built graph's node wraps."""
+    if bound.runnable is not None:
+        return bound.runnable
+    return getattr(bound.func or bound.afunc, "_lgnb_wraps", None)
+
+
 def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
     """The structure of `graph` (a CompiledStateGraph) as a LangChain Graph."""
     builder = graph.builder
@@ -79,7 +86,7 @@ def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
         elif name in after:
             metadata["__interrupt"] = "after"
         # a ToolNode lists its tools (duck-typed: lgnb does not import langgraph.prebuilt)
-        tools = getattr(node.bound.runnable, "tools_by_name", None) if node.bound else None
+        tools = getattr(_action(node.bound), "tools_by_name", None) if node.bound else None
         if isinstance(tools, Mapping) and tools:
             metadata["__tools"] = list(tools)
         out.add_node(_data(node), name, metadata=metadata or None)

@@ -22,6 +22,7 @@ from lgnb.channels.binop import BinaryOperatorAggregate
 from lgnb.channels.delta import DeltaChannel
 from lgnb.channels.last_value import LastValue
 from lgnb.channels.messages import MessagesChannel, is_plain_add_messages
+from lgnb.graph._foreign_schema import is_langgraph_add_messages, translate
 from lgnb.managed import ManagedValue, is_managed_value
 
 __all__ = ("schema_channels", "schema_mapper")
@@ -57,6 +58,7 @@ def _channel(name: str, annotation: Any, *, allow_managed: bool = True) -> Any:
     annotation = _unwrap_required(annotation)
     meta = getattr(annotation, "__metadata__", None)
     if meta:
+        meta = tuple(_ours(item, name) for item in meta)
         decoration = get_origin(meta[-1]) or meta[-1]
         if is_managed_value(decoration):
             if not allow_managed:
@@ -92,12 +94,22 @@ def _channel(name: str, annotation: Any, *, allow_managed: bool = True) -> Any:
                 )
             if is_plain_add_messages(reducer):
                 return MessagesChannel(annotation, reducer, key=name)
+            if is_langgraph_add_messages(reducer):  # the same rules: lgnb's channel
+                from lgnb.graph.message import add_messages
+
+                return MessagesChannel(annotation, add_messages, key=name)
             return BinaryOperatorAggregate(annotation, reducer, key=name)
     elif get_origin(annotation) is not None and is_managed_value(
         getattr(annotation, "__args__", (None,))[0]
     ):
         return annotation.__args__[0]
     return LastValue(annotation, key=name)
+
+
+def _ours(item: Any, key: str) -> Any:
+    """`item`, or lgnb's counterpart of it when it is LangGraph's channel or managed value."""
+    found = translate(item, key=key)
+    return item if found is None else found
 
 
 def schema_mapper(schema: Any, keys: list[str]) -> Callable[[dict], Any] | None:

@@ -33,6 +33,7 @@ from lgnb._internal.foreign import hook_tool_node
 from lgnb.channels.base import BaseChannel
 from lgnb.channels.last_value import LastValue
 from lgnb.graph._branch import Branch
+from lgnb.graph._port import from_langgraph, is_langgraph_graph
 from lgnb.graph._schema import schema_channels
 from lgnb.pregel.main import Pregel
 from lgnb.types import All, CachePolicy, Checkpointer, Command, RetryPolicy, TimeoutPolicy
@@ -229,6 +230,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             action = RunnableParallel(action)
         warn_config_annotation(action)
         hook_tool_node(action)  # LangGraph's ToolNode: its tools may return lgnb's Command
+        if is_langgraph_graph(action):  # a library's agent (create_agent): run it on lgnb
+            action = from_langgraph(action)
         if not callable(action) and not hasattr(action, "invoke"):
             raise TypeError(
                 f"Node `{node}` must be a function, an async function, a Runnable or a "

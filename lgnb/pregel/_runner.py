@@ -205,7 +205,8 @@ def task_program(
     attempt = 0
     run = ctx.loop.run
     messages = run.messages_handler is not None
-    node_run = (yield from node_started(ctx)) if run.tracing else None
+    # the input's `__start__` task is LangGraph's bare untraced write: no run of its own
+    node_run = (yield from node_started(ctx)) if run.tracing and not task.node.hidden else None
     # the task is current while it runs (`get_config()`, `interrupt()`, ...)
     token = TASK_CTX.set(ctx)
     lc_token = _enter_langchain(ctx) if run.callbacks or ctx.node_run is not None else None

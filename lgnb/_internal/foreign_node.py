@@ -1,0 +1,156 @@
+"""A node function of a LangGraph-built graph, run as an lgnb node.
+
+Library code written for LangGraph (LangChain's agent middleware, `langgraph.prebuilt`)
+calls LangGraph's own context functions inside its nodes: `langgraph.types.interrupt()`,
+`langgraph.config.get_config()`, `get_stream_writer()`, `get_store()`, `get_runtime()`.
+LangGraph answers them from LangChain's config context variable and keys of the task's
+`configurable` (`__pregel_runtime`, `__pregel_scratchpad`, `__pregel_send`,
+`checkpoint_ns`), and signals with its own exceptions (`GraphInterrupt`, `ParentCommand`).
+`bridged` wraps such a node so that, while it runs in an lgnb task, those keys answer
+from the task's own context, and LangGraph's exceptions leave it as lgnb's. Only nodes of
+graphs rebuilt by `lgnb.graph.from_langgraph` are wrapped: an lgnb node pays nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lgnb._internal.callable import NodeCallable
+from lgnb._internal.context import current_task
+from lgnb._internal.foreign import adopt, hook_tool_node
+from lgnb._internal.missing import MISSING
+
+if TYPE_CHECKING:
+    from lgnb._internal.context import TaskContext
+
+__all__ = ("bridged",)
+
+_SCRATCHPAD = "__pregel_scratchpad"
+_SEND = "__pregel_send"
+
+
+class _Scratchpad:
+    """What LangGraph's `interrupt()` reads of a task, answered by the lgnb task's context
+    (the answers given so far, the pending `Command(resume=...)`, the interrupt index)."""
+
+    __slots__ = ("_ctx", "_calls", "_subgraphs")
+
+    def __init__(self, ctx: TaskContext) -> None:
+        self._ctx = ctx
+        self._calls = 0
+        self._subgraphs = 0
+
+    @property
+    def step(self) -> int:
+        return int(self._ctx.loop.step)
+
+    @property
+    def stop(self) -> int:
+        return int(self._ctx.loop.stop)
+
+    @property
+    def resume(self) -> list[Any]:
+        ctx = self._ctx
+        if ctx.resume is None:
+            ctx.resume, _ = ctx.loop.resume_for(ctx.task)
+        return ctx.resume
+
+    def interrupt_counter(self) -> int:
+        ctx = self._ctx
+        index = ctx.interrupt_index
+        ctx.interrupt_index = index + 1
+        return index
+
+    def get_null_resume(self, consume: bool = False) -> Any:
+        loop = self._ctx.loop
+        value = loop.peek_null_resume()
+        if value is MISSING:
+            return None
+        if consume:
+            loop.take_null_resume()
+        return value
+
+    def call_counter(self) -> int:
+        self._calls += 1
+        return self._calls - 1
+
+    def subgraph_counter(self) -> int:
+        self._subgraphs += 1
+        return self._subgraphs - 1
+
+
+def _enter(ctx: TaskContext) -> tuple[Any, Any]:
+    """LangChain's config context variable set to the task's config, its `configurable`
+    carrying the keys LangGraph's context functions read."""
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    config = ctx.config
+    conf = config["configurable"]
+    if _SCRATCHPAD not in conf:
+        conf[_SCRATCHPAD] = _Scratchpad(ctx)
+        conf[_SEND] = ctx.task.writes.extend
+    return var_child_runnable_config, var_child_runnable_config.set(config)
+
+
+def _ours(exc: BaseException) -> BaseException:
+    """LangGraph's `GraphInterrupt` / `ParentCommand` as lgnb's; other errors unchanged."""
+    name = type(exc).__name__
+    if type(exc).__module__ != "langgraph.errors":
+        return exc
+    from lgnb.errors import GraphInterrupt, ParentCommand
+    from lgnb.types import Interrupt
+
+    if name == "ParentCommand":
+        return ParentCommand(adopt(exc.args[0]))
+    if name in ("GraphInterrupt", "NodeInterrupt"):
+        found = exc.args[0] if exc.args else ()
+        return GraphInterrupt(tuple(
+            Interrupt(value=i.value, id=i.id, response_schema=getattr(i, "response_schema", None))
+            for i in found
+        ))
+    return exc
+
+
+def bridged(action: Any, *, name: str) -> Callable[..., Any]:
+    """`action` (a LangGraph node: its `RunnableCallable`, a `ToolNode`, a function) as an
+    lgnb node function that answers LangGraph's context functions while it runs."""
+    hook_tool_node(action)  # a ToolNode's tools may return lgnb's Command
+    inner = NodeCallable(action, name=name)
+
+    def call(state: Any) -> Any:
+        ctx = current_task()
+        var, token = _enter(ctx)
+        try:
+            return inner.call(state, ctx)
+        except Exception as exc:
+            ours = _ours(exc)
+            if ours is exc:
+                raise
+            raise ours from None
+        finally:
+            var.reset(token)
+
+    async def acall(state: Any) -> Any:
+        ctx = current_task()
+        var, token = _enter(ctx)
+        try:
+            return await inner.acall(state, ctx)
+        except Exception as exc:
+            ours = _ours(exc)
+            if ours is exc:
+                raise
+            raise ours from None
+        finally:
+            var.reset(token)
+
+    wrapper: Any
+    for wrapper in (call, acall):
+        wrapper._lgnb_wraps = action  # drawings read a wrapped ToolNode's tools
+    if inner.is_async:
+        acall.__name__ = acall.__qualname__ = name
+        return acall
+    call.__name__ = call.__qualname__ = name
+    if inner.afunc is not None or inner.runnable is not None:
+        call.afunc = acall  # type: ignore[attr-defined]  # `ainvoke` runs the async side
+    return call
