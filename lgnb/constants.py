@@ -8,16 +8,21 @@ deprecation warning, so programs that did so port unchanged.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 from warnings import warn
 
-from lgnb._internal.constants import CONF, END, START, TAG_HIDDEN, TAG_NOSTREAM, TASKS
+from lgnb._internal.constants import (
+    CONF,
+    CONFIG_KEY_CHECKPOINTER,
+    END,
+    START,
+    TAG_HIDDEN,
+    TAG_NOSTREAM,
+    TASKS,
+)
 from lgnb.warnings import LangGraphDeprecatedSinceV10
 
 __all__ = ("TAG_NOSTREAM", "TAG_HIDDEN", "START", "END", "CONF", "TASKS", "CONFIG_KEY_CHECKPOINTER")
-
-CONFIG_KEY_CHECKPOINTER = sys.intern("__pregel_checkpointer")
 
 
 def __getattr__(name: str) -> Any:

@@ -54,3 +54,6 @@ RESERVED: Final = frozenset({
     # task kinds, namespace separators, the config key
     PUSH, PULL, NS_SEP, NS_END, CONF,
 })
+
+CONFIG_KEY_CHECKPOINTER: Final = sys.intern("__pregel_checkpointer")
+"""The `configurable` key that hands a graph (or a state read) its checkpointer."""

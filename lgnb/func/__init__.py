@@ -313,6 +313,8 @@ class entrypoint(Generic[T]):
                 return [(END, value.value), (PREVIOUS, value.save)]
             return [(END, value), (PREVIOUS, value)]
 
+        write_output.channels = (END, PREVIOUS)  # type: ignore[attr-defined]  # drawn as edges
+
         name = func.__name__
         node = PregelNode(
             name=name,

@@ -53,6 +53,11 @@ def _collect(typ: Any, out: set[tuple[str, ...]], seen: set[int]) -> None:
         return
     if origin is Literal:
         return
+    if getattr(origin, "__module__", None) in ("collections.abc", "collections", "typing"):
+        # Sequence[Point], Mapping[str, Profile], OrderedDict[...]: the classes inside
+        for arg in get_args(typ):
+            _collect(arg, out, seen)
+        return
     if hasattr(typ, "__supertype__"):
         _collect(typ.__supertype__, out, seen)
         return

@@ -164,8 +164,14 @@ def lower(
             nodes[s].static_writes.append((chan, s))
 
     for source, branches in builder.branches.items():
-        for branch in branches.values():
-            nodes[source].writers.append(_branch_writer(builder, source, branch))
+        # traced, a path function's run is step N of its node's sequence, numbered as
+        # LangGraph's writers: the node, its update, one per edge and join leaving it
+        step = 3 + sum(1 for s, e in builder.edges if s == source and e != END) + sum(
+            1 for starts, e in builder.waiting_edges if source in starts and e != END)
+        for offset, branch in enumerate(branches.values()):
+            writer = _branch_writer(builder, source, branch)
+            writer.trace_step = step + offset  # type: ignore[attr-defined]
+            nodes[source].writers.append(writer)
             if branch.is_async:
                 nodes[source].async_writers = True
 
@@ -237,6 +243,8 @@ def _branch_writer(builder: StateGraph[Any, Any, Any, Any], source: str, branch:
             ctx, value = read(task, output)
             return branch.writes(branch.call.call(value, ctx))
 
+    # a traced task runs the three parts itself, the path function as a chain run
+    writer.route = (read, branch)  # type: ignore[attr-defined]
     return writer
 
 

@@ -44,7 +44,9 @@ def _action(bound: Any) -> Any:
 
 def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
     """The structure of `graph` (a CompiledStateGraph) as a LangChain Graph."""
-    builder = graph.builder
+    builder = getattr(graph, "builder", None)
+    if builder is None:
+        return _draw_wired(graph)
     edges: set[tuple[str, str, bool, str | None]] = set()
     # a plain edge to END writes nothing, so LangGraph does not discover it: END edges of
     # plain nodes are drawn afterwards, for the nodes nothing leaves (the termini below)
@@ -122,6 +124,29 @@ def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
                     if edge.target == name:
                         edge = edge.copy(target=first.id)  # type: ignore[union-attr]
                     out.edges[idx] = edge
+    return out
+
+
+def _draw_wired(graph: Any) -> Graph:
+    """A graph without a builder (an `@entrypoint`, a `Pregel` wired with `NodeBuilder`):
+    `__start__` to the nodes the input triggers, a node to those its declared writes
+    trigger, and the nodes nothing leaves to `__end__`, as LangGraph draws it."""
+    inputs = graph.input_channels
+    inputs = {inputs} if isinstance(inputs, str) else set(inputs)
+    edges: set[tuple[str, str]] = set()
+    for name, node in graph.nodes.items():
+        if inputs & set(node.triggers):
+            edges.add((START, name))
+        written = {c for w in node.writers for c in getattr(w, "channels", ())}
+        edges.update((name, other) for other, o in graph.nodes.items() if written & set(o.triggers))
+    out = Graph()
+    out.add_node(None, START)
+    for name, node in graph.nodes.items():
+        out.add_node(_data(node), name, metadata=dict(node.metadata or {}) or None)
+    for src, dest in sorted(edges):
+        _add_edge(out, src, dest)
+    for src in sorted({d for _, d in edges} - {s for s, _ in edges}):
+        _add_edge(out, src, END)
     return out
 
 

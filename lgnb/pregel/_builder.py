@@ -71,6 +71,7 @@ def channel_writer(entries: Sequence[ChannelWriteEntry]) -> Callable[[Task, Any]
             writes.append((entry.channel, value))
         return writes
 
+    write.channels = tuple(e.channel for e in entries)  # type: ignore[attr-defined]  # drawn as edges
     return write
 
 

@@ -198,8 +198,10 @@ def _make_task(parent: TaskContext, call: Call) -> Task:
         idx = parent.call_index
         parent.call_index += 1
     name = call.name
-    base_ns = f"{loop.ns}|{name}" if loop.ns else name
     ptask = parent.task
+    # under the caller's task, as LangGraph names it (its config's checkpoint_ns): the
+    # task id hashes it, so a thread paused by one engine resumes on the other
+    base_ns = f"{ptask.ns}|{name}" if ptask.ns else name
     tid = make_task_id(
         loop.checkpoint_id, base_ns, str(loop.step), name, PUSH, _path_str(ptask.path), str(idx)
     )

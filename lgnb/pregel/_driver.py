@@ -590,7 +590,8 @@ def _concurrently(
                     # running and keeps their writes (a resume does not run them again)
                     queue.clear()
                     yield from _settle(loop, running, ex, errors)
-                raise TimeoutError("Timed out")
+                # LangGraph's async runs time out in `asyncio.wait_for`: a bare TimeoutError
+                raise TimeoutError() if ex.is_async else TimeoutError("Timed out")
             if _abandoned(run):
                 raise _cancelled(run)
             for fut in sorted(done, key=lambda f: order[id(running[f])]):

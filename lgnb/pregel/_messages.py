@@ -21,7 +21,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, GenerationChunk, LLMResult
 
-from lgnb._internal.constants import NS_SEP, TAG_NOSTREAM
+from lgnb._internal.constants import NS_SEP, PUSH, TAG_NOSTREAM
 from lgnb._internal.context import current_task
 from lgnb._internal.pydantic_loaded import is_model
 from lgnb.types import Command
@@ -53,8 +53,16 @@ _NO_CALL: tuple[Any, Meta] = (None, ((), {}))
 
 
 def graph_namespace(metadata: dict[str, Any]) -> tuple[str, ...]:
-    """The namespace of the graph a task runs in: its checkpoint ns minus its own segment."""
-    return tuple(str(metadata["langgraph_checkpoint_ns"]).split(NS_SEP))[:-1]
+    """The namespace of the graph a task runs in: its checkpoint ns minus its own segment,
+    and minus one more per enclosing `@task` call (a call runs in its caller's graph but
+    nests its segment under the caller's; its path is `(PUSH, caller's path, i, True)`)."""
+    ns = tuple(str(metadata["langgraph_checkpoint_ns"]).split(NS_SEP))
+    path = metadata.get("langgraph_path", ())
+    drop = 1
+    while len(path) == 4 and path[0] == PUSH and path[-1] is True:
+        drop += 1
+        path = path[1]
+    return ns[:-drop]
 
 
 def _user_tags(tags: Sequence[str] | None) -> list[str] | None:

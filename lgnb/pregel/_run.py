@@ -219,17 +219,13 @@ class RunContext:
                 context=self.context, store=self.store, control=self.control, server_info=server
             )
         ns = loop.ns_tuple
-        if len(puts) == 1:
-            put = puts[0]
+        # the innermost stream that asks for `custom` takes the events, as in LangGraph (a
+        # node streaming a graph it invokes gets them; they reach outer streams only when
+        # that node passes them on)
+        put = puts[0]
 
-            def writer(value: Any) -> None:
-                put((ns, "custom", value))
-
-        else:
-
-            def writer(value: Any) -> None:
-                for put in puts:
-                    put((ns, "custom", value))
+        def writer(value: Any) -> None:
+            put((ns, "custom", value))
 
         return Runtime(
             context=self.context,
@@ -253,9 +249,12 @@ class RunContext:
         """
         user = self.user_config
         parent = loop.parent_ctx
+        own = loop.graph.config if parent is not None else None  # a subgraph's `with_config`
         if parent is not None:
             metadata = dict(parent.config["metadata"])
             metadata.setdefault("checkpoint_ns", parent.task.ns)
+            if own:
+                metadata = {**(own.get("metadata") or {}), **metadata}
         else:
             metadata = dict(user.get("metadata") or {})
         if task.node.metadata:
@@ -277,9 +276,12 @@ class RunContext:
         for key, value in self.address_metadata().items():
             metadata.setdefault(key, value)
         configurable = dict(user.get(CONF) or {})
+        tags = list(user.get("tags") or []) + list(task.node.tags)
+        if own:
+            configurable = {**(own.get(CONF) or {}), **configurable}
+            tags = [t for t in own.get("tags") or () if t not in tags] + tags
         configurable["checkpoint_ns"] = task.ns
         configurable.pop("checkpoint_id", None)
-        tags = list(user.get("tags") or []) + list(task.node.tags)
         callbacks: Any = self.callbacks
         if callbacks and not self.tracing:
             # a manager, not a list: a model's own tags and metadata add to these
@@ -299,8 +301,9 @@ class RunContext:
             "callbacks": callbacks,
             "configurable": configurable,
         }
-        if "recursion_limit" in user:
-            config["recursion_limit"] = user["recursion_limit"]
+        limits = loop.config if own else user
+        if "recursion_limit" in limits:
+            config["recursion_limit"] = limits["recursion_limit"]
         if "max_concurrency" in user:
             config["max_concurrency"] = user["max_concurrency"]
         return config

@@ -30,7 +30,7 @@ from lgnb.errors import (
     ParentCommand,
 )
 from lgnb.pregel._options import recast_ns
-from lgnb.pregel._program import aanswer, answer
+from lgnb.pregel._program import Program, aanswer, answer
 from lgnb.pregel._task import Task
 from lgnb.pregel._trace import (
     enter_run_tree,
@@ -128,6 +128,44 @@ async def _afinish(task: Task, output: Any, start: int = 0) -> None:
         writes.extend(node.static_writes)
 
 
+def _traced_finish(ctx: TaskContext, output: Any, is_async: bool) -> Program[None]:
+    """`_finish` of a traced task: each conditional edge's path function runs as a chain
+    run named after it, a child of the node's run (LangGraph's `seq:step:N`)."""
+    task = ctx.task
+    node = task.node
+    writes = task.writes
+    if type(output) is not dict:
+        output = adopt(output)
+    for writer in node.writers:
+        route = getattr(writer, "route", None)
+        if route is None:
+            if produced := writer(task, output):
+                writes.extend(produced)
+            continue
+        read, branch = route
+        if branch.is_async and not is_async:
+            raise TypeError(
+                f"A conditional edge after node `{task.name}` is async: run the graph with "
+                "`ainvoke` / `astream`, or make the path function synchronous."
+            )
+        _, value = read(task, output)
+        manager = ctx.node_run.get_child(f"seq:step:{getattr(writer, 'trace_step', 3)}")
+        name = getattr(branch.path, "name", None) or getattr(branch.path, "__name__", branch.name)
+        run = yield (manager.on_chain_start, manager.on_chain_start, (None, value), {"name": name})
+        try:
+            if branch.is_async:
+                result = yield (None, branch.call.acall, (value, ctx))
+            else:
+                result = branch.call.call(value, ctx)
+        except BaseException as exc:
+            yield (run.on_chain_error, run.on_chain_error, (exc,))
+            raise
+        yield (run.on_chain_end, run.on_chain_end, (result,))
+        writes.extend(branch.writes(result))
+    if node.static_writes:
+        writes.extend(node.static_writes)
+
+
 def _addressed(exc: ParentCommand, task: Task) -> ParentCommand:
     """`graph=PARENT` becomes the namespace of the graph the command is for."""
     cmd = exc.args[0]
@@ -221,10 +259,11 @@ def task_program(
                     output = copy_context().run(call, task.input, ctx)
                 if meta is not None:
                     _messages_end(ctx, meta, output)
-                if node_run is not None:
+                if node_run is not None:  # the writers run inside the node's run
+                    yield from _traced_finish(ctx, output, is_async)
                     yield from node_ended(ctx, node_run, output)
                     node_run = None
-                if (rest := _finish(task, output, is_async)) is not None:
+                elif (rest := _finish(task, output, is_async)) is not None:
                     yield (None, _afinish, (task, output, rest))
                 return None
             except ParentCommand as exc:

@@ -16,6 +16,7 @@ from uuid import UUID, uuid5
 
 from lgnb._internal.constants import (
     CONF,
+    CONFIG_KEY_CHECKPOINTER,
     END,
     INPUT,
     INTERRUPT,
@@ -63,7 +64,7 @@ __all__ = (
 # ---------------------------------------------------------------------- helpers
 def _checkpointer(graph: Pregel, config: dict[str, Any]) -> Any:
     saver = graph.checkpointer if graph.checkpointer not in (None, True, False) else None
-    saver = config.get(CONF, {}).get("__lgnb_checkpointer", saver)
+    saver = config.get(CONF, {}).get(CONFIG_KEY_CHECKPOINTER, saver)
     if saver is None and graph.checkpointer is True:
         raise RuntimeError(
             "checkpointer=True cannot be used for root graphs: it makes a subgraph keep "
@@ -102,7 +103,7 @@ def _subgraph_for_ns(
     no declared or detected subgraph owns (a graph a tool invokes) is read with this
     graph's channels; an update to it raises, as it would write the wrong state."""
     ns = config.get(CONF, {}).get("checkpoint_ns", "")
-    if not ns or "__lgnb_checkpointer" in config.get(CONF, {}):
+    if not ns or CONFIG_KEY_CHECKPOINTER in config.get(CONF, {}):
         return None  # the root namespace, or already resolved to this graph
     recast = recast_ns(ns, keep_numbers=False)
     current = next((sub for _, sub in graph.get_subgraphs(namespace=recast, recurse=True)), None)
@@ -115,7 +116,7 @@ def _subgraph_for_ns(
             )
         return None
     conf = dict(config[CONF])
-    conf["__lgnb_checkpointer"] = _checkpointer(graph, config)
+    conf[CONFIG_KEY_CHECKPOINTER] = _checkpointer(graph, config)
     if current.checkpointer is True:  # its state outlives each call: kept without task ids
         conf["checkpoint_ns"] = recast_ns(ns)
     return current, {**config, CONF: conf}
@@ -218,7 +219,7 @@ def _subgraph_states(
         if recurse:  # read where it is kept: without the task ids for `checkpointer=True`
             ns = recast_ns(task.ns) if subs[0].checkpointer is True else task.ns
             requests.append((task, {CONF: {"thread_id": thread_id, "checkpoint_ns": ns,
-                                           "__lgnb_checkpointer": saver}}))
+                                           CONFIG_KEY_CHECKPOINTER: saver}}))
         else:  # the task's namespace, as LangGraph names it (`_subgraph_for_ns` reads it)
             states[task.id] = {CONF: {"thread_id": thread_id, "checkpoint_ns": task.ns}}
     return states, requests

@@ -34,6 +34,8 @@ def subloop(graph: Pregel, ctx: TaskContext) -> tuple[Loop, bool]:
     parent = ctx.loop
     run = parent.run
     config = dict(parent.config)
+    if graph.config:  # `with_config` on the subgraph: under the parent's, as LangGraph merges
+        config = graph._merged_config(config)
     conf = dict(config.get(CONF) or {})
     # checkpointer=True: the subgraph keeps one state per thread, across parent runs
     ns = ctx.next_subgraph_ns()

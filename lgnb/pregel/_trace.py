@@ -100,7 +100,12 @@ def _graph_manager(loop: Loop, *, is_async: bool) -> Any:
     parent = loop.parent_ctx
     cls = AsyncCallbackManager if is_async else CallbackManager
     if parent is not None and parent.node_run is not None:
-        return parent.node_run.get_child()
+        manager = parent.node_run.get_child()
+        if "checkpoint_ns" not in manager.inheritable_metadata:
+            # as LangGraph's config of a subgraph: the outermost task's ns, copied from
+            # `configurable` (deeper subgraphs keep it)
+            manager.add_metadata({"checkpoint_ns": parent.task.ns})
+        return manager
     config = run.user_config
     # as LangGraph's graph runs: the run's address (thread_id, ...) and the integration
     metadata = {**run.address_metadata(), **(config.get("metadata") or {})}

@@ -464,13 +464,17 @@ class Pregel(CompiledGraphBase):
                 callbacks = parent.loop.run.callbacks
             # else: callbacks from the node's own config already carry the parent's
         sink = StreamSink()
+        own_context, store = coerce_context(self.context_schema, context), self.store
+        if parent is not None:  # a graph invoked inside a node: the caller's, unless given
+            own_context = own_context or parent.loop.run.context
+            store = store or parent.loop.run.store
         run = RunContext(
             sink=sink,
             modes=all_modes,
             subgraphs=subgraphs,
             config=config,
-            context=coerce_context(self.context_schema, context),
-            store=self.store,
+            context=own_context,
+            store=store,
             callbacks=callbacks,
             checkpointer=checkpointer,
         )
@@ -879,6 +883,10 @@ class Pregel(CompiledGraphBase):
         if version == "v2":
             if self.output_mapper is not None and isinstance(value, dict):
                 value = self.output_mapper(value)
+            elif interrupts and not isinstance(value, dict):
+                # LangGraph's value is its last `values` part: the `__interrupt__` one,
+                # the key taken out
+                value = {}
             return GraphOutput(value=value, interrupts=tuple(interrupts))
         if interrupts:
             if isinstance(value, dict):
