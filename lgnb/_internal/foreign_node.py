@@ -13,7 +13,8 @@ graphs rebuilt by `lgnb.graph.from_langgraph` are wrapped: an lgnb node pays not
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.callable import NodeCallable
@@ -93,6 +94,22 @@ def _enter(ctx: TaskContext) -> tuple[Any, Any]:
     return var_child_runnable_config, var_child_runnable_config.set(config)
 
 
+@contextmanager
+def _answering(ctx: TaskContext) -> Iterator[None]:
+    """While the node runs: LangGraph's context functions answered by `ctx`, LangGraph's
+    exceptions leaving as lgnb's."""
+    var, token = _enter(ctx)
+    try:
+        yield
+    except Exception as exc:
+        ours = _ours(exc)
+        if ours is exc:
+            raise
+        raise ours from None
+    finally:
+        var.reset(token)
+
+
 def _ours(exc: BaseException) -> BaseException:
     """LangGraph's `GraphInterrupt` / `ParentCommand` as lgnb's; other errors unchanged."""
     name = type(exc).__name__
@@ -120,29 +137,13 @@ def bridged(action: Any, *, name: str) -> Callable[..., Any]:
 
     def call(state: Any) -> Any:
         ctx = current_task()
-        var, token = _enter(ctx)
-        try:
+        with _answering(ctx):
             return inner.call(state, ctx)
-        except Exception as exc:
-            ours = _ours(exc)
-            if ours is exc:
-                raise
-            raise ours from None
-        finally:
-            var.reset(token)
 
     async def acall(state: Any) -> Any:
         ctx = current_task()
-        var, token = _enter(ctx)
-        try:
+        with _answering(ctx):
             return await inner.acall(state, ctx)
-        except Exception as exc:
-            ours = _ours(exc)
-            if ours is exc:
-                raise
-            raise ours from None
-        finally:
-            var.reset(token)
 
     wrapper: Any
     for wrapper in (call, acall):
