@@ -70,7 +70,7 @@ class GraphDrained(GraphBubbleUp):
     """
 
     def __init__(self, reason: str = "shutdown") -> None:
-        super().__init__(reason)
+        super().__init__(f"Graph drained: {reason}")
         self.reason = reason
 
 

@@ -269,12 +269,15 @@ def default_retry_on(exc: Exception) -> bool:
     """
     if isinstance(exc, ConnectionError):
         return True
-    if type(exc).__name__ in ("HTTPStatusError",):  # httpx
-        status = getattr(getattr(exc, "response", None), "status_code", 500)
-        return status >= 500
+    if any(k.__name__ == "HTTPStatusError" and k.__module__.startswith("httpx")
+           for k in type(exc).__mro__):
+        status = exc.response.status_code  # type: ignore[attr-defined]
+        return 500 <= status < 600
     if type(exc).__name__ == "HTTPError" and type(exc).__module__.startswith("requests"):
+        # as LangGraph: a `requests.Response` is falsy for any 4xx/5xx (`.ok`), so every
+        # `raise_for_status()` error is retried (429 Too Many Requests above all)
         response = getattr(exc, "response", None)
-        return response is None or response.status_code >= 500
+        return (500 <= response.status_code < 600) if response else True
     if isinstance(
         exc,
         (

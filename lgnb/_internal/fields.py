@@ -63,7 +63,7 @@ def fields_as_tuples(obj: Any, keys: Sequence[str]) -> list[tuple[str, Any]]:
 
 def update_as_tuples(obj: Any) -> list[tuple[str, Any]] | None:
     """An object's fields as updates, or None when it is not a class with annotations."""
-    if obj is None or isinstance(obj, (str, bytes, int, float, list, tuple, dict)):
+    if obj is None or type(obj) in (str, bytes, int, float, bool, list, tuple, dict):
         return None
     keys = annotated_keys(type(obj))
     if not keys:

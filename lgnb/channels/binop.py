@@ -84,14 +84,12 @@ class BinaryOperatorAggregate(ValueChannel[Value, Value, Value], Generic[Value])
             self.value = MISSING
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, BinaryOperatorAggregate) and (
-            other.operator is self.operator
-            or (
-                getattr(other.operator, "__name__", None) == getattr(self.operator, "__name__", 1)
-                and getattr(other.operator, "__module__", None)
-                == getattr(self.operator, "__module__", 1)
-            )
-        )
+        # as LangGraph: the same reducer object, or a lambda on either side (lambdas cannot
+        # be told apart by name); two different functions that share a name differ
+        if not isinstance(other, BinaryOperatorAggregate):
+            return False
+        a, b = self.operator, other.operator
+        return a is b or "<lambda>" in (getattr(a, "__name__", None), getattr(b, "__name__", None))
 
     def copy(self) -> Self:
         new = self.__class__.__new__(self.__class__)

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Callable
 from functools import partial
 from inspect import isclass, signature
-from typing import Any, get_origin, get_type_hints
+from typing import Any, get_args, get_origin, get_type_hints
 
 from typing_extensions import NotRequired, Required
 
@@ -54,16 +54,29 @@ def _unwrap_required(annotation: Any) -> Any:
     return annotation
 
 
+def _managed_in(name: str, annotation: Any) -> Any:
+    """The managed value `annotation` declares, looked for as LangGraph does: the last
+    `Annotated` item, else inside the first argument of a generic (`Optional[RemainingSteps]`,
+    `NotRequired[IsLastStep | None]`)."""
+    meta = getattr(annotation, "__metadata__", None)
+    if meta:
+        decoration = _ours(get_origin(meta[-1]) or meta[-1], name)
+        if is_managed_value(decoration):
+            return decoration
+    args = get_args(annotation) if get_origin(annotation) is not None else ()
+    return _managed_in(name, args[0]) if args else None
+
+
 def _channel(name: str, annotation: Any, *, allow_managed: bool = True) -> Any:
+    managed = _managed_in(name, annotation)
+    if managed is not None:
+        if not allow_managed:
+            raise ValueError(f"{annotation} is not allowed here: it is a managed value")
+        return managed
     annotation = _unwrap_required(annotation)
     meta = getattr(annotation, "__metadata__", None)
     if meta:
         meta = tuple(_ours(item, name) for item in meta)
-        decoration = get_origin(meta[-1]) or meta[-1]
-        if is_managed_value(decoration):
-            if not allow_managed:
-                raise ValueError(f"{annotation} is not allowed here: it is a managed value")
-            return decoration
         for item in meta:
             if isinstance(item, DeltaChannel):
                 # one DeltaChannel instance may annotate several keys: give each its own,
@@ -99,10 +112,6 @@ def _channel(name: str, annotation: Any, *, allow_managed: bool = True) -> Any:
 
                 return MessagesChannel(annotation, add_messages, key=name)
             return BinaryOperatorAggregate(annotation, reducer, key=name)
-    elif get_origin(annotation) is not None and is_managed_value(
-        getattr(annotation, "__args__", (None,))[0]
-    ):
-        return annotation.__args__[0]
     return LastValue(annotation, key=name)
 
 

@@ -24,6 +24,8 @@ from lgnb.types import Command, Send
 
 __all__ = ("control_writer", "updates_writer")
 
+_PLAIN = frozenset((str, bytes, int, float, bool, list, tuple, set, frozenset, type(None)))
+
 
 def updates_writer(
     output_keys: list[str],
@@ -58,7 +60,8 @@ def updates_writer(
                 else:
                     out.extend(from_value(item) or ())
             return out
-        keys = annotated_keys(type(value)) if not isinstance(value, (str, bytes, int, float, list, tuple, set)) else ()
+        # any class with annotated fields (a NamedTuple too), as LangGraph reads updates
+        keys = annotated_keys(type(value)) if type(value) not in _PLAIN else ()
         if keys:
             return [(k, v) for k, v in fields_as_tuples(value, output_keys) if k in key_set]
         raise InvalidUpdateError(

@@ -258,7 +258,7 @@ def _accept(loop: Loop, task: Task) -> None:
         if loop.emits.tasks:
             from lgnb.pregel._io import task_start_payload
 
-            loop.emit("tasks", task_start_payload(task))
+            loop.emit("tasks", task_start_payload(task, loop.run.task_config(loop, task)))
 
 
 def _outcome(task: Task, exc: BaseException | None) -> tuple[Any, BaseException | None]:

@@ -60,12 +60,15 @@ def updates_payload(
     return {name: update}
 
 
-def task_start_payload(task: Any) -> dict[str, Any]:
-    """The `tasks` stream event when a task starts."""
+def task_start_payload(task: Any, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The `tasks` stream event when a task starts. `config`: the task's RunnableConfig,
+    whose metadata (the run's, a subgraph's `with_config`, the node's; not the engine's
+    own keys) and user tags ride along under `metadata`, as in LangGraph."""
+    from lgnb.pregel.debug import task_metadata
+
     payload = {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
-    md = task.node.metadata
-    if md:
-        payload["metadata"] = dict(md)
+    if metadata := task_metadata(config):
+        payload["metadata"] = metadata
     return payload
 
 

@@ -522,7 +522,7 @@ class Loop(ResumeMixin):
         if self.emits.tasks:
             for task in self.tasks.values():
                 if not task.node.hidden:
-                    self.emit("tasks", task_start_payload(task))
+                    self.emit("tasks", task_start_payload(task, self.run.task_config(self, task)))
         if reapplied:
             for task in self.tasks.values():
                 if task.writes:

@@ -276,10 +276,11 @@ class RunContext:
         for key, value in self.address_metadata().items():
             metadata.setdefault(key, value)
         configurable = dict(user.get(CONF) or {})
-        tags = list(user.get("tags") or []) + list(task.node.tags)
+        tags = list(user.get("tags") or [])
         if own:
             configurable = {**(own.get(CONF) or {}), **configurable}
-            tags = [t for t in own.get("tags") or () if t not in tags] + tags
+            tags += [t for t in own.get("tags") or () if t not in tags]  # after the caller's
+        tags += task.node.tags
         configurable["checkpoint_ns"] = task.ns
         configurable.pop("checkpoint_id", None)
         callbacks: Any = self.callbacks

@@ -416,10 +416,17 @@ async def _timed(ctx: TaskContext, policy: TimeoutPolicy | None) -> Any:
 
     ctx.runtime = runtime.override(stream_writer=guarded_writer, heartbeat=clock.touch)
     ctx._runtime = None
-    if auto and ctx.loop.run.callbacks:
+    lc_token = None
+    if auto and idle_s is not None:
         _watch_callbacks(ctx, clock)
+        if not ctx.loop.run.callbacks:  # make the node's config the one its runnables inherit
+            lc_token = _enter_langchain(ctx)
     start = clock.last
-    child = asyncio.ensure_future(call)
+    try:
+        child = asyncio.ensure_future(call)  # (the task copies the context here)
+    finally:
+        if lc_token is not None:
+            _exit_langchain(lc_token)
     run_left = idle_left = float("inf")
     try:
         while True:
@@ -509,8 +516,9 @@ async def _in_thread(fn: Any, value: Any, ctx: TaskContext) -> Any:
 def _reset_for_retry(ctx: TaskContext) -> None:
     ctx.attempt += 1
     ctx.task.writes.clear()
+    # the answers given so far stay: a retried attempt's `interrupt()` gets the same ones
+    # (the resume value was taken from the loop by the first attempt), as in LangGraph
     ctx.interrupt_index = 0
-    ctx.resume = None
 
 
 def commit_writes(task: Task, exc: BaseException | None) -> list[tuple[str, Any]] | None:

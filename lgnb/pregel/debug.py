@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from langgraph.checkpoint.base import EXCLUDED_METADATA_KEYS
@@ -23,6 +23,7 @@ __all__ = (
     "map_debug_task_results",
     "map_debug_tasks",
     "map_task_result_writes",
+    "task_metadata",
     "user_tags",
 )
 
@@ -52,17 +53,20 @@ def map_debug_tasks(tasks: Iterable[Any]) -> Iterator[TaskPayload]:
             "input": task.input,
             "triggers": task.triggers,
         }
-        if config is not None:
-            metadata = {
-                k: v
-                for k, v in (config.get("metadata") or {}).items()
-                if k not in EXCLUDED_METADATA_KEYS
-            }
-            if (tags := user_tags(config.get("tags"))) is not None:
-                metadata["tags"] = tags
-            if metadata:
-                payload["metadata"] = metadata
+        if config is not None and (metadata := task_metadata(config)):
+            payload["metadata"] = metadata
         yield payload
+
+
+def task_metadata(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A task config's metadata as a task payload carries it: without the engine's own keys
+    (`langgraph_*`, `thread_id`, `checkpoint_*`), with the user tags under `tags`."""
+    metadata = {
+        k: v for k, v in (config.get("metadata") or {}).items() if k not in EXCLUDED_METADATA_KEYS
+    }
+    if (tags := user_tags(config.get("tags"))) is not None:
+        metadata["tags"] = tags
+    return metadata
 
 
 def is_multiple_channel_write(value: Any) -> bool:
