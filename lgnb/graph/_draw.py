@@ -71,6 +71,11 @@ def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
             for dest in ends or ():
                 edges.add((name, dest, True, None))
 
+    # as LangGraph finds them by running the writers from START: only edges out of nodes a
+    # run reaches, into nodes it triggers (a join once all its sources ran)
+    reached, last_step = _reached(builder)
+    edges = {e for e in edges if e[0] in reached and (e[1] in reached or e[1] == END)}
+
     out = Graph()
     for name, node in graph.nodes.items():
         if name == START:
@@ -98,11 +103,9 @@ def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
     termini = {d for _, d, _, _ in edges if d != END} - {s for s, _, _, _ in edges}
     for src in sorted(termini):
         _add_edge(out, src, END)
-    if not termini and not any(d == END for _, d, _, _ in edges):
-        # a loop with no way out drawn: the one router may still end the run
-        routers = sorted({s for s, _, cond, _ in edges if cond})
-        if len(routers) == 1:
-            _add_edge(out, routers[0], END, conditional=True)
+    if not termini and len(last_step) == 1 and not any(d == END for _, d, _, _ in edges):
+        # no way out drawn: the one node of the last step may still end the run
+        _add_edge(out, next(iter(last_step)), END, conditional=True)
 
     if xray:
         depth = xray - 1 if isinstance(xray, int) and not isinstance(xray, bool) else xray
@@ -125,6 +128,41 @@ def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
                         edge = edge.copy(target=first.id)  # type: ignore[union-attr]
                     out.edges[idx] = edge
     return out
+
+
+def _reached(builder: Any, limit: int = 251) -> tuple[set[str], set[str]]:
+    """The nodes a run from START reaches, and those of its last step, as LangGraph's
+    drawing simulates the run (at most `limit` steps): plain edges trigger every time,
+    conditional edges and `destinations` only the first time their node runs (declared
+    writes, applied once), a join once all its sources ran."""
+    plain: dict[str, set[str]] = {}
+    declared: dict[str, set[str]] = {}
+    for s, e in builder.edges:
+        plain.setdefault(s, set()).add(e)
+    for source, branches in builder.branches.items():
+        for branch in branches.values():
+            declared.setdefault(source, set()).update((branch.ends or {}).values())
+    for name, spec in builder.nodes.items():
+        declared.setdefault(name, set()).update(spec.ends or ())
+    joins = [(frozenset(starts), end) for starts, end in builder.waiting_edges]
+    seen: list[set[str]] = [set() for _ in joins]
+    tasks, last = {START}, {START}
+    reached: set[str] = set()
+    for _ in range(limit):
+        if not tasks:
+            break
+        following = {d for t in tasks for d in plain.get(t, ())}
+        following.update(d for t in tasks - reached for d in declared.get(t, ()))
+        reached |= tasks
+        last = tasks
+        for i, (starts, end) in enumerate(joins):
+            seen[i] |= tasks & starts
+            if seen[i] >= starts:
+                following.add(end)
+                seen[i] = set()
+        following.discard(END)
+        tasks = following
+    return reached, last
 
 
 def _draw_wired(graph: Any) -> Graph:
@@ -151,8 +189,10 @@ def _draw_wired(graph: Any) -> Graph:
 
 
 def _names(spec: Any, builder: Any) -> set[str]:
+    # LangGraph tests `name in spec`: for "*" a substring test no node name passes, so
+    # breakpoints on every node are not drawn
     if spec == "*":
-        return set(builder.nodes)
+        return set()
     return set(spec or ())
 
 

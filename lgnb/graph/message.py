@@ -196,9 +196,10 @@ def add_messages(
     )
 
 
+# State with one key, `messages`, merged by `add_messages`. (A comment, not a docstring:
+# pydantic would put a docstring into the graph's JSON schemas as a description, and
+# LangGraph's class has none.)
 class MessagesState(TypedDict):
-    """State with one key, ``messages``, merged by :func:`add_messages`."""
-
     messages: Annotated[list[AnyMessage], add_messages]
 
 

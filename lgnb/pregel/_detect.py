@@ -25,15 +25,40 @@ _LEAF = (str, bytes, int, float, bool, type(None), types.ModuleType, type)
 
 
 def _is_graph(value: Any) -> bool:
+    """A compiled graph that keeps state: one compiled with `checkpointer=False` is not a
+    subgraph to LangGraph's introspection (`get_subgraphs`, xray drawings, state reads)."""
     from lgnb.pregel.main import Pregel
 
-    return isinstance(value, Pregel)
+    return isinstance(value, Pregel) and value.checkpointer is not False
 
 
 def find_subgraph(fn: Any) -> Any:
-    """The compiled graph `fn` invokes (or is), or None."""
-    if _is_graph(fn):
-        return fn
+    """The compiled graph `fn` invokes (or is), or None. Runnables are searched as
+    LangGraph searches them: the steps of a sequence (`prep | subgraph`), the functions a
+    `RunnableLambda` depends on."""
+    candidates, seen = [fn], set()
+    for candidate in candidates:
+        if candidate is None or id(candidate) in seen:
+            continue
+        seen.add(id(candidate))
+        if _is_graph(candidate):
+            return candidate
+        steps = getattr(candidate, "steps", None)  # RunnableSequence
+        if type(candidate).__name__ in ("RunnableSequence", "RunnableSeq") and steps:
+            candidates.extend(steps)
+            continue
+        if type(candidate).__name__ == "RunnableLambda":
+            candidates.extend(getattr(candidate, "deps", ()) or ())
+            candidates.append(getattr(candidate, "func", None) or getattr(candidate, "afunc", None))
+            continue
+        found = _in_callable(candidate)
+        if found is not None:
+            return found
+    return None
+
+
+def _in_callable(fn: Any) -> Any:
+    """The graph a function (through partials and `__wrapped__`) invokes, or None."""
     seen: set[int] = set()
     while fn is not None and id(fn) not in seen:
         seen.add(id(fn))

@@ -113,7 +113,7 @@ class PregelNode:
             bound = self.bound
             found = None
             if bound is not None:
-                found = bound.subgraph
+                found = bound.subgraph if find_subgraph(bound.subgraph) is not None else None
                 for fn in (bound.func, bound.afunc, bound.runnable):
                     if found is None and fn is not None:
                         found = find_subgraph(fn)
