@@ -106,6 +106,15 @@ def _rebuild(builder: Any) -> Any:
             trace_policy=_trace(getattr(spec, "trace_policy", None)),
         )
         ours.nodes[name].error_handler = getattr(spec, "error_handler_node", None)
+    defaults = getattr(builder, "_node_defaults", None)
+    if defaults is not None and not builder.compiled:  # (compiling applies them to the nodes)
+        handler = getattr(defaults, "error_handler", None)
+        ours.set_node_defaults(
+            retry_policy=_retry(defaults.retry_policy),
+            cache_policy=_cache(defaults.cache_policy),
+            error_handler=None if handler is None else bridged(handler, name="error_handler"),
+            timeout=_timeout(defaults.timeout),
+        )
     for start, end in builder.edges:
         ours.add_edge(start, end)
     for starts, end in builder.waiting_edges:

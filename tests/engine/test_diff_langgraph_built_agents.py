@@ -482,3 +482,47 @@ def test_react_agent_on_lgnbs_sqlite_saver_resumes_in_a_new_graph(tmp_path):
     out = second.invoke(Command(resume={"decisions": [{"type": "approve"}]}), _cfg())
     assert [(type(m).__name__, m.content) for m in out["messages"][-2:]] == [
         ("ToolMessage", "7"), ("AIMessage", "seven")]
+
+
+def test_a_langgraph_builder_keeps_its_node_defaults_when_rebuilt(differential):
+    """An uncompiled LangGraph builder's `set_node_defaults` (retry, error handler) apply
+    to the rebuilt graph's nodes as LangGraph's compile applies them."""
+
+    def scenario(E):
+        from langgraph.graph import START as LG_START
+        from langgraph.graph import StateGraph as LgStateGraph
+        from langgraph.types import RetryPolicy as LgRetry
+
+        class S(TypedDict):
+            log: Annotated[list, operator.add]
+
+        tries = []
+
+        def flaky(s):
+            tries.append(1)
+            if len(tries) < 3:
+                raise ConnectionError("try again")
+            return {"log": [f"ok after {len(tries)}"]}
+
+        def broken(s):
+            raise ValueError("always")
+
+        def handler(s, error):
+            return {"log": [f"handled {type(error.error).__name__}"]}
+
+        b = LgStateGraph(S)
+        b.add_node("flaky", flaky)
+        b.add_node("broken", broken)
+        b.add_edge(LG_START, "flaky")
+        b.add_edge("flaky", "broken")
+        b.set_node_defaults(retry_policy=LgRetry(max_attempts=3, initial_interval=0.001, jitter=False),
+                            error_handler=handler)
+        if E.root == "lgnb":
+            from lgnb.graph import from_langgraph
+
+            app = from_langgraph(b).compile()
+        else:
+            app = b.compile()
+        return app.invoke({"log": []}), len(tries)
+
+    differential(scenario)
