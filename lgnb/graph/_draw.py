@@ -42,12 +42,15 @@ def _action(bound: Any) -> Any:
     return getattr(bound.func or bound.afunc, "_lgnb_wraps", None)
 
 
+_Edge = tuple[str, str, bool, "str | None"]
+
+
 def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
     """The structure of `graph` (a CompiledStateGraph) as a LangChain Graph."""
     builder = getattr(graph, "builder", None)
     if builder is None:
         return _draw_wired(graph)
-    edges: set[tuple[str, str, bool, str | None]] = set()
+    edges: set[_Edge] = set()
     # a plain edge to END writes nothing, so LangGraph does not discover it: END edges of
     # plain nodes are drawn afterwards, for the nodes nothing leaves (the termini below)
     for s, e in builder.edges:
@@ -73,8 +76,9 @@ def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
 
     # as LangGraph finds them by running the writers from START: only edges out of nodes a
     # run reaches, into nodes it triggers (a join once all its sources ran)
-    reached, last_step = _reached(builder)
+    reached, last_step, implicit = _reached(builder)
     edges = {e for e in edges if e[0] in reached and (e[1] in reached or e[1] == END)}
+    edges |= implicit
 
     out = Graph()
     for name, node in graph.nodes.items():
@@ -130,11 +134,15 @@ def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
     return out
 
 
-def _reached(builder: Any, limit: int = 251) -> tuple[set[str], set[str]]:
-    """The nodes a run from START reaches, and those of its last step, as LangGraph's
-    drawing simulates the run (at most `limit` steps): plain edges trigger every time,
-    conditional edges and `destinations` only the first time their node runs (declared
-    writes, applied once), a join once all its sources ran."""
+def _reached(builder: Any, limit: int = 251) -> tuple[set[str], set[str], set[_Edge]]:
+    """The nodes a run from START reaches, those of its last step, and the implicit edges
+    LangGraph's drawing adds, as it simulates the run (at most `limit` steps).
+
+    Plain edges trigger every time, conditional edges and `destinations` only the first
+    time their node runs (declared writes, applied once), a join once all its sources ran.
+    A deferred node runs in the first step nothing else is left to run; if none of the
+    nodes that triggered it ran in the step before, LangGraph draws a dashed edge to it
+    from each node of that step."""
     plain: dict[str, set[str]] = {}
     declared: dict[str, set[str]] = {}
     for s, e in builder.edges:
@@ -144,25 +152,41 @@ def _reached(builder: Any, limit: int = 251) -> tuple[set[str], set[str]]:
             declared.setdefault(source, set()).update((branch.ends or {}).values())
     for name, spec in builder.nodes.items():
         declared.setdefault(name, set()).update(spec.ends or ())
+    deferred = {name for name, spec in builder.nodes.items() if spec.defer}
     joins = [(frozenset(starts), end) for starts, end in builder.waiting_edges]
     seen: list[set[str]] = [set() for _ in joins]
-    tasks, last = {START}, {START}
+    waiting: dict[str, set[str]] = {}  # deferred node -> the nodes that triggered it
+    implicit: set[_Edge] = set()
+    tasks: dict[str, set[str]] = {START: set()}
+    last: set[str] = {START}
     reached: set[str] = set()
     for _ in range(limit):
         if not tasks:
             break
-        following = {d for t in tasks for d in plain.get(t, ())}
-        following.update(d for t in tasks - reached for d in declared.get(t, ()))
-        reached |= tasks
-        last = tasks
+        following: dict[str, set[str]] = {}
+        for t in tasks:
+            for d in plain.get(t, ()):
+                following.setdefault(d, set()).add(t)
+            if t not in reached:
+                for d in declared.get(t, ()):
+                    following.setdefault(d, set()).add(t)
         for i, (starts, end) in enumerate(joins):
-            seen[i] |= tasks & starts
+            seen[i] |= tasks.keys() & starts
             if seen[i] >= starts:
-                following.add(end)
+                following.setdefault(end, set()).update(starts)
                 seen[i] = set()
-        following.discard(END)
+        reached |= tasks.keys()
+        last = set(tasks)
+        following.pop(END, None)
+        for d in deferred & following.keys():
+            waiting.setdefault(d, set()).update(following.pop(d))
+        if not following and waiting:  # nothing else left: the deferred nodes run
+            for d, sources in waiting.items():
+                if not sources & last:
+                    implicit.update((src, d, True, None) for src in last)
+            following, waiting = waiting, {}
         tasks = following
-    return reached, last
+    return reached, last, implicit
 
 
 def _draw_wired(graph: Any) -> Graph:
