@@ -14,7 +14,7 @@ import sys
 import warnings
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, get_args
 
 from lgnb.errors import NodeError
 from lgnb.types import StreamWriter
@@ -92,8 +92,23 @@ def _injected_params(func: Callable[..., Any]) -> tuple[str, ...]:
                 continue
         if name == "error" and not _is_node_error(p.annotation):
             continue  # only an error handler's `error: NodeError` is injected
+        if name == "store" and not is_store_annotation(p.annotation):
+            continue  # LangGraph injects `store` untyped or typed (Optional) BaseStore only
         wanted.append(name)
     return tuple(wanted)
+
+
+def is_store_annotation(annotation: Any) -> bool:
+    """Whether a `store` parameter so annotated gets the store injected: untyped,
+    `BaseStore` or `Optional[BaseStore]` (a subclass such as `InMemoryStore` does not)."""
+    if annotation in (inspect.Parameter.empty, "BaseStore", "Optional[BaseStore]"):
+        return True
+    if getattr(annotation, "__name__", None) == "BaseStore":
+        return True
+    args = get_args(annotation)
+    return len(args) == 2 and type(None) in args and any(
+        getattr(a, "__name__", None) == "BaseStore" for a in args
+    )
 
 
 def _is_node_error(annotation: Any) -> bool:

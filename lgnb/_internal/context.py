@@ -128,7 +128,8 @@ class TaskContext:
         rt = self._runtime
         if rt is None or (rt.execution_info and rt.execution_info.node_attempt != self.attempt):
             loop = self.loop
-            run_id = loop.run.user_config.get("run_id")
+            # a subgraph's nodes see none: LangGraph's nested config drops `run_id`
+            run_id = None if loop.parent_ctx is not None else loop.run.user_config.get("run_id")
             rt = self.runtime.override(
                 execution_info=ExecutionInfo(
                     checkpoint_id=loop.checkpoint_id,

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from lgnb._internal.callable import is_async_callable
+from lgnb._internal.callable import is_async_callable, is_store_annotation
 from lgnb._internal.constants import ERROR, PUSH, RETURN
 from lgnb._internal.context import TaskContext, current_task
 from lgnb._internal.ids import task_id as make_task_id
@@ -106,6 +106,7 @@ class CallCallable:
             for i, p in enumerate(params)
             if p.name in _INJECTABLE
             and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+            and (p.name != "store" or is_store_annotation(p.annotation))
         )
 
     def _kwargs(self, value: tuple[tuple[Any, ...], dict[str, Any]], ctx: TaskContext) -> dict[str, Any]:

@@ -43,9 +43,23 @@ from lgnb.types import Command, RetryPolicy, TimeoutPolicy
 
 __all__ = ("run_task", "arun_task", "task_program", "commit_writes")
 
+def _langchain_loaded() -> bool:
+    """Whether LangChain's runnables are imported: only then can a node call a Runnable
+    that reads its config from LangChain's context variable (a graph of plain functions
+    never imports them, and pays nothing)."""
+    global _LC_CONFIG_VAR
+    if _LC_CONFIG_VAR is None:
+        module = sys.modules.get("langchain_core.runnables.config")
+        if module is None:
+            return False
+        _LC_CONFIG_VAR = module.var_child_runnable_config
+    return True
+
+
 def _enter_langchain(ctx: TaskContext) -> tuple[Any, Token, Any]:
-    """With callbacks (or tracing): LangChain's child config becomes this task's, so a chat
-    model invoked without a config inherits the run's handlers (the messages stream)."""
+    """LangChain's child config becomes this task's, as in LangGraph: a Runnable or chat
+    model the node invokes without a config inherits the run's configurable, metadata and
+    handlers (the messages stream, `configurable_alternatives`). Built on first read."""
     global _LC_CONFIG_VAR
     var = _LC_CONFIG_VAR
     if var is None:
@@ -149,6 +163,11 @@ def _traced_finish(ctx: TaskContext, output: Any, is_async: bool) -> Program[Non
                 "`ainvoke` / `astream`, or make the path function synchronous."
             )
         _, value = read(task, output)
+        if getattr(branch.path, "trace", True) is False:  # a library's untraced router
+            result = (yield (None, branch.call.acall, (value, ctx))) if branch.is_async else (
+                branch.call.call(value, ctx))
+            writes.extend(branch.writes(result))
+            continue
         manager = ctx.node_run.get_child(f"seq:step:{getattr(writer, 'trace_step', 3)}")
         name = getattr(branch.path, "name", None) or getattr(branch.path, "__name__", branch.name)
         run = yield (manager.on_chain_start, manager.on_chain_start, (None, value), {"name": name})
@@ -247,7 +266,11 @@ def task_program(
     node_run = (yield from node_started(ctx)) if run.tracing and not task.node.hidden else None
     # the task is current while it runs (`get_config()`, `interrupt()`, ...)
     token = TASK_CTX.set(ctx)
-    lc_token = _enter_langchain(ctx) if run.callbacks or ctx.node_run is not None else None
+    lc_token = (
+        _enter_langchain(ctx)
+        if run.callbacks or ctx.node_run is not None or _langchain_loaded()
+        else None
+    )
     try:
         while True:
             attempt += 1
@@ -314,7 +337,7 @@ def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException
     call = task.node.bound.call  # type: ignore[union-attr]
     messages = run.messages_handler is not None
     token = TASK_CTX.set(ctx)  # the task is current while it runs
-    lc_token = _enter_langchain(ctx) if run.callbacks else None
+    lc_token = _enter_langchain(ctx) if run.callbacks or _langchain_loaded() else None
     attempt = 0
     try:
         while True:
@@ -361,9 +384,19 @@ async def _acall(value: Any, ctx: TaskContext) -> Any:
     bound = task.node.bound
     if (timeout := task.timeout or task.node.timeout) is not None:
         return await _timed(ctx, TimeoutPolicy.coerce(timeout))
-    if bound.is_async or bound.subgraph is not None or bound.runnable is not None:  # type: ignore[union-attr]
+    if _awaitable(bound):
         return await _in_own_context(bound.acall(value, ctx))  # type: ignore[union-attr]
     return await _in_thread(bound.call, value, ctx)  # type: ignore[union-attr]
+
+
+def _awaitable(bound: Any) -> bool:
+    """Whether an async run awaits the node's async side: an async function, a sync one
+    with an async twin (`RunnableLambda(f, afunc=af)`, a LangGraph node), a Runnable or a
+    subgraph; else its sync function runs in a thread."""
+    return bool(
+        bound.is_async or getattr(bound, "afunc", None) is not None or bound.subgraph is not None
+        or bound.runnable is not None
+    )
 
 
 async def _in_own_context(call: Coroutine[Any, Any, Any]) -> Any:
@@ -395,7 +428,7 @@ async def _timed(ctx: TaskContext, policy: TimeoutPolicy | None) -> Any:
     discarded) when it runs past `run_timeout` or makes no progress for `idle_timeout`."""
     task = ctx.task
     bound = task.node.bound
-    if bound.is_async or bound.subgraph is not None or bound.runnable is not None:  # type: ignore[union-attr]
+    if _awaitable(bound):
         call = _in_own_context(bound.acall(task.input, ctx))  # type: ignore[union-attr]
     else:
         call = _in_thread(bound.call, task.input, ctx)  # type: ignore[union-attr]

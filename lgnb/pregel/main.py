@@ -465,9 +465,10 @@ class Pregel(CompiledGraphBase):
             # else: callbacks from the node's own config already carry the parent's
         sink = StreamSink()
         own_context, store = coerce_context(self.context_schema, context), self.store
-        if parent is not None:  # a graph invoked inside a node: the caller's, unless given
+        if parent is not None:  # a graph invoked inside a node: the caller's context unless
+            # given, and always the caller's store (LangGraph's runtime merge)
             own_context = own_context or parent.loop.run.context
-            store = store or parent.loop.run.store
+            store = parent.loop.run.store
         run = RunContext(
             sink=sink,
             modes=all_modes,

@@ -71,6 +71,7 @@ PUBLIC_NAMES: dict[str, str] = {
     # .config
     "get_stream_writer": "config",
     "get_config": "config",
+    "get_store": "config",
     # .runtime
     "Runtime": "runtime",
     "get_runtime": "runtime",

@@ -13,13 +13,12 @@ completion order is deterministic; run ids of events are normalized by the harne
 import asyncio
 import operator
 import uuid
-from typing import Annotated, Any
+from typing import Annotated
 
+from _diff import acapture, acollect
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from typing_extensions import TypedDict
-
-from _diff import acapture, acollect
 
 
 class S(TypedDict, total=False):
@@ -31,8 +30,28 @@ def _cfg(name="t"):
     return {"configurable": {"thread_id": f"{name}-{uuid.uuid4().hex}"}}
 
 
+def _one_node_app(E, schema, name, node, **compile_kw):
+    """START -> name: the one-node graph that wraps a node or subgraph, compiled with compile_kw."""
+    g = E.StateGraph(schema)
+    g.add_node(name, node)
+    g.add_edge(E.START, name)
+    return g.compile(**compile_kw)
+
+
 def _model(*texts):
     return GenericFakeChatModel(messages=iter([AIMessage(t) for t in texts]))
+
+
+def _summing_agent_app(E, model):
+    """START -> agent, an async node summing the chunks of `model.astream(messages)`."""
+
+    async def agent(s):
+        full = None
+        async for ch in model.astream(s["messages"]):
+            full = ch if full is None else full + ch
+        return {"messages": [full]}
+
+    return _one_node_app(E, E.MessagesState, "agent", agent)
 
 
 def _hist(app_hist):
@@ -64,32 +83,10 @@ def test_async_node_iterating_model_astream_streams_each_token_in_messages_mode(
     final state holds the summed message."""
 
     async def scenario(E):
-        model = _model("the quick brown fox")
-
-        async def agent(s):
-            full = None
-            async for ch in model.astream(s["messages"]):
-                full = ch if full is None else full + ch
-            return {"messages": [full]}
-
-        g = E.StateGraph(E.MessagesState)
-        g.add_node("agent", agent)
-        g.add_edge(E.START, "agent")
-        app = g.compile()
+        app = _summing_agent_app(E, _model("the quick brown fox"))
         items = [c async for c in app.astream({"messages": [HumanMessage("hi", id="h")]},
                                              stream_mode="messages")]
-        model2 = _model("again here")
-
-        async def agent2(s):
-            full = None
-            async for ch in model2.astream(s["messages"]):
-                full = ch if full is None else full + ch
-            return {"messages": [full]}
-
-        g2 = E.StateGraph(E.MessagesState)
-        g2.add_node("agent", agent2)
-        g2.add_edge(E.START, "agent")
-        final = await g2.compile().ainvoke({"messages": [HumanMessage("hi", id="h")]})
+        final = await _summing_agent_app(E, _model("again here")).ainvoke({"messages": [HumanMessage("hi", id="h")]})
         return [_chunk_view(c) for c in items], [(type(m).__name__, m.content) for m in final["messages"]]
 
     differential(scenario)
@@ -816,10 +813,7 @@ def test_abatch_of_async_runs_with_return_exceptions(differential):
             await asyncio.sleep(0.01 * s["n"])
             return {"log": [s["n"] * 2]}
 
-        g = E.StateGraph(S)
-        g.add_node("check", check)
-        g.add_edge(E.START, "check")
-        app = g.compile()
+        app = _one_node_app(E, S, "check", check)
         inputs = [{"log": [], "n": 3}, {"log": [], "n": -1}, {"log": [], "n": 1}]
         res = await app.abatch(inputs, return_exceptions=True)
         res = [r if not isinstance(r, Exception) else ("exc", type(r).__name__, str(r)) for r in res]

@@ -14,11 +14,18 @@ import time
 from dataclasses import dataclass
 from typing import Annotated
 
+from _diff import Normalizer, acapture, acollect, attempt, capture, collect
 from langgraph.cache.memory import InMemoryCache
 from langgraph.store.memory import InMemoryStore
 from typing_extensions import TypedDict
 
-from _diff import Normalizer, acapture, acollect, attempt, capture, collect
+
+def _one_node_app(E, schema, name, node, **compile_kw):
+    """START -> name: the one-node graph that wraps a node or subgraph, compiled with compile_kw."""
+    g = E.StateGraph(schema)
+    g.add_node(name, node)
+    g.add_edge(E.START, name)
+    return g.compile(**compile_kw)
 
 
 def _cfg(tid="t"):
@@ -895,10 +902,7 @@ def test_state_graph_node_invokes_an_entrypoint(differential):
         def node(s: S) -> dict:
             return {"y": inner.invoke(s["x"])}
 
-        g = E.StateGraph(S)
-        g.add_node("node", node)
-        g.add_edge(E.START, "node")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, S, "node", node, checkpointer=E.InMemorySaver())
         cfg = _cfg()
         chunks = collect(lambda: app.stream({"x": 3}, cfg, stream_mode=["updates", "values"],
                                             subgraphs=True))
@@ -921,10 +925,7 @@ def test_entrypoint_added_as_a_node_of_a_state_graph(differential):
             inp: str
             out: str
 
-        g = E.StateGraph(S)
-        g.add_node("sub", sub)
-        g.add_edge(E.START, "sub")
-        app = g.compile()
+        app = _one_node_app(E, S, "sub", sub)
         return (app.invoke({"inp": "quiet"}),
                 collect(lambda: app.stream({"inp": "x"}, stream_mode="updates", subgraphs=True)))
 
@@ -940,10 +941,7 @@ def test_interrupt_in_a_graph_invoked_by_a_task_pauses_the_entrypoint(differenti
         def ask(s):
             return {"a": E.interrupt(s["q"])}
 
-        g = E.StateGraph(S)
-        g.add_node("ask", ask)
-        g.add_edge(E.START, "ask")
-        graph = g.compile()
+        graph = _one_node_app(E, S, "ask", ask)
 
         @E.func.entrypoint(checkpointer=E.InMemorySaver())
         def wf(q: str) -> str:
@@ -999,10 +997,7 @@ def test_task_invoking_a_graph_that_interrupts_pauses_and_resumes(differential):
         def ask(s):
             return {"a": E.interrupt(s["q"])}
 
-        g = E.StateGraph(S)
-        g.add_node("ask", ask)
-        g.add_edge(E.START, "ask")
-        graph = g.compile()
+        graph = _one_node_app(E, S, "ask", ask)
 
         @E.func.task
         def ask_task(q: str) -> str:
@@ -1231,10 +1226,7 @@ def test_rerun_after_failure_with_invoke_none_in_a_node_calling_tasks(differenti
         def node(s: S) -> dict:
             return {"total": sum(f.result() for f in [fetch(i) for i in s["ids"]])}
 
-        g = E.StateGraph(S)
-        g.add_node("node", node)
-        g.add_edge(E.START, "node")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, S, "node", node, checkpointer=E.InMemorySaver())
         cfg = _cfg()
         err = capture(lambda: app.invoke({"ids": [0, 1, 2]}, cfg))
         fail["on"] = False

@@ -16,9 +16,8 @@ import warnings
 from typing import Annotated, Literal, Optional
 
 import pydantic
-from typing_extensions import TypedDict
-
 from _diff import capture
+from typing_extensions import TypedDict
 
 
 class S(TypedDict):
@@ -395,6 +394,19 @@ def _sub(E):
     return sub.compile()
 
 
+def _single_node_app(E, name, node):
+    """START -> name, compiled."""
+    g = E.StateGraph(S)
+    g.add_node(name, node)
+    g.add_edge(E.START, name)
+    return g.compile()
+
+
+def _found_by_xray(app):
+    """The subgraphs LangGraph finds and the expanded drawing."""
+    return sorted(n for n, _ in app.get_subgraphs()), view(app.get_graph(xray=True))
+
+
 def test_subgraph_as_node_drawn_collapsed_and_expanded(differential):
     def scenario(E):
         g = _nodes(E, E.StateGraph(S), "pre", "post")
@@ -418,10 +430,7 @@ def test_subgraph_invoked_inside_a_node_function_is_found_by_xray(differential):
             out = subgraph.invoke({"log": []})
             return {"log": out["log"]}
 
-        g = E.StateGraph(S)
-        g.add_node("call_subgraph", call_subgraph)
-        g.add_edge(E.START, "call_subgraph")
-        app = g.compile()
+        app = _single_node_app(E, "call_subgraph", call_subgraph)
         return (sorted(n for n, _ in app.get_subgraphs()), view(app.get_graph()),
                 view(app.get_graph(xray=True)))
 
@@ -718,11 +727,7 @@ def test_subgraph_compiled_without_checkpointing_is_not_a_subgraph_for_xray(diff
         sub = E.StateGraph(S)
         _nodes(E, sub, "inner")
         sub.add_edge(E.START, "inner")
-        g = E.StateGraph(S)
-        g.add_node("team", sub.compile(checkpointer=False))
-        g.add_edge(E.START, "team")
-        app = g.compile()
-        return sorted(n for n, _ in app.get_subgraphs()), view(app.get_graph(xray=True))
+        return _found_by_xray(_single_node_app(E, "team", sub.compile(checkpointer=False)))
 
     differential(scenario)
 
@@ -737,11 +742,7 @@ def test_subgraph_without_checkpointing_invoked_in_a_node_is_not_found(different
         def call(s):
             return subgraph.invoke(s)
 
-        g = E.StateGraph(S)
-        g.add_node("call", call)
-        g.add_edge(E.START, "call")
-        app = g.compile()
-        return sorted(n for n, _ in app.get_subgraphs()), view(app.get_graph(xray=True))
+        return _found_by_xray(_single_node_app(E, "call", call))
 
     differential(scenario)
 
@@ -755,11 +756,7 @@ def test_runnable_lambda_node_invoking_a_subgraph_is_found_by_xray(differential)
         def call(s):
             return subgraph.invoke(s)
 
-        g = E.StateGraph(S)
-        g.add_node("call", RunnableLambda(call))
-        g.add_edge(E.START, "call")
-        app = g.compile()
-        return sorted(n for n, _ in app.get_subgraphs()), view(app.get_graph(xray=True))
+        return _found_by_xray(_single_node_app(E, "call", RunnableLambda(call)))
 
     differential(scenario)
 
@@ -769,11 +766,7 @@ def test_runnable_sequence_ending_in_a_subgraph_is_found_by_xray(differential):
         from langchain_core.runnables import RunnableLambda
 
         pipeline = RunnableLambda(lambda s: {"log": ["prep"]}) | _sub(E)
-        g = E.StateGraph(S)
-        g.add_node("pipeline", pipeline)
-        g.add_edge(E.START, "pipeline")
-        app = g.compile()
-        return sorted(n for n, _ in app.get_subgraphs()), view(app.get_graph(xray=True))
+        return _found_by_xray(_single_node_app(E, "pipeline", pipeline))
 
     differential(scenario)
 
@@ -785,11 +778,7 @@ def test_async_node_awaiting_a_subgraph_is_found_by_xray(differential):
         async def call(s):
             return await subgraph.ainvoke(s)
 
-        g = E.StateGraph(S)
-        g.add_node("call", call)
-        g.add_edge(E.START, "call")
-        app = g.compile()
-        return sorted(n for n, _ in app.get_subgraphs()), view(app.get_graph(xray=True))
+        return _found_by_xray(_single_node_app(E, "call", call))
 
     differential(scenario)
 

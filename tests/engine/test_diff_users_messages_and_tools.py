@@ -609,7 +609,6 @@ def test_toolnode_tool_returning_langgraph_command_with_goto_in_engine_graph(dif
 
 def test_toolnode_injected_state_store_and_runtime(differential):
     def scenario(E):
-        from langchain_core.tools import InjectedToolCallId
         from langgraph.prebuilt import InjectedState, InjectedStore, ToolNode, ToolRuntime
         from langgraph.store.memory import InMemoryStore
 

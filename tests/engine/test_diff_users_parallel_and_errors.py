@@ -22,9 +22,8 @@ import time
 import uuid
 from typing import Annotated
 
-from typing_extensions import TypedDict
-
 from _diff import acapture, acollect, capture, collect, steps_as_multisets
+from typing_extensions import TypedDict
 
 
 class S(TypedDict):

@@ -18,9 +18,8 @@ import time
 import uuid
 from typing import Annotated
 
+from _diff import acollect, capture, collect, steps_as_multisets
 from typing_extensions import TypedDict
-
-from _diff import acapture, acollect, capture, collect, steps_as_multisets
 
 
 class S(TypedDict):

@@ -33,6 +33,16 @@ def _chain(E, State, *nodes, **kw):
     return g.compile(**kw)
 
 
+def _patched_before_b(E, State, a, b, patch):
+    """a -> b paused before b; update_state(patch()) and resume: the attempt, the values at the
+    pause, the output."""
+    app = _chain(E, State, ("a", a), ("b", b), checkpointer=E.InMemorySaver(), interrupt_before=["b"])
+    app.invoke({"n": 1}, _cfg())
+    r = attempt(lambda: app.update_state(_cfg(), patch()))
+    mid = _vals(app.get_state(_cfg()))
+    return r, mid, app.invoke(None, _cfg())
+
+
 def _cfg(tid="t"):
     return {"configurable": {"thread_id": tid}}
 
@@ -432,13 +442,7 @@ def test_update_state_with_a_pydantic_instance(differential):
             seen.append(("b", s.n, s.note, list(s.tags)))
             return {"tags": ["b"]}
 
-        app = _chain(E, State, ("a", a), ("b", b), checkpointer=E.InMemorySaver(),
-                     interrupt_before=["b"])
-        app.invoke({"n": 1}, _cfg())
-        r = attempt(lambda: app.update_state(_cfg(), State(n=100, tags=["patched"])))
-        mid = _vals(app.get_state(_cfg()))
-        out = app.invoke(None, _cfg())
-        return r, mid, out, seen
+        return (*_patched_before_b(E, State, a, b, lambda: State(n=100, tags=["patched"])), seen)
 
     differential(scenario)
 
@@ -475,13 +479,7 @@ def test_update_state_with_a_dataclass_instance(differential):
             seen.append((type(s).__name__, s.n, list(s.tags)))
             return {"tags": ["b"]}
 
-        app = _chain(E, State, ("a", a), ("b", b), checkpointer=E.InMemorySaver(),
-                     interrupt_before=["b"])
-        app.invoke({"n": 1}, _cfg())
-        r = attempt(lambda: app.update_state(_cfg(), State(n=7, tags=["patched"])))
-        mid = _vals(app.get_state(_cfg()))
-        out = app.invoke(None, _cfg())
-        return r, mid, out, seen
+        return (*_patched_before_b(E, State, a, b, lambda: State(n=7, tags=["patched"])), seen)
 
     differential(scenario)
 

@@ -9,6 +9,7 @@ import operator
 from collections.abc import Iterator
 from typing import Annotated
 
+from _diff import acollect, collect
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -16,8 +17,6 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.tools import tool
 from typing_extensions import TypedDict
-
-from _diff import acollect, collect
 
 
 class S(TypedDict):
@@ -73,6 +72,14 @@ def _msgs_state(E):
         messages: Annotated[list, E.add_messages]
 
     return M
+
+
+def _one_node_app(E, schema, name, node, **compile_kw):
+    """START -> name: the one-node graph that wraps a node or subgraph, compiled with compile_kw."""
+    g = E.StateGraph(schema)
+    g.add_node(name, node)
+    g.add_edge(E.START, name)
+    return g.compile(**compile_kw)
 
 
 def _part(p):
@@ -157,10 +164,7 @@ def test_v2_single_values_mode_interrupt_part(differential):
         def ask(s):
             return {"log": [E.interrupt("ok?")]}
 
-        g = E.StateGraph(S)
-        g.add_node("ask", ask)
-        g.add_edge(E.START, "ask")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, S, "ask", ask, checkpointer=E.InMemorySaver())
         return [_part(p) for p in app.stream({"log": ["in"]}, _cfg(), stream_mode="values", version="v2")]
 
     differential(scenario)
@@ -231,10 +235,7 @@ def test_v2_error_inside_subgraph_with_subgraphs_true(differential):
         sub.add_node("bad", bad)
         sub.add_edge(E.START, "fine")
         sub.add_edge("fine", "bad")
-        g = E.StateGraph(S)
-        g.add_node("sub", sub.compile())
-        g.add_edge(E.START, "sub")
-        return collect(lambda: (_part(p) for p in g.compile().stream(
+        return collect(lambda: (_part(p) for p in _one_node_app(E, S, "sub", sub.compile()).stream(
             {"log": []}, stream_mode=["updates", "tasks"], subgraphs=True, version="v2")))
 
     differential(scenario)
@@ -320,10 +321,7 @@ def test_invoke_v2_interrupt_then_resume_graph_outputs(differential):
             decision = E.interrupt({"action": "send email"})
             return {"log": [decision]}
 
-        g = E.StateGraph(S)
-        g.add_node("approve", approve)
-        g.add_edge(E.START, "approve")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, S, "approve", approve, checkpointer=E.InMemorySaver())
         first = app.invoke({"log": ["req"]}, _cfg(), version="v2")
         iid = first.interrupts[0].id
         second = app.invoke(E.Command(resume={iid: "yes"}), _cfg(), version="v2")
@@ -385,10 +383,7 @@ def test_invoke_v2_error_raises_like_v1(differential):
         def boom(s):
             raise KeyError("missing")
 
-        g = E.StateGraph(S)
-        g.add_node("boom", boom)
-        g.add_edge(E.START, "boom")
-        app = g.compile()
+        app = _one_node_app(E, S, "boom", boom)
         return (collect(lambda: [app.invoke({"log": []}, version="v2")]),
                 collect(lambda: [app.invoke({"log": []})]))
 
@@ -408,10 +403,7 @@ def test_astream_v2_subgraph_interrupt_and_resume_parts(differential):
         sub = E.StateGraph(S)
         sub.add_node("review", review)
         sub.add_edge(E.START, "review")
-        g = E.StateGraph(S)
-        g.add_node("sub", sub.compile())
-        g.add_edge(E.START, "sub")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, S, "sub", sub.compile(), checkpointer=E.InMemorySaver())
         modes = ["updates", "values", "tasks"]
         first = [_part(p) async for p in app.astream({"log": []}, _cfg(), stream_mode=modes, subgraphs=True,
                                                      version="v2")]
@@ -428,10 +420,7 @@ def test_ainvoke_v2_interrupt_graph_output(differential):
         async def ask(s):
             return {"log": [E.interrupt({"q": 1})]}
 
-        g = E.StateGraph(S)
-        g.add_node("ask", ask)
-        g.add_edge(E.START, "ask")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, S, "ask", ask, checkpointer=E.InMemorySaver())
         a = await app.ainvoke({"log": []}, _cfg(), version="v2")
         b = await app.ainvoke(E.Command(resume="x"), _cfg(), version="v2")
         return a, b
@@ -550,10 +539,7 @@ def test_v3_model_tokens_in_subgraph_reach_the_subgraph_handle_not_the_root(diff
         sub = E.StateGraph(M)
         sub.add_node("think", lambda s: {"messages": [model.invoke(s["messages"])]})
         sub.add_edge(E.START, "think")
-        g = E.StateGraph(M)
-        g.add_node("researcher", sub.compile())
-        g.add_edge(E.START, "researcher")
-        run = g.compile().stream_events({"messages": [HumanMessage("q", id="h")]}, version="v3")
+        run = _one_node_app(E, M, "researcher", sub.compile()).stream_events({"messages": [HumanMessage("q", id="h")]}, version="v3")
         handles = []
         for h in run.subgraphs:
             handles.append((h.graph_name, h.path[0].split(":")[0],
@@ -597,10 +583,7 @@ def test_v3_lifecycle_for_nested_subgraphs_with_failure(differential):
         mid.add_node("leaf", leaf.compile())
         mid.add_edge(E.START, "ok")
         mid.add_edge("ok", "leaf")
-        g = E.StateGraph(S)
-        g.add_node("mid", mid.compile())
-        g.add_edge(E.START, "mid")
-        run = g.compile().stream_events({"log": []}, version="v3")
+        run = _one_node_app(E, S, "mid", mid.compile()).stream_events({"log": []}, version="v3")
         seen = []
         try:
             for ev in run.lifecycle:
@@ -869,10 +852,7 @@ def test_av3_interrupt_and_resume(differential):
         async def ask(s):
             return {"log": [E.interrupt("sure?")]}
 
-        g = E.StateGraph(S)
-        g.add_node("ask", ask)
-        g.add_edge(E.START, "ask")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, S, "ask", ask, checkpointer=E.InMemorySaver())
         run = await app.astream_events({"log": []}, _cfg(), version="v3")
         first = (await run.interrupted(), [i.value for i in await run.interrupts()], await run.output())
         run2 = await app.astream_events(E.Command(resume="yes"), _cfg(), version="v3")
@@ -913,10 +893,7 @@ def test_av3_error_in_async_node(differential):
         async def boom(s):
             raise ValueError("async kaput")
 
-        g = E.StateGraph(S)
-        g.add_node("boom", boom)
-        g.add_edge(E.START, "boom")
-        run = await g.compile().astream_events({"log": []}, version="v3")
+        run = await _one_node_app(E, S, "boom", boom).astream_events({"log": []}, version="v3")
         vals = []
         try:
             async for v in run.values:
@@ -1018,10 +995,7 @@ def test_v2_values_and_checkpoints_parts_coerced_to_pydantic_state(differential)
             topic: str
             notes: Annotated[list, operator.add] = []
 
-        g = E.StateGraph(St)
-        g.add_node("research", lambda s: {"notes": [f"about {s.topic}"]})
-        g.add_edge(E.START, "research")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, St, "research", lambda s: {"notes": [f"about {s.topic}"]}, checkpointer=E.InMemorySaver())
         out = []
         for p in app.stream({"topic": "owls"}, _cfg(), stream_mode=["values", "checkpoints", "updates"],
                             version="v2"):
@@ -1046,10 +1020,7 @@ def test_v2_values_parts_coerced_to_dataclass_state_with_interrupt(differential)
         def ask(s):
             return {"a": E.interrupt(s.q)}
 
-        g = E.StateGraph(St)
-        g.add_node("ask", ask)
-        g.add_edge(E.START, "ask")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, St, "ask", ask, checkpointer=E.InMemorySaver())
         first = [(p["type"], type(p["data"]).__name__, p["data"], p["interrupts"])
                  for p in app.stream({"q": "why"}, _cfg(), stream_mode="values", version="v2")]
         second = app.invoke(E.Command(resume="because"), _cfg(), version="v2")
@@ -1084,10 +1055,7 @@ def test_v2_debug_parts_with_interrupt_show_task_interrupts(differential):
         def ask(s):
             return {"log": [E.interrupt("continue?")]}
 
-        g = E.StateGraph(S)
-        g.add_node("ask", ask)
-        g.add_edge(E.START, "ask")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, S, "ask", ask, checkpointer=E.InMemorySaver())
         return [_part(p) for p in app.stream({"log": []}, _cfg(), stream_mode="debug", version="v2")]
 
     differential(scenario)
@@ -1173,10 +1141,7 @@ def test_v3_subgraph_handle_has_the_extra_projections_too(differential):
 
         sub.add_node("inner", inner)
         sub.add_edge(E.START, "inner")
-        g = E.StateGraph(S)
-        g.add_node("sub", sub.compile())
-        g.add_edge(E.START, "sub")
-        run = g.compile().stream_events({"log": []}, version="v3",
+        run = _one_node_app(E, S, "sub", sub.compile()).stream_events({"log": []}, version="v3",
                                         transformers=[st.UpdatesTransformer, st.CustomTransformer])
         out = []
         for h in run.subgraphs:
@@ -1329,10 +1294,7 @@ def test_v3_nested_subgraph_handles_drill_down(differential):
         mid.add_node("leaf", leaf.compile())
         mid.add_edge(E.START, "m")
         mid.add_edge("m", "leaf")
-        g = E.StateGraph(S)
-        g.add_node("mid", mid.compile())
-        g.add_edge(E.START, "mid")
-        run = g.compile().stream_events({"log": []}, version="v3")
+        run = _one_node_app(E, S, "mid", mid.compile()).stream_events({"log": []}, version="v3")
         out = []
         for h in run.subgraphs:
             for gh in h.subgraphs:
@@ -1357,10 +1319,7 @@ def test_v3_stream_events_called_inside_a_node_sees_its_own_level(differential):
             snaps = [v["log"] for v in run.values]
             return {"log": [f"snaps={snaps}"]}
 
-        g = E.StateGraph(S)
-        g.add_node("wrapper", wrapper)
-        g.add_edge(E.START, "wrapper")
-        return g.compile().invoke({"log": []})
+        return _one_node_app(E, S, "wrapper", wrapper).invoke({"log": []})
 
     differential(scenario)
 
@@ -1417,10 +1376,7 @@ def test_v3_drain_marks_lifecycle_and_raises(differential):
         sub.add_edge(E.START, "s1")
         sub.add_edge("s1", "s2")
         sub.add_edge("s2", "s3")
-        g = E.StateGraph(S)
-        g.add_node("sub", sub.compile())
-        g.add_edge(E.START, "sub")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, S, "sub", sub.compile(), checkpointer=E.InMemorySaver())
         run = app.stream_events({"log": []}, _cfg(), version="v3", control=ctl)
         seen = []
         try:
@@ -1573,18 +1529,12 @@ def test_v2_tasks_and_debug_parts_carry_run_metadata_and_tags(differential):
 
 def test_v3_lifecycle_names_a_subagent_by_its_lc_agent_name(differential):
     def scenario(E):
-        inner = E.StateGraph(S)
-        inner.add_node("research", lambda s: {"log": ["found"]})
-        inner.add_edge(E.START, "research")
-        researcher = inner.compile().with_config({"metadata": {"lc_agent_name": "researcher"}})
+        researcher = _one_node_app(E, S, "research", lambda s: {"log": ["found"]}).with_config({"metadata": {"lc_agent_name": "researcher"}})
 
         def delegate(s):
             return {"log": researcher.invoke({"log": []})["log"]}
 
-        g = E.StateGraph(S)
-        g.add_node("delegate", delegate)
-        g.add_edge(E.START, "delegate")
-        run = g.compile().stream_events({"log": []}, version="v3")
+        run = _one_node_app(E, S, "delegate", delegate).stream_events({"log": []}, version="v3")
         return list(run.lifecycle), run.output
 
     differential(scenario)
@@ -1594,10 +1544,7 @@ def test_v3_lifecycle_cause_links_a_subagent_to_the_tool_call_that_started_it(di
     def scenario(E):
         from langgraph.prebuilt import ToolNode
 
-        inner = E.StateGraph(S)
-        inner.add_node("research", lambda s: {"log": ["found"]})
-        inner.add_edge(E.START, "research")
-        researcher = inner.compile().with_config({"metadata": {"lc_agent_name": "researcher"}})
+        researcher = _one_node_app(E, S, "research", lambda s: {"log": ["found"]}).with_config({"metadata": {"lc_agent_name": "researcher"}})
 
         @tool
         def ask_researcher(topic: str) -> str:
@@ -1837,10 +1784,7 @@ def test_v3_run_that_is_never_consumed_runs_nothing(differential):
             ran.append("a")
             return {"log": ["a"]}
 
-        g = E.StateGraph(S)
-        g.add_node("a", a)
-        g.add_edge(E.START, "a")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, S, "a", a, checkpointer=E.InMemorySaver())
         app.stream_events({"log": []}, _cfg(), version="v3")
         return ran, app.get_state(_cfg()).values
 

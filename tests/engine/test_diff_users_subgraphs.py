@@ -53,6 +53,14 @@ def _logger(name):
     return lambda s: {"log": [name]}
 
 
+def _one_node_app(E, schema, name, node, **compile_kw):
+    """START -> name: the one-node graph that wraps a node or subgraph, compiled with compile_kw."""
+    g = E.StateGraph(schema)
+    g.add_node(name, node)
+    g.add_edge(E.START, name)
+    return g.compile(**compile_kw)
+
+
 def _three_levels(E, calls, *, ask=True, checkpointer=True):
     """top -> mid (subgraph node) -> leaf (subgraph node) with an interrupt in the leaf."""
 
@@ -261,10 +269,7 @@ def test_custom_stream_writer_in_a_nested_subgraph_and_in_a_called_subgraph(diff
         mid.add_edge(E.START, "leaf")
         mid.add_edge("leaf", "caller")
 
-        top = E.StateGraph(Log)
-        top.add_node("mid", mid.compile())
-        top.add_edge(E.START, "mid")
-        app = top.compile()
+        app = _one_node_app(E, Log, "mid", mid.compile())
         return (collect(lambda: app.stream({"log": []}, stream_mode="custom", subgraphs=True)),
                 collect(lambda: app.stream({"log": []}, stream_mode=["custom", "updates"],
                                            subgraphs=True)),
@@ -325,10 +330,7 @@ def test_messages_mode_from_a_subgraph_invoked_inside_a_node_function(differenti
             out = inner_app.invoke({"messages": [HumanMessage(s["question"], id="q")]})
             return {"answer": out["messages"][-1].content}
 
-        g = E.StateGraph(P)
-        g.add_node("ask", ask)
-        g.add_edge(E.START, "ask")
-        app = g.compile()
+        app = _one_node_app(E, P, "ask", ask)
         out = []
         for ns, mode, payload in app.stream({"question": "why"}, stream_mode=["messages", "updates"],
                                             subgraphs=True):
@@ -391,10 +393,7 @@ def test_handoff_with_command_parent_appends_through_the_parent_reducer(differen
                 return E.Command(graph=E.Command.PARENT, goto=peer,
                                  update={"messages": [AIMessage(f"{name} -> {peer}", id=f"{name}-{n}")],
                                          "active": peer})
-            sg = E.StateGraph(S)
-            sg.add_node("act", act)
-            sg.add_edge(E.START, "act")
-            return sg.compile()
+            return _one_node_app(E, S, "act", act)
 
         g = E.StateGraph(S)
         g.add_node("alice", make_agent("alice", "bob"), destinations=("bob",))
@@ -447,10 +446,7 @@ def test_command_parent_from_a_subgraph_invoked_inside_a_node_function(different
         def inner(s):
             return E.Command(graph=E.Command.PARENT, goto="finish", update={"log": ["from-inner"]})
 
-        sg = E.StateGraph(S)
-        sg.add_node("inner", inner)
-        sg.add_edge(E.START, "inner")
-        sub = sg.compile()
+        sub = _one_node_app(E, S, "inner", inner)
 
         def router(s):
             out = sub.invoke({"log": []})
@@ -536,10 +532,7 @@ def _memory_sub(E, sub_checkpointer):
     def remember(s):
         return {"seen": [s["question"]]}
 
-    sg = E.StateGraph(S)
-    sg.add_node("remember", remember)
-    sg.add_edge(E.START, "remember")
-    sub = sg.compile(checkpointer=sub_checkpointer)
+    sub = _one_node_app(E, S, "remember", remember, checkpointer=sub_checkpointer)
 
     class P(TypedDict):
         question: str
@@ -556,10 +549,7 @@ def _memory_sub(E, sub_checkpointer):
 def test_subgraph_checkpointer_true_remembers_across_parent_invocations(differential):
     def scenario(E):
         _, P, sub, call = _memory_sub(E, True)
-        g = E.StateGraph(P)
-        g.add_node("call", call)
-        g.add_edge(E.START, "call")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, P, "call", call, checkpointer=E.InMemorySaver())
         outs = [app.invoke({"question": q}, _cfg("one")) for q in ("a", "b")]
         other = app.invoke({"question": "z"}, _cfg("two"))
         return outs, other, _snap(app.get_state(_cfg("one"), subgraphs=True))
@@ -581,10 +571,7 @@ def test_subgraph_checkpointer_true_as_a_node_remembers_its_private_keys(differe
         sg.add_edge(E.START, "tick")
 
         def build(cp):
-            g = E.StateGraph(Log)
-            g.add_node("counter", sg.compile(checkpointer=cp))
-            g.add_edge(E.START, "counter")
-            return g.compile(checkpointer=E.InMemorySaver())
+            return _one_node_app(E, Log, "counter", sg.compile(checkpointer=cp), checkpointer=E.InMemorySaver())
 
         out = {}
         for cp in (True, None, False):
@@ -608,10 +595,7 @@ def test_subgraph_checkpointer_false_interrupt_inside_it(differential):
         sg = E.StateGraph(S)
         sg.add_node("ask", ask)
         sg.add_edge(E.START, "ask")
-        g = E.StateGraph(S)
-        g.add_node("sub", sg.compile(checkpointer=False))
-        g.add_edge(E.START, "sub")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, S, "sub", sg.compile(checkpointer=False), checkpointer=E.InMemorySaver())
         cfg = _cfg()
         first = capture(lambda: app.invoke({"log": []}, cfg))
         second = capture(lambda: app.invoke(E.Command(resume="v"), cfg))
@@ -631,10 +615,7 @@ def test_subgraph_checkpointer_true_interrupt_then_second_run_keeps_inner_state(
         sg = E.StateGraph(S)
         sg.add_node("ask", ask)
         sg.add_edge(E.START, "ask")
-        g = E.StateGraph(S)
-        g.add_node("sub", sg.compile(checkpointer=True))
-        g.add_edge(E.START, "sub")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, S, "sub", sg.compile(checkpointer=True), checkpointer=E.InMemorySaver())
         cfg = _cfg()
         r1 = app.invoke({"log": ["one"]}, cfg)
         r2 = app.invoke(E.Command(resume="A"), cfg)
@@ -770,10 +751,7 @@ def test_same_compiled_subgraph_added_twice_with_checkpointer_true_keeps_separat
             n = s.get("runs", 0) + 1
             return {"runs": n, "log": [f"run{n}"]}
 
-        sg = E.StateGraph(S)
-        sg.add_node("count", count)
-        sg.add_edge(E.START, "count")
-        sub = sg.compile(checkpointer=True)
+        sub = _one_node_app(E, S, "count", count, checkpointer=True)
 
         g = E.StateGraph(Log)
         g.add_node("first", sub)
@@ -849,10 +827,7 @@ def test_error_inside_a_nested_subgraph_reaches_the_caller_with_its_class(differ
         mid = E.StateGraph(Log)
         mid.add_node("leaf", leaf.compile())
         mid.add_edge(E.START, "leaf")
-        top = E.StateGraph(Log)
-        top.add_node("mid", mid.compile())
-        top.add_edge(E.START, "mid")
-        app = top.compile()
+        app = _one_node_app(E, Log, "mid", mid.compile())
         try:
             app.invoke({"log": ["x"]})
         except MyError as e:
@@ -907,10 +882,7 @@ def test_recursion_limit_from_the_parent_config_stops_a_looping_subgraph(differe
         sg.add_edge(E.START, "inc")
         sg.add_conditional_edges("inc", lambda s: E.END if s["n"] >= 6 else "inc")
 
-        g = E.StateGraph(S)
-        g.add_node("loop", sg.compile())
-        g.add_edge(E.START, "loop")
-        app = g.compile()
+        app = _one_node_app(E, S, "loop", sg.compile())
         return [capture(lambda lim=lim: app.invoke({"n": 0}, {"recursion_limit": lim}))
                 for lim in (4, 6, 7, 25)]
 
@@ -967,10 +939,7 @@ def test_subgraph_with_input_and_output_schemas_as_a_node(differential):
             answer: str
             other: str
 
-        g = E.StateGraph(P)
-        g.add_node("agent", sg.compile())
-        g.add_edge(E.START, "agent")
-        app = g.compile()
+        app = _one_node_app(E, P, "agent", sg.compile())
         return (app.invoke({"query": "q", "other": "keep"}),
                 collect(lambda: app.stream({"query": "q", "other": "o"}, stream_mode=["values", "updates"],
                                            subgraphs=True)))
@@ -994,10 +963,7 @@ def test_subgraph_with_pydantic_state_inside_a_typeddict_parent(differential):
             text: str
             count: int
 
-        g = E.StateGraph(P)
-        g.add_node("sub", sg.compile())
-        g.add_edge(E.START, "sub")
-        app = g.compile()
+        app = _one_node_app(E, P, "sub", sg.compile())
         return (app.invoke({"text": "hello", "count": 1}),
                 collect(lambda: app.stream({"text": "ab"}, stream_mode="values", subgraphs=True)),
                 capture(lambda: app.invoke({"text": 5})))
@@ -1021,10 +987,7 @@ def test_two_sequential_interrupts_in_one_subgraph_node(differential):
         sg = E.StateGraph(Log)
         sg.add_node("form", form)
         sg.add_edge(E.START, "form")
-        g = E.StateGraph(Log)
-        g.add_node("sub", sg.compile())
-        g.add_edge(E.START, "sub")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, Log, "sub", sg.compile(), checkpointer=E.InMemorySaver())
         cfg = _cfg()
         a = app.invoke({"log": []}, cfg)
         b = app.invoke(E.Command(resume="ann"), cfg)
@@ -1128,20 +1091,14 @@ def test_subgraph_invoked_in_a_node_with_the_parent_config_passed_explicitly(dif
             calls.append("ask")
             return {"log": [f"said:{E.interrupt('say something')}"]}
 
-        sg = E.StateGraph(Log)
-        sg.add_node("ask", ask)
-        sg.add_edge(E.START, "ask")
-        sub = sg.compile()
+        sub = _one_node_app(E, Log, "ask", ask)
 
         def node(state, config):
             calls.append("node")
             out = sub.invoke({"log": ["in"]}, config)
             return {"log": out["log"]}
 
-        g = E.StateGraph(Log)
-        g.add_node("node", node)
-        g.add_edge(E.START, "node")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, Log, "node", node, checkpointer=E.InMemorySaver())
         cfg = _cfg()
         first = collect(lambda: app.stream({"log": []}, cfg, stream_mode="updates", subgraphs=True))
         st = app.get_state(cfg, subgraphs=True)
@@ -1159,20 +1116,14 @@ def test_async_subgraph_ainvoke_inside_an_async_node_pauses_and_resumes(differen
             calls.append("ask")
             return {"log": [f"said:{E.interrupt({'log': list(s['log'])})}"]}
 
-        sg = E.StateGraph(Log)
-        sg.add_node("ask", ask)
-        sg.add_edge(E.START, "ask")
-        sub = sg.compile()
+        sub = _one_node_app(E, Log, "ask", ask)
 
         async def node(s):
             calls.append("node")
             out = await sub.ainvoke({"log": ["x"]})
             return {"log": out["log"]}
 
-        g = E.StateGraph(Log)
-        g.add_node("node", node)
-        g.add_edge(E.START, "node")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, Log, "node", node, checkpointer=E.InMemorySaver())
         cfg = _cfg()
         first = await acollect(lambda: app.astream({"log": []}, cfg, stream_mode=["updates", "values"],
                                                    subgraphs=True))
@@ -1223,10 +1174,7 @@ def test_parent_reducer_vs_subgraph_last_value_on_the_same_key(differential):
             total: Annotated[int, operator.add]
             items: Annotated[list, operator.add]
 
-        g = E.StateGraph(P)
-        g.add_node("sub", sg.compile())
-        g.add_edge(E.START, "sub")
-        app = g.compile()
+        app = _one_node_app(E, P, "sub", sg.compile())
         return (app.invoke({"total": 1, "items": ["p"]}),
                 collect(lambda: app.stream({"total": 1, "items": ["p"]}, stream_mode="updates",
                                            subgraphs=True)))
@@ -1288,10 +1236,7 @@ def test_subgraph_node_returning_command_goto_inside_the_subgraph(differential):
         sg.add_node("left", _logger("left"))
         sg.add_node("right", _logger("right"))
         sg.add_edge(E.START, "route")
-        g = E.StateGraph(Log)
-        g.add_node("sub", sg.compile())
-        g.add_edge(E.START, "sub")
-        app = g.compile()
+        app = _one_node_app(E, Log, "sub", sg.compile())
         return (collect(lambda: app.stream({"log": []}, stream_mode="updates", subgraphs=True)),
                 app.invoke({"log": ["x"]}))
 
@@ -1312,10 +1257,7 @@ def test_astream_events_v2_over_nested_subgraphs(differential):
         mid = E.StateGraph(Log)
         mid.add_node("leaf", leaf.compile())
         mid.add_edge(E.START, "leaf")
-        top = E.StateGraph(Log)
-        top.add_node("mid", mid.compile())
-        top.add_edge(E.START, "mid")
-        app = top.compile()
+        app = _one_node_app(E, Log, "mid", mid.compile())
         out = []
         async for ev in app.astream_events({"log": []}, version="v2"):
             if ev["name"] == "__start__":
@@ -1380,10 +1322,7 @@ def test_fan_out_inside_a_subgraph_with_an_interrupt_in_each_branch(differential
         sg.add_conditional_edges(E.START, lambda s: [E.Send("pick", {"topic": t}) for t in s["topics"]])
         sg.add_edge("pick", "summarize")
 
-        g = E.StateGraph(Inner)
-        g.add_node("team", sg.compile())
-        g.add_edge(E.START, "team")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, Inner, "team", sg.compile(), checkpointer=E.InMemorySaver())
         cfg = _cfg()
         first = app.invoke({"topics": ["a", "b"], "picks": []}, cfg)
         st = app.get_state(cfg, subgraphs=True)
@@ -1427,10 +1366,7 @@ def test_state_graph_invoked_inside_a_functional_task_with_an_interrupt(differen
             calls.append("approve")
             return {"log": [f"approved:{E.interrupt({'log': list(s['log'])})}"]}
 
-        sg = E.StateGraph(Log)
-        sg.add_node("approve", approve)
-        sg.add_edge(E.START, "approve")
-        sub = sg.compile()
+        sub = _one_node_app(E, Log, "approve", approve)
 
         @E.func.task
         def review(text):
@@ -1455,15 +1391,9 @@ def test_subgraph_with_config_run_name_and_tags_as_a_node(differential):
             return {"log": [(sorted(t for t in config.get("tags", []) if not t.startswith("seq:")),
                              config.get("metadata", {}).get("team"))]}
 
-        sg = E.StateGraph(Log)
-        sg.add_node("inner", inner)
-        sg.add_edge(E.START, "inner")
-        sub = sg.compile().with_config(tags=["team-tag"], metadata={"team": "blue"}, run_name="blue_team")
+        sub = _one_node_app(E, Log, "inner", inner).with_config(tags=["team-tag"], metadata={"team": "blue"}, run_name="blue_team")
 
-        g = E.StateGraph(Log)
-        g.add_node("team", sub)
-        g.add_edge(E.START, "team")
-        app = g.compile()
+        app = _one_node_app(E, Log, "team", sub)
         return (app.invoke({"log": []}),
                 collect(lambda: app.stream({"log": []}, stream_mode="updates", subgraphs=True)))
 
@@ -1479,10 +1409,7 @@ def test_batch_over_a_graph_with_a_subgraph(differential):
         sg = E.StateGraph(S)
         sg.add_node("fmt", lambda s: {"out": f"n={s['n']}"})
         sg.add_edge(E.START, "fmt")
-        g = E.StateGraph(S)
-        g.add_node("sub", sg.compile())
-        g.add_edge(E.START, "sub")
-        app = g.compile()
+        app = _one_node_app(E, S, "sub", sg.compile())
         return app.batch([{"n": 1}, {"n": 2}, {"n": 3}])
 
     differential(scenario)
@@ -1528,10 +1455,7 @@ def test_subgraph_with_config_recursion_limit_and_configurable_as_a_node(differe
         sg.add_conditional_edges("inc", lambda s: E.END if s["n"] >= 5 else "inc")
         sub = sg.compile().with_config(recursion_limit=3, configurable={"model": "m1"})
 
-        g = E.StateGraph(S)
-        g.add_node("team", sub)
-        g.add_edge(E.START, "team")
-        app = g.compile()
+        app = _one_node_app(E, S, "team", sub)
         return (capture(lambda: app.invoke({"n": 0, "seen": []})),
                 capture(lambda: app.invoke({"n": 0, "seen": []},
                                            {"recursion_limit": 50, "configurable": {"model": "m2"}})))
@@ -1548,10 +1472,7 @@ def test_two_subgraphs_invoked_in_one_node_the_second_interrupts(differential):
                 calls.append(tag)
                 answer = E.interrupt(f"{tag}?") if ask else "auto"
                 return {"log": [f"{tag}:{answer}"]}
-            sg = E.StateGraph(Log)
-            sg.add_node("work", work)
-            sg.add_edge(E.START, "work")
-            return sg.compile()
+            return _one_node_app(E, Log, "work", work)
 
         first_sub, second_sub = mk_sub("first", False), mk_sub("second", True)
 
@@ -1561,10 +1482,7 @@ def test_two_subgraphs_invoked_in_one_node_the_second_interrupts(differential):
             b = second_sub.invoke({"log": a["log"]})
             return {"log": b["log"]}
 
-        g = E.StateGraph(Log)
-        g.add_node("node", node)
-        g.add_edge(E.START, "node")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, Log, "node", node, checkpointer=E.InMemorySaver())
         cfg = _cfg()
         first = collect(lambda: app.stream({"log": []}, cfg, stream_mode="updates", subgraphs=True))
         st = app.get_state(cfg, subgraphs=True)
@@ -1590,10 +1508,7 @@ def test_subgraph_invoked_in_a_node_on_its_own_thread_keeps_its_own_memory(diffe
             out = sub.invoke({"notes": []}, {"configurable": {"thread_id": "memory-thread"}})
             return {"log": [list(out["notes"])]}
 
-        g = E.StateGraph(Log)
-        g.add_node("node", node)
-        g.add_edge(E.START, "node")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _one_node_app(E, Log, "node", node, checkpointer=E.InMemorySaver())
         outs = [app.invoke({"log": []}, _cfg(t)) for t in ("p1", "p2")]
         mem = sub.get_state({"configurable": {"thread_id": "memory-thread"}})
         return outs, mem.values, mem.metadata.get("step"), len(list(sub.get_state_history(
@@ -1665,10 +1580,7 @@ def test_named_subgraph_run_names_in_astream_events(differential):
         sg = E.StateGraph(Log)
         sg.add_node("work", work)
         sg.add_edge(E.START, "work")
-        g = E.StateGraph(Log)
-        g.add_node("researcher_node", sg.compile(name="researcher"))
-        g.add_edge(E.START, "researcher_node")
-        app = g.compile(name="supervisor")
+        app = _one_node_app(E, Log, "researcher_node", sg.compile(name="researcher"), name="supervisor")
         out = []
         async for ev in app.astream_events({"log": []}, version="v2"):
             if ev["event"] == "on_chain_start" and ev["name"] != "__start__":
@@ -1690,10 +1602,7 @@ def test_invoke_config_and_store_reach_nodes_of_called_and_node_subgraphs(differ
                              config["metadata"].get("request"), conf.get("user_id"), conf.get("thread_id"),
                              item.value if item else None)]}
 
-        sg = E.StateGraph(Log)
-        sg.add_node("inner", inner)
-        sg.add_edge(E.START, "inner")
-        sub = sg.compile()
+        sub = _one_node_app(E, Log, "inner", inner)
 
         def node(s):
             return {"log": sub.invoke({"log": []})["log"]}
@@ -1721,10 +1630,7 @@ def test_subgraph_streamed_inside_a_node_and_re_emitted_with_the_stream_writer(d
             E.get_stream_writer()({"token": "tok"})
             return {"log": ["inner"]}
 
-        sg = E.StateGraph(Log)
-        sg.add_node("inner", inner)
-        sg.add_edge(E.START, "inner")
-        sub = sg.compile()
+        sub = _one_node_app(E, Log, "inner", inner)
 
         def node(s):
             writer = E.get_stream_writer()
@@ -1732,10 +1638,7 @@ def test_subgraph_streamed_inside_a_node_and_re_emitted_with_the_stream_writer(d
                 writer({"relayed": chunk})
             return {"log": ["node"]}
 
-        g = E.StateGraph(Log)
-        g.add_node("node", node)
-        g.add_edge(E.START, "node")
-        app = g.compile()
+        app = _one_node_app(E, Log, "node", node)
         return (collect(lambda: app.stream({"log": []}, stream_mode=["custom", "updates"],
                                            subgraphs=True)),
                 collect(lambda: app.stream({"log": []}, stream_mode="custom")))

@@ -22,9 +22,9 @@ import enum
 import operator
 import time
 import uuid
+from collections.abc import Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Optional
 
 import _diff

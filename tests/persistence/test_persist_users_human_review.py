@@ -66,6 +66,14 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+def _one_node_app(E, schema, name, node, **compile_kw):
+    """START -> name: the one-node graph that wraps a node or subgraph, compiled with compile_kw."""
+    g = E.StateGraph(schema)
+    g.add_node(name, node)
+    g.add_edge(E.START, name)
+    return g.compile(**compile_kw)
+
+
 def _msgs(E):
     return TypedDict("State", {"messages": Annotated[list, E.add_messages]})
 
@@ -621,10 +629,7 @@ def test_validation_loop_values_stream_shows_each_new_question(differential):
                     return {"name": a.strip()}
                 q = "name must not be blank. name?"
 
-        g = E.StateGraph(S)
-        g.add_node("ask", ask)
-        g.add_edge(E.START, "ask")
-        app, cfg = g.compile(checkpointer=E.InMemorySaver()), thread()
+        app, cfg = _one_node_app(E, S, "ask", ask, checkpointer=E.InMemorySaver()), thread()
         out = [collect(lambda: app.stream({}, cfg, stream_mode="values"))]
         for a in ("  ", "", " ada "):
             out.append(collect(lambda a=a: app.stream(E.Command(resume=a), cfg, stream_mode=["values", "updates"])))
@@ -1157,10 +1162,7 @@ def test_parallel_subgraphs_from_send_each_ask_and_resume_together(differential)
         def check(state):
             return {"verdict": E.interrupt({"check": state["item"]})}
 
-        sub = E.StateGraph(Inner)
-        sub.add_node("check", check)
-        sub.add_edge(E.START, "check")
-        subgraph = sub.compile()
+        subgraph = _one_node_app(E, Inner, "check", check)
 
         class S(TypedDict, total=False):
             items: list
@@ -1365,10 +1367,7 @@ def test_interrupt_inside_a_langchain_runnable_sequence_node(differential):
             return {"text": f"{state['text']} [{E.interrupt({'confirm': state['text']})}]"}
 
         chain = RunnableLambda(prepare) | RunnableLambda(confirm)
-        g = E.StateGraph(S)
-        g.add_node("chain", chain)
-        g.add_edge(E.START, "chain")
-        app, cfg = g.compile(checkpointer=E.InMemorySaver()), thread()
+        app, cfg = _one_node_app(E, S, "chain", chain, checkpointer=E.InMemorySaver()), thread()
         a = app.invoke({"text": "  hi  "}, cfg)
         b = app.invoke(E.Command(resume="yes"), cfg)
         return a, b

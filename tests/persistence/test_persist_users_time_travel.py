@@ -11,10 +11,9 @@ import threading
 from typing import Annotated
 
 import pytest
-from typing_extensions import TypedDict
-
-from _diff import capture, collect, acollect, steps_as_multisets
+from _diff import acollect, attempt, capture, collect, steps_as_multisets
 from _savers import thread
+from typing_extensions import TypedDict
 
 
 class S(TypedDict, total=False):
@@ -128,6 +127,34 @@ def _joke(E, calls=None, **compile_kw):
     g.add_edge("generate_topic", "write_joke")
     g.add_edge("write_joke", E.END)
     return g.compile(checkpointer=compile_kw.pop("checkpointer", None) or E.InMemorySaver(), **compile_kw)
+
+
+def _good_and_late(calls, name, fails, message, logs=None):
+    """Two parallel nodes: `good` logs and finishes first; `name` waits for it, then raises
+    ValueError(message) while fails(state), else logs logs(state) (default: its name)."""
+    done = threading.Event()
+
+    def good(s):
+        calls.append("good")
+        done.set()
+        return {"log": ["good"]}
+
+    def late(s):
+        calls.append(name)
+        done.wait(2)
+        if fails(s):
+            raise ValueError(message)
+        return {"log": [logs(s) if logs else name]}
+
+    return good, late
+
+
+def _one_node_app(E, schema, name, node, **compile_kw):
+    """START -> name: the one-node graph that wraps a node or subgraph, compiled with compile_kw."""
+    g = E.StateGraph(schema)
+    g.add_node(name, node)
+    g.add_edge(E.START, name)
+    return g.compile(**compile_kw)
 
 
 def _digest(app, cfg, **kw):
@@ -347,10 +374,7 @@ def test_replay_of_a_node_with_two_interrupts_after_the_first_answer(differentia
             age = E.interrupt("age?")
             return {"log": [f"{name}/{age}"]}
 
-        g = E.StateGraph(S)
-        g.add_node("form", form)
-        g.add_edge(E.START, "form")
-        app, cfg = g.compile(checkpointer=E.InMemorySaver()), thread()
+        app, cfg = _one_node_app(E, S, "form", form, checkpointer=E.InMemorySaver()), thread()
         app.invoke({"log": []}, cfg)
         app.invoke(E.Command(resume="Ann"), cfg)
         after_first = app.get_state(cfg)
@@ -364,19 +388,7 @@ def test_replay_of_a_node_with_two_interrupts_after_the_first_answer(differentia
 def test_replay_of_a_checkpoint_with_a_failed_task(differential):
     def scenario(E):
         calls, fail = [], {"on": True}
-        done = threading.Event()
-
-        def good(s):
-            calls.append("good")
-            done.set()
-            return {"log": ["good"]}
-
-        def bad(s):
-            calls.append("bad")
-            done.wait(2)
-            if fail["on"]:
-                raise ValueError("bad input")
-            return {"log": ["bad"]}
+        good, bad = _good_and_late(calls, "bad", lambda s: fail["on"], "bad input")
 
         g = E.StateGraph(S)
         g.add_node("good", good)
@@ -513,14 +525,14 @@ def test_update_state_with_a_command_sending_to_a_node(differential):
         calls = []
         app, cfg = _fanout(E, calls, interrupt_before=["summarize"]), thread()
         app.invoke({"topics": []}, cfg)
-        res = capture(lambda: app.update_state(
+        res = attempt(lambda: app.update_state(
             cfg, E.Command(update={"results": ["MANUAL"]}, goto=[E.Send("work", {"topic": "bees"})]),
             as_node="work"))
         st = app.get_state(cfg)
         calls.clear()
         out = capture(lambda: app.invoke(None, cfg))
         # `work` (the Send) and `summarize` run in one step: calls in completion order
-        return (res if isinstance(res, tuple) else "ok", st.next, st.values, [t.path for t in st.tasks], out,
+        return (res, st.next, st.values, [t.path for t in st.tasks], out,
                 sorted(calls, key=repr))
 
     differential(scenario)
@@ -935,19 +947,8 @@ def test_fix_the_state_of_a_failed_step_with_update_state_then_resume(differenti
 
     def scenario(E):
         calls = []
-        done = threading.Event()
-
-        def good(s):
-            calls.append("good")
-            done.set()
-            return {"log": ["good"]}
-
-        def check(s):
-            calls.append("check")
-            done.wait(2)
-            if s.get("count", 0) < 1:
-                raise ValueError("count must be positive")
-            return {"log": [f"check:{s['count']}"]}
+        good, check = _good_and_late(calls, "check", lambda s: s.get("count", 0) < 1, "count must be positive",
+                                     logs=lambda s: f"check:{s['count']}")
 
         g = E.StateGraph(S)
         g.add_node("good", good)
@@ -958,11 +959,11 @@ def test_fix_the_state_of_a_failed_step_with_update_state_then_resume(differenti
         g.add_edge(["good", "check"], "join")
         app, cfg = g.compile(checkpointer=E.InMemorySaver()), thread()
         err = capture(lambda: app.invoke({"log": [], "count": 0}, cfg))
-        upd = capture(lambda: app.update_state(cfg, {"count": 5}))
+        upd = attempt(lambda: app.update_state(cfg, {"count": 5}))
         st = app.get_state(cfg)
         calls.clear()
         out = capture(lambda: app.invoke(None, cfg))
-        return (err, upd if isinstance(upd, tuple) else "ok", st.next, st.values, st.metadata,
+        return (err, upd, st.next, st.values, st.metadata,
                 sorted((t.name, t.error, t.result) for t in st.tasks), out, sorted(calls))
 
     differential(scenario)
@@ -1054,19 +1055,7 @@ def test_replay_with_a_call_time_breakpoint_stops_in_the_replay(differential):
 def test_replay_an_older_failed_checkpoint_after_the_thread_recovered(differential):
     def scenario(E):
         calls, fail = [], {"on": True}
-        done = threading.Event()
-
-        def good(s):
-            calls.append("good")
-            done.set()
-            return {"log": ["good"]}
-
-        def bad(s):
-            calls.append("bad")
-            done.wait(2)
-            if fail["on"]:
-                raise ValueError("boom")
-            return {"log": ["bad"]}
+        good, bad = _good_and_late(calls, "bad", lambda s: fail["on"], "boom")
 
         g = E.StateGraph(S)
         g.add_node("prep", lambda s: {"log": ["prep"]})
@@ -1209,8 +1198,8 @@ def test_update_state_with_a_key_outside_the_schema(differential):
     def scenario(E):
         app, cfg = _joke(E), thread()
         app.invoke({}, cfg)
-        res = capture(lambda: app.update_state(cfg, {"not_a_key": 1}))
-        return res if isinstance(res, tuple) else "ok", app.get_state(cfg).values, len(_digest(app, cfg))
+        res = attempt(lambda: app.update_state(cfg, {"not_a_key": 1}))
+        return res, app.get_state(cfg).values, len(_digest(app, cfg))
 
     differential(scenario, exc="extends")
 
@@ -1221,10 +1210,10 @@ def test_update_state_with_task_id_attributes_writes_to_a_pending_task(different
         app.invoke({"log": []}, cfg)
         st = app.get_state(cfg)
         c_task = next(t for t in st.tasks if t.name == "c")
-        res = capture(lambda: app.update_state(cfg, {"log": ["c-by-hand"]}, as_node="c", task_id=c_task.id))
+        res = attempt(lambda: app.update_state(cfg, {"log": ["c-by-hand"]}, as_node="c", task_id=c_task.id))
         after = app.get_state(cfg)
         out = capture(lambda: app.invoke(None, cfg))
-        return (res if isinstance(res, tuple) else "ok", after.next, after.values, after.metadata,
+        return (res, after.next, after.values, after.metadata,
                 [(t.name, t.result) for t in after.tasks], out)
 
     differential(scenario)
@@ -1330,10 +1319,10 @@ def test_update_state_command_goto_without_as_node(differential):
         calls = []
         app, cfg = _command_router(E, calls).compile(checkpointer=E.InMemorySaver()), thread()
         app.invoke({"log": [], "count": 0}, cfg)
-        res = capture(lambda: app.update_state(cfg, E.Command(update={"count": 9}, goto="billing")))
+        res = attempt(lambda: app.update_state(cfg, E.Command(update={"count": 9}, goto="billing")))
         st = app.get_state(cfg)
         out = capture(lambda: app.invoke(None, cfg))
-        return res if isinstance(res, tuple) else "ok", st.next, st.values, st.metadata, out, calls
+        return res, st.next, st.values, st.metadata, out, calls
 
     differential(scenario, exc="extends")
 
@@ -1358,12 +1347,12 @@ def test_bulk_update_state_two_branches_in_one_super_step(differential):
         calls = []
         app, cfg = _diamond(E, calls, interrupt_before=["b1", "c"]), thread()
         app.invoke({"log": []}, cfg)
-        res = capture(lambda: app.bulk_update_state(cfg, [[StateUpdate({"log": ["B1"]}, "b1"),
+        res = attempt(lambda: app.bulk_update_state(cfg, [[StateUpdate({"log": ["B1"]}, "b1"),
                                                           StateUpdate({"log": ["C"]}, "c")]]))
         st = app.get_state(cfg)
         calls.clear()
         out = app.invoke(None, cfg)
-        return res if isinstance(res, tuple) else "ok", st.next, st.values, st.metadata, out, calls
+        return res, st.next, st.values, st.metadata, out, calls
 
     differential(scenario)
 
@@ -1602,11 +1591,11 @@ def test_update_state_on_a_thread_paused_with_one_question_answered(differential
         app.invoke({"log": []}, cfg)
         x_id = next(i.id for i in app.get_state(cfg).interrupts if i.value == "x?")
         app.invoke(E.Command(resume={x_id: "X"}), cfg)
-        res = capture(lambda: app.update_state(cfg, {"log": ["human"]}, as_node="y"))
+        res = attempt(lambda: app.update_state(cfg, {"log": ["human"]}, as_node="y"))
         st = app.get_state(cfg)
         calls.clear()
         out = capture(lambda: app.invoke(None, cfg))
-        return res if isinstance(res, tuple) else "ok", _view(st), st.metadata, out, sorted(calls)
+        return res, _view(st), st.metadata, out, sorted(calls)
 
     differential(scenario)
 
@@ -1636,11 +1625,11 @@ def test_functional_workflow_replay_and_update_state_with_previous(differential)
         calls.clear()
         replay = wf.invoke(None, second_input.config)
         replay_calls = list(calls)
-        upd = capture(lambda: wf.update_state(cfg, 100))
+        upd = attempt(lambda: wf.update_state(cfg, 100))
         st = wf.get_state(cfg)
         calls.clear()
         after = wf.invoke(5, cfg)
-        return runs, hist, replay, replay_calls, upd if isinstance(upd, tuple) else "ok", st.values, st.metadata, after, calls
+        return runs, hist, replay, replay_calls, upd, st.values, st.metadata, after, calls
 
     differential(scenario)
 
@@ -1715,13 +1704,19 @@ def _parent_with_asking_sub(E, calls):
     return g, sub_app
 
 
+def _app_with_asking_sub(E, calls, via="sub", checkpointer=None):
+    """pre -> via -> post compiled on a fresh thread; via is "sub" (the subgraph as a node) or
+    "call_sub" (a node invoking it)."""
+    g, _ = _parent_with_asking_sub(E, calls)
+    g.add_edge("pre", via)
+    g.add_edge(via, "post")
+    return g.compile(checkpointer=E.InMemorySaver() if checkpointer is None else checkpointer), thread()
+
+
 def test_replay_the_parent_checkpoint_of_a_paused_subgraph(differential):
     def scenario(E):
         calls = []
-        g, _ = _parent_with_asking_sub(E, calls)
-        g.add_edge("pre", "sub")
-        g.add_edge("sub", "post")
-        app, cfg = g.compile(checkpointer=E.InMemorySaver()), thread()
+        app, cfg = _app_with_asking_sub(E, calls)
         app.invoke({"log": []}, cfg)
         paused = app.get_state(cfg, subgraphs=True)
         done = app.invoke(E.Command(resume="yes"), cfg)
@@ -1739,10 +1734,7 @@ def test_replay_the_parent_checkpoint_of_a_paused_subgraph(differential):
 def test_fork_the_parent_before_a_subgraph_node_runs_it_fresh(differential):
     def scenario(E):
         calls = []
-        g, _ = _parent_with_asking_sub(E, calls)
-        g.add_edge("pre", "sub")
-        g.add_edge("sub", "post")
-        app, cfg = g.compile(checkpointer=E.InMemorySaver()), thread()
+        app, cfg = _app_with_asking_sub(E, calls)
         app.invoke({"log": []}, cfg)
         app.invoke(E.Command(resume="yes"), cfg)
         before_sub = next(s for s in app.get_state_history(cfg) if s.next == ("sub",)
@@ -1761,10 +1753,7 @@ def test_fork_the_parent_before_a_subgraph_node_runs_it_fresh(differential):
 def test_update_state_as_a_subgraph_node_skips_the_subgraph(differential):
     def scenario(E):
         calls = []
-        g, _ = _parent_with_asking_sub(E, calls)
-        g.add_edge("pre", "sub")
-        g.add_edge("sub", "post")
-        app, cfg = g.compile(checkpointer=E.InMemorySaver()), thread()
+        app, cfg = _app_with_asking_sub(E, calls)
         app.invoke({"log": []}, cfg)
         app.update_state(cfg, {"log": ["sub-by-hand"]}, as_node="sub")
         st = app.get_state(cfg, subgraphs=True)
@@ -1778,19 +1767,16 @@ def test_update_state_as_a_subgraph_node_skips_the_subgraph(differential):
 def test_history_of_the_subgraph_namespace_and_a_fork_inside_the_subgraph(differential):
     def scenario(E):
         calls = []
-        g, _ = _parent_with_asking_sub(E, calls)
-        g.add_edge("pre", "sub")
-        g.add_edge("sub", "post")
-        app, cfg = g.compile(checkpointer=E.InMemorySaver()), thread()
+        app, cfg = _app_with_asking_sub(E, calls)
         app.invoke({"log": []}, cfg)
         st = app.get_state(cfg, subgraphs=True)
         sub_cfg = st.tasks[0].state.config
         sub_hist = [(s.metadata["source"], s.metadata["step"], s.next, s.values) for s in app.get_state_history(sub_cfg)]
-        upd = capture(lambda: app.update_state(sub_cfg, {"log": ["patched-in-sub"]}))
+        upd = attempt(lambda: app.update_state(sub_cfg, {"log": ["patched-in-sub"]}))
         sub_now = app.get_state(sub_cfg)
         calls.clear()
         out = app.invoke(E.Command(resume="yes"), cfg)
-        return sub_hist, upd if isinstance(upd, tuple) else "ok", sub_now.values, sub_now.next, out, calls
+        return sub_hist, upd, sub_now.values, sub_now.next, out, calls
 
     differential(scenario)
 
@@ -1798,10 +1784,7 @@ def test_history_of_the_subgraph_namespace_and_a_fork_inside_the_subgraph(differ
 def test_subgraph_invoked_inside_a_node_replays_with_the_node(differential):
     def scenario(E):
         calls = []
-        g, _ = _parent_with_asking_sub(E, calls)
-        g.add_edge("pre", "call_sub")
-        g.add_edge("call_sub", "post")
-        app, cfg = g.compile(checkpointer=E.InMemorySaver()), thread()
+        app, cfg = _app_with_asking_sub(E, calls, via="call_sub")
         first = app.invoke({"log": []}, cfg)
         paused = app.get_state(cfg, subgraphs=True)
         done = app.invoke(E.Command(resume="yes"), cfg)
@@ -1835,10 +1818,7 @@ def _session_parallel_questions(E, saver):
 
 def _session_subgraph(E, saver):
     calls = []
-    g, _ = _parent_with_asking_sub(E, calls)
-    g.add_edge("pre", "sub")
-    g.add_edge("sub", "post")
-    app, cfg = g.compile(checkpointer=saver), thread()
+    app, cfg = _app_with_asking_sub(E, calls, checkpointer=saver)
     app.invoke({"log": []}, cfg)
     paused = app.get_state(cfg, subgraphs=True)
     done = app.invoke(E.Command(resume="yes"), cfg)
@@ -2021,10 +2001,7 @@ async def _asession_parallel_questions(E, saver):
 
 async def _asession_subgraph(E, saver):
     calls = []
-    g, _ = _parent_with_asking_sub(E, calls)
-    g.add_edge("pre", "sub")
-    g.add_edge("sub", "post")
-    app, cfg = g.compile(checkpointer=saver), thread()
+    app, cfg = _app_with_asking_sub(E, calls, checkpointer=saver)
     await app.ainvoke({"log": []}, cfg)
     paused = await app.aget_state(cfg, subgraphs=True)
     sub_cfg = paused.tasks[0].state.config
@@ -2057,10 +2034,7 @@ async def test_async_teaching_session(differential, tmp_path, session, kind):
 def test_debug_and_checkpoints_streams_with_subgraphs_on_a_replay(differential):
     def scenario(E):
         calls = []
-        g, _ = _parent_with_asking_sub(E, calls)
-        g.add_edge("pre", "sub")
-        g.add_edge("sub", "post")
-        app, cfg = g.compile(checkpointer=E.InMemorySaver()), thread()
+        app, cfg = _app_with_asking_sub(E, calls)
         app.invoke({"log": []}, cfg)
         paused = app.get_state(cfg)
         app.invoke(E.Command(resume="yes"), cfg)
