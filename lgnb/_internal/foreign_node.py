@@ -91,7 +91,44 @@ def _enter(ctx: TaskContext) -> tuple[Any, Any]:
     if _SCRATCHPAD not in conf:
         conf[_SCRATCHPAD] = _Scratchpad(ctx)
         conf[_SEND] = ctx.task.writes.extend
+        # a LangGraph graph the node's code invokes (a subagent called by a tool) runs as
+        # LangGraph runs one nested in a task: under the task's namespace, on the run's
+        # saver, resuming when the run resumes, its interrupts raised to the task, its
+        # events streamed to the streams that asked for subgraphs
+        loop = ctx.loop
+        conf["__pregel_task_id"] = ctx.task.id
+        conf["__pregel_resuming"] = bool(loop.is_resuming)
+        if loop.checkpointer is not None:
+            conf["__pregel_checkpointer"] = loop.checkpointer
+        stream = _NestedStream.of(loop.run)
+        if stream is not None:
+            conf["__pregel_stream"] = stream
     return var_child_runnable_config, var_child_runnable_config.set(config)
+
+
+class _NestedStream:
+    """LangGraph's stream protocol (`modes`; called with `(namespace, mode, payload)`) over
+    the lgnb streams of this run and its callers that asked for subgraphs."""
+
+    __slots__ = ("modes", "_puts")
+
+    def __init__(self, puts: list[tuple[Callable[[Any], None], frozenset[str]]]) -> None:
+        self._puts = puts
+        self.modes = set().union(*(modes for _, modes in puts))
+
+    @classmethod
+    def of(cls, run: Any) -> _NestedStream | None:
+        puts = []
+        while run is not None:
+            if run.subgraphs and run.sink is not None:
+                puts.append((run.sink.put, run.modes))
+            run = run.parent
+        return cls(puts) if puts else None
+
+    def __call__(self, chunk: tuple[tuple[str, ...], str, Any]) -> None:
+        for put, modes in self._puts:
+            if chunk[1] in modes:
+                put(chunk)
 
 
 @contextmanager
