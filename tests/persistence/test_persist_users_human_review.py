@@ -11,6 +11,7 @@ around the pause, async twins. Checkpointers: InMemorySaver, and SQLite (LangGra
 No `from __future__ import annotations`: state classes are defined inside scenarios.
 """
 
+import asyncio
 import operator
 import sqlite3
 from typing import Annotated, Literal
@@ -1404,14 +1405,23 @@ async def test_async_toolnode_with_sync_and_async_interrupting_tools(differentia
     async def scenario(E):
         from langgraph.prebuilt import ToolNode, tools_condition
 
+        import threading
+
+        # the two tools run concurrently in one task and ask in turn: the interrupt index
+        # (so the answer each gets) follows the order they ask in, which a loaded machine
+        # would otherwise decide; the async one asks after the sync one
+        sync_asked = threading.Event()
+
         @tool
         def sync_ask(q: str) -> str:
             """Sync ask."""
+            sync_asked.set()
             return f"sync:{E.interrupt({'sync': q})}"
 
         @tool
         async def async_ask(q: str) -> str:
             """Async ask."""
+            await asyncio.to_thread(sync_asked.wait, 5)
             return f"async:{E.interrupt({'async': q})}"
 
         model = ToolModel(responses=[
