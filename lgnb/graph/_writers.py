@@ -60,6 +60,9 @@ def updates_writer(
                 else:
                     out.extend(from_value(item) or ())
             return out
+        if isinstance(value, Send):  # a bare Send: scheduled by the control writer; as
+            # LangGraph (whose Send declares `node`, `arg`, `timeout`) its fields are the update
+            return [(k, getattr(value, k)) for k in ("node", "arg", "timeout") if k in key_set]
         # any class with annotated fields (a NamedTuple too), as LangGraph reads updates
         keys = annotated_keys(type(value)) if type(value) not in _PLAIN else ()
         if keys:
@@ -131,7 +134,8 @@ def control_writer(task: Task, output: Any) -> list[tuple[str, Any]] | None:
     for command in commands:
         if command.graph == Command.PARENT:
             raise ParentCommand(command)
-        gotos = command.goto if isinstance(command.goto, (list, tuple)) else [command.goto]
+        # as LangGraph: one name or Send, else an iterable of them (`goto=123` is a TypeError)
+        gotos = [command.goto] if isinstance(command.goto, (Send, str)) else command.goto
         for go in gotos:
             if isinstance(go, Send):
                 out.append((TASKS, go))
