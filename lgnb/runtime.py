@@ -228,6 +228,11 @@ class Runtime(Generic[ContextT]):
 
     def override(self, **overrides: Any) -> Runtime[ContextT]:
         """A copy with some fields replaced."""
+        if overrides.keys() == {"execution_info"}:  # every node's runtime: skip `replace`'s
+            return Runtime(                       # field introspection
+                self.context, self.store, self.stream_writer, self.heartbeat, self.previous,
+                overrides["execution_info"], self.server_info, self.control,
+            )
         return replace(self, **overrides)
 
     def patch_execution_info(self, **overrides: Any) -> Runtime[ContextT]:

@@ -645,8 +645,6 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
     flush = (flush_io, aflush_io, (loop,))  # asked for only when I/O is queued
     exc: BaseException | None = None
     tracing = run.tracing
-    if run.messages_handler is not None and loop.state:
-        run.messages_handler.observe(loop.state)
     try:
         if tracing:
             yield from graph_started(loop, input, ex.is_async)

@@ -153,45 +153,26 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         self.sink.put((meta[0], "messages", (message, meta[1])))
 
     # ---- engine hooks (called by the task runner, once per task)
-    def observe(self, value: Any) -> None:
-        """Mark the messages in `value` seen: they are state, not new output.
-
-        Called with each loop's starting state and with what hidden nodes (START) write,
-        so a node that returns a message it read is not streamed again; messages nodes
-        return are marked when emitted. Together that is LangGraph's "input messages
-        are seen" rule without scanning the whole state before every task.
-        """
-        seen = self.seen
-        if isinstance(value, BaseMessage):
-            if value.id is not None:
-                seen.add(value.id)
-            return
-        items = value if isinstance(value, Sequence) and not isinstance(value, str) else _state_values(value)
-        for item in items:
-            if isinstance(item, BaseMessage):
-                if item.id is not None:
-                    seen.add(item.id)
-            elif isinstance(item, Sequence) and not isinstance(item, str):
-                for msg in item:
-                    if isinstance(msg, BaseMessage) and msg.id is not None:
-                        seen.add(msg.id)
-            elif isinstance(item, dict):
-                self.observe(item)
-
     def node_start(self, ctx: Any) -> Any:
         """A node starts: None when its namespace is not streamed, else a token for
-        `node_end` (metadata is built only if the node returns messages)."""
+        `node_end` (metadata is built only if the node returns messages).
+
+        The messages in the node's own input are marked seen, as LangGraph marks them when
+        the node's run starts: those directly under a key of a dict input, or in a list
+        there; a node that returns one of them does not stream it again. Nothing else is:
+        a message a node wrote without streaming it is news to the next node whose input
+        does not hold it."""
         if not self._wanted(ctx.loop.ns_tuple):
             return None
-        loop = ctx.loop
-        if not loop.__dict__.get("_messages_observed"):
-            # the state the first visible node starts from is not news, including the
-            # input messages a reducer gave ids to (a subgraph returning them streams
-            # nothing): scanned once per (sub)graph run
-            loop._messages_observed = True
-            self.observe(loop.state)
-        if ctx.task.path[0] == "__pregel_push":
-            self.observe(ctx.task.input)  # a Send's input: those messages are not new
+        value = ctx.task.input
+        if isinstance(value, dict):
+            seen = self.seen
+            for item in value.values():
+                if isinstance(item, BaseMessage):
+                    if item.id is not None:
+                        seen.add(item.id)
+                elif isinstance(item, Sequence) and not isinstance(item, str):
+                    seen.update([m.id for m in item if isinstance(m, BaseMessage) and m.id is not None])
         return ctx
 
     def node_end(self, ctx: Any, output: Any) -> None:

@@ -159,6 +159,7 @@ class RunContext:
         # the configurable a root run was called with, before its checkpoint address is
         # resolved: `checkpoint_id` / `checkpoint_ns` as given go to node metadata
         self.address: dict[str, Any] = {}
+        self._address_metadata: tuple[dict[str, Any], dict[str, Any]] | None = None
         self.context = context
         self.store = store
         self.callbacks = callbacks
@@ -238,8 +239,13 @@ class RunContext:
     def address_metadata(self) -> dict[str, Any]:
         """The configurable keys that address this run (thread_id, checkpoint_id, run_id,
         ...; the root's as given) that its traces and node metadata carry."""
+        cached = self._address_metadata
+        if cached is not None and cached[0] is self.address:
+            return cached[1]
         conf = {**(self.user_config.get(CONF) or {}), **self.address}
-        return {k: conf[k] for k in _PROPAGATE_TO_METADATA if conf.get(k)}
+        found = {k: conf[k] for k in _PROPAGATE_TO_METADATA if conf.get(k)}
+        self._address_metadata = (self.address, found)  # read-only to callers: they copy it
+        return found
 
     def task_config(self, loop: Loop, task: Task) -> dict[str, Any]:
         """The RunnableConfig a node sees (what LangGraph passes as `config`).

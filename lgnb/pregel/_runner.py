@@ -83,22 +83,14 @@ def _exit_langchain(lc_token: tuple[Any, Token, Any]) -> None:
 def _messages_start(ctx: TaskContext) -> Any:
     """Tell the `messages` handler a node starts (None when messages are not streamed)."""
     handler = ctx.loop.run.messages_handler
-    if handler is None:
+    if handler is None or ctx.task.node.hidden:  # (LangGraph's START has no run to see)
         return None
-    if ctx.task.node.hidden:
-        return _OBSERVE
     return handler.node_start(ctx)
 
 
 def _messages_end(ctx: TaskContext, meta: Any, output: Any) -> None:
-    handler = ctx.loop.run.messages_handler
-    if meta is _OBSERVE:
-        handler.observe(output)
-    else:
-        handler.node_end(ctx, output)
+    ctx.loop.run.messages_handler.node_end(ctx, output)
 
-
-_OBSERVE = object()
 
 
 def _finish(task: Task, output: Any, is_async: bool = False) -> int | None:
@@ -280,14 +272,17 @@ def task_program(
                     output = yield (call, _acall, (task.input, ctx))
                 else:  # what any sync answerer does with the request: no round trip
                     output = copy_context().run(call, task.input, ctx)
-                if meta is not None:
-                    _messages_end(ctx, meta, output)
-                if node_run is not None:  # the writers run inside the node's run
+                # the writers (conditional edges too) run inside the node's run; the
+                # messages it returned stream when that run ends, as LangGraph's do
+                if node_run is not None:
                     yield from _traced_finish(ctx, output, is_async)
-                    yield from node_ended(ctx, node_run, output)
-                    node_run = None
                 elif (rest := _finish(task, output, is_async)) is not None:
                     yield (None, _afinish, (task, output, rest))
+                if meta is not None:
+                    _messages_end(ctx, meta, output)
+                if node_run is not None:
+                    yield from node_ended(ctx, node_run, output)
+                    node_run = None
                 return None
             except ParentCommand as exc:
                 if not isinstance(command := _as_command(task, exc), Command):
@@ -347,9 +342,9 @@ def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException
                 # in a context of its own, as LangGraph calls every node: a ContextVar
                 # the node sets is seen neither by later nodes nor by the caller
                 output = copy_context().run(call, task.input, ctx)
-                if meta is not None:
-                    _messages_end(ctx, meta, output)
                 _finish(task, output)
+                if meta is not None:  # when the node's run ends, after its writers
+                    _messages_end(ctx, meta, output)
                 return None
             except ParentCommand as exc:
                 if not isinstance(command := _as_command(task, exc), Command):
