@@ -65,6 +65,31 @@ def graph_namespace(metadata: dict[str, Any]) -> tuple[str, ...]:
     return ns[:-drop]
 
 
+def _unscanned(loop: Any, state: dict[str, Any]) -> Any:
+    """The keys of a node's input state whose values may hold messages not marked seen
+    yet: all of them for the first node of a (sub)graph run, then only those written since
+    a node last read them. Within a step the state does not change, and a key no step
+    wrote holds what an earlier node's input already showed: so a wide state is not
+    scanned whole before every node, and the marks are the ones LangGraph makes."""
+    track = loop.__dict__.get("_messages_track")
+    if track is None:  # [step, keys not scanned since they were written (None: all)]
+        track = loop._messages_track = [loop.step, None]
+    elif track[0] != loop.step:
+        track[0] = loop.step
+        written = loop.updated_channels
+        if written is None:
+            track[1] = None
+        elif track[1] is not None:
+            track[1] |= written
+    stale = track[1]
+    if stale is None:
+        track[1] = set(loop.channels).difference(state)
+        return state.keys()
+    keys = stale.intersection(state)
+    stale.difference_update(keys)
+    return keys
+
+
 def _user_tags(tags: Sequence[str] | None) -> list[str] | None:
     if not tags:
         return None
@@ -162,18 +187,26 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         there; a node that returns one of them does not stream it again. Nothing else is:
         a message a node wrote without streaming it is news to the next node whose input
         does not hold it."""
-        if not self._wanted(ctx.loop.ns_tuple):
+        loop = ctx.loop
+        if not self._wanted(loop.ns_tuple):
             return None
         value = ctx.task.input
         if isinstance(value, dict):
-            seen = self.seen
-            for item in value.values():
-                if isinstance(item, BaseMessage):
-                    if item.id is not None:
-                        seen.add(item.id)
-                elif isinstance(item, Sequence) and not isinstance(item, str):
-                    seen.update([m.id for m in item if isinstance(m, BaseMessage) and m.id is not None])
+            if ctx.task.path[0] == PUSH:  # a Send's argument: not the state
+                self._mark(value, value.keys())
+            else:
+                self._mark(value, _unscanned(loop, value))
         return ctx
+
+    def _mark(self, value: dict[str, Any], keys: Any) -> None:
+        seen = self.seen
+        for key in keys:
+            item = value[key]
+            if isinstance(item, BaseMessage):
+                if item.id is not None:
+                    seen.add(item.id)
+            elif isinstance(item, Sequence) and not isinstance(item, str):
+                seen.update([m.id for m in item if isinstance(m, BaseMessage) and m.id is not None])
 
     def node_end(self, ctx: Any, output: Any) -> None:
         """A node returned: emit the messages in its update that no model streamed."""
