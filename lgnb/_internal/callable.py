@@ -154,8 +154,8 @@ class NodeCallable:
             else:
                 self.func = func
                 self.is_async = False
-                sibling = getattr(action, "afunc", None)
-                if sibling is not None and sibling is not func:
+                sibling = getattr(action, "afunc", None)  # RunnableLambda(f, afunc=af)
+                if sibling is not None and sibling is not func and is_async_callable(sibling):
                     self.afunc = sibling
 
     def _kwargs(self, ctx: TaskContext) -> dict[str, Any]:

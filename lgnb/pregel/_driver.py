@@ -546,7 +546,7 @@ def _inline(loop: Loop, runtime: Any, tasks: list[Task], errors: list[BaseExcept
                 if handler is not None:
                     order[id(handler)] = order[id(task)] + 0.5
                     running[start(handler, contextvars.copy_context())] = handler
-            if run.cancelled or (errors and _failed(errors)):
+            if run.cancelled:  # (a failure stops no sibling: LangGraph's pool runs them all)
                 for fut in running:
                     fut.cancel()
     except BaseException:
@@ -608,7 +608,9 @@ def _concurrently(
                     if handler is not None:
                         order[id(handler)] = order[id(task)] + 0.5
                         queue.appendleft(handler)
-            if not stopping and (run.cancelled or (errors and _failed(errors))):
+            # a cancelled run stops the step; a failure too in an async run (LangGraph
+            # cancels the siblings), while its pool of threads runs every task it was given
+            if not stopping and (run.cancelled or (ex.is_async and errors and _failed(errors))):
                 stopping = True
                 for fut in running:
                     ex.cancel(fut)

@@ -183,8 +183,8 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         `node_end` (metadata is built only if the node returns messages).
 
         The messages in the node's own input are marked seen, as LangGraph marks them when
-        the node's run starts: those directly under a key of a dict input, or in a list
-        there; a node that returns one of them does not stream it again. Nothing else is:
+        the node's run starts: those directly under a key (a field of a pydantic or
+        dataclass state), or in a list there; a node that returns one of them does not stream it again. Nothing else is:
         a message a node wrote without streaming it is news to the next node whose input
         does not hold it."""
         loop = ctx.loop
@@ -193,15 +193,16 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         value = ctx.task.input
         if isinstance(value, dict):
             if ctx.task.path[0] == PUSH:  # a Send's argument: not the state
-                self._mark(value, value.keys())
+                self._mark(list(value.values()))
             else:
-                self._mark(value, _unscanned(loop, value))
+                self._mark([value[k] for k in _unscanned(loop, value)])
+        else:  # a pydantic or dataclass state: its fields
+            self._mark(_state_values(value))
         return ctx
 
-    def _mark(self, value: dict[str, Any], keys: Any) -> None:
+    def _mark(self, values: Sequence[Any]) -> None:
         seen = self.seen
-        for key in keys:
-            item = value[key]
+        for item in values:
             if isinstance(item, BaseMessage):
                 if item.id is not None:
                     seen.add(item.id)

@@ -422,7 +422,7 @@ class Pregel(CompiledGraphBase):
     ) -> tuple[dict[str, Any], RunContext, dict[str, Any], Any]:
         # a RunnableConfig is a plain dict at run time; from here on it is handled as one
         config = cast("dict[str, Any] | None", given_config)
-        parent = TASK_CTX.get()
+        parent = caller = TASK_CTX.get()
         if parent is not None and _own_lineage(parent, given_config):
             parent = None  # a child given its own thread or checkpoint runs as a root graph
         if parent is not None:
@@ -514,6 +514,10 @@ class Pregel(CompiledGraphBase):
             if checkpointer is None and self.checkpointer is not False:
                 checkpointer = parent.loop.checkpointer
                 run.checkpointer = checkpointer
+        elif caller is not None and run.callbacks is None and caller.loop.run.callbacks:
+            # a root run inside a node (its own thread) with no handlers of its own reports
+            # to the caller's, as LangGraph's inherits the caller's callbacks (its stream)
+            run.callbacks = caller.loop.run.callbacks
         if durability is not None and checkpointer is None:
             warnings.warn("`durability` has no effect when no checkpointer is present.", stacklevel=3)
         if durability is not None:
