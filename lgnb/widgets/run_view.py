@@ -407,7 +407,10 @@ class Run:
             self._held.pop(iid, None)
         self._status = "running"  # at once, so a second resume() is refused
         self._settled.clear()
-        self._call(lambda: self._start(command))
+        # the answer goes to the thread where it paused: a replay or a fork paused on a new
+        # checkpoint, not on the one its config names
+        config = self._thread_config() if self.checkpointed else self.config
+        self._call(lambda: self._start(command, config))
         return self
 
     @_locked
@@ -429,15 +432,19 @@ class Run:
         self._page_answer(content, iid, lambda interrupt: answer_for(interrupt, picks, self._form_context()),
                           hold=bool(content.get("hold")))
 
+    def _thread_config(self) -> dict[str, Any]:
+        """The run's config addressing its thread's latest checkpoint (no `checkpoint_id`)."""
+        configurable = {k: v for k, v in (self.config.get("configurable") or {}).items() if k != "checkpoint_id"}
+        return {**self.config, "configurable": configurable}
+
     def _thread_pending(self) -> list[str]:
         """Interrupt ids pending on the thread now (its latest checkpoint), else the run's."""
         ours = [i["id"] for i in self._reducer.interrupts]
         get_state = getattr(self.graph, "get_state", None)
         if not callable(get_state) or not self.checkpointed:
             return ours
-        configurable = {k: v for k, v in (self.config.get("configurable") or {}).items() if k != "checkpoint_id"}
         try:
-            snapshot = get_state({**self.config, "configurable": configurable})
+            snapshot = get_state(self._thread_config())
         except Exception:  # noqa: BLE001 - a thread we cannot read now: trust what the run saw
             return ours
         found = getattr(snapshot, "interrupts", None)
@@ -554,7 +561,7 @@ class Run:
             fn()
 
     @_locked
-    def _start(self, input: Any) -> None:
+    def _start(self, input: Any, config: dict[str, Any] | None = None) -> None:
         self._status = "running"
         self._settled.clear()
         self._t0 = time.monotonic()
@@ -569,7 +576,8 @@ class Run:
         pump: Pump = Pump(lambda chunks: self._on_chunks(chunks, pump),
                           lambda exc: self._on_end(exc, pump))
         self._pump = pump
-        graph, config, control = self.graph, self.config, self._control
+        graph, control = self.graph, self._control
+        config = self.config if config is None else config
         multitask = self._multitask or "reject"
         lease = self._multitask is not None and self.checkpointed and view_takes_lease(graph)
         if self._use_async:
