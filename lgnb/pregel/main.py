@@ -679,6 +679,11 @@ class Pregel(CompiledGraphBase):
         sink = run.sink
         assert sink is not None
         install_async_wakeup(sink)
+        # live events (tokens, custom events, subgraphs) are handed over as they come;
+        # others where the driver hands them over (each step's start, a task's end in a
+        # parallel step), so a consumer that stops at a step's update finds that step
+        # saved, as with LangGraph
+        live = bool(run.modes & {"messages", "custom"}) or subgraphs or self.stream_eager
         loop = await aanswer(self._opening(run, loop_kwargs, run_config))
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
@@ -687,6 +692,8 @@ class Pregel(CompiledGraphBase):
         try:
             while True:
                 step = ensure_future(agen.__anext__())
+                if not live:
+                    await _settled(step)
                 while not step.done():
                     await wait_either(step, sink)
                     for chunk in drain(items, fmt):
@@ -1073,6 +1080,13 @@ def _channels_model(
         if isinstance(channels.get(k), BaseChannel)
     }
     return create_model(name, **fields)  # type: ignore[call-overload]
+
+
+async def _settled(future: Any) -> None:
+    """Wait for `future` to finish without taking its outcome (read by the caller)."""
+    import asyncio  # loaded: this runs on an event loop
+
+    await asyncio.wait((future,))
 
 
 def _root_config(config: dict[str, Any]) -> dict[str, Any]:
