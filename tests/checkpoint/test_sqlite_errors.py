@@ -195,3 +195,23 @@ def test_a_busy_lock_is_not_mistaken_for_a_broken_file(db_path: Path) -> None:
             other.execute("ROLLBACK")
             other.close()
     assert not isinstance(info.value, CheckpointDatabaseError)
+
+
+def test_an_aiosqlite_connection_is_refused_with_the_fix():
+    """LangGraph's AsyncSqliteSaver takes an aiosqlite connection; a ported program that
+    passes one gets the way to open lgnb's (a path or `from_conn_string`)."""
+    import asyncio
+
+    import aiosqlite
+
+    from lgnb.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    async def attempt(path):
+        conn = await aiosqlite.connect(path)
+        try:
+            with pytest.raises(TypeError, match=r"path or a sqlite3\.Connection.*from_conn_string"):
+                AsyncSqliteSaver(conn)
+        finally:
+            await conn.close()
+
+    asyncio.run(attempt(":memory:"))

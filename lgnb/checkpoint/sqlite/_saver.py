@@ -96,6 +96,13 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
             )
         )
         self._owns_conn = not isinstance(conn, sqlite3.Connection)
+        if self._owns_conn and not isinstance(conn, (str, os.PathLike)):
+            raise TypeError(
+                f"{type(self).__name__} takes a path or a sqlite3.Connection; got "
+                f"{type(conn).__module__}.{type(conn).__name__}. lgnb runs SQLite in a worker "
+                "thread itself, so no aiosqlite connection is needed: use "
+                f"{type(self).__name__}.from_conn_string(path), or pass the path."
+            )
         if self._owns_conn:
             conn = open_connection(conn, busy_timeout=busy_timeout)  # type: ignore[arg-type]
         assert isinstance(conn, sqlite3.Connection)
