@@ -90,3 +90,27 @@ class Savers:
                 yield s
         else:
             raise ValueError(f"{kind!r} is not an async saver kind")
+
+
+def big_value_app(E: Any, saver: Any, big: str) -> Any:
+    """A graph that holds one large value (`big`, over 2 KB) in three channels, in pending
+    writes of a parallel step and in an interrupt payload, compiled on `saver`: what the
+    savers' large-value storage and `delete_thread` are checked with."""
+    from typing_extensions import TypedDict
+
+    class S(TypedDict, total=False):
+        v: Any
+        w: Any
+        x: Any
+
+    def c(s: Any) -> dict[str, Any]:
+        return {"v": E.interrupt(big)}
+
+    g = E.StateGraph(S)
+    g.add_node("a", lambda s: {"w": big})
+    g.add_node("b", lambda s: {"x": big + "!"})
+    g.add_node("c", c)
+    g.add_edge(E.START, "a")
+    g.add_edge(E.START, "b")
+    g.add_edge("a", "c")
+    return g.compile(checkpointer=saver)

@@ -128,6 +128,23 @@ def wide_graph(E, saver, *, async_node=True):
     return g.compile(checkpointer=saver)
 
 
+class Count(TypedDict, total=False):
+    i: int
+    limit: int
+    fail_at: int
+    slow: bool
+
+
+def counting_graph(E, step, *, until=None):
+    """A builder whose one node `step` loops on itself while `i` is under `until` (or the
+    state's `limit`)."""
+    g = E.StateGraph(Count)
+    g.add_node("step", step)
+    g.add_edge(E.START, "step")
+    g.add_conditional_edges("step", lambda s: "step" if s["i"] < (until or s["limit"]) else E.END)
+    return g
+
+
 class Log(TypedDict, total=False):
     log: Annotated[list, operator.add]
     n: int
@@ -636,15 +653,7 @@ def test_durability_modes_save_the_history_inmemory_saves(backend, durability):
                 raise ValueError(f"fail at {i}")
             return {"i": i}
 
-        class S(TypedDict, total=False):
-            i: int
-            limit: int
-            fail_at: int
-
-        g = E.StateGraph(S)
-        g.add_node("step", step)
-        g.add_edge(E.START, "step")
-        g.add_conditional_edges("step", lambda s: "step" if s["i"] < s["limit"] else E.END)
+        g = counting_graph(E, step)
 
         async def body():
             out = []
@@ -1052,10 +1061,6 @@ def test_a_cancelled_ainvoke_keeps_the_steps_before_and_resumes(backend):
     re-runs step 4 and finishes, as on InMemorySaver."""
 
     def scenario(E, savers):
-        class S(TypedDict, total=False):
-            i: int
-            slow: bool
-
         started = {}
 
         async def step(s):
@@ -1065,10 +1070,7 @@ def test_a_cancelled_ainvoke_keeps_the_steps_before_and_resumes(backend):
                 await asyncio.sleep(30)
             return {"i": i}
 
-        g = E.StateGraph(S)
-        g.add_node("step", step)
-        g.add_edge(E.START, "step")
-        g.add_conditional_edges("step", lambda s: "step" if s["i"] < 6 else E.END)
+        g = counting_graph(E, step, until=6)
 
         async def body():
             cfg = savers.cfg("cancel")
@@ -1302,9 +1304,6 @@ def test_a_cancelled_ainvoke_under_async_and_exit_durability(backend, durability
     (exit: nothing of the run? as InMemorySaver) and the thread after a fresh ainvoke."""
 
     def scenario(E, savers):
-        class S(TypedDict, total=False):
-            i: int
-
         started = {}
 
         async def step(s):
@@ -1315,10 +1314,7 @@ def test_a_cancelled_ainvoke_under_async_and_exit_durability(backend, durability
                 await asyncio.sleep(30)
             return {"i": i}
 
-        g = E.StateGraph(S)
-        g.add_node("step", step)
-        g.add_edge(E.START, "step")
-        g.add_conditional_edges("step", lambda s: "step" if s["i"] < 6 else E.END)
+        g = counting_graph(E, step, until=6)
 
         async def body():
             cfg = savers.cfg("cancel-d")

@@ -29,6 +29,7 @@ from typing import Annotated, Any
 import _diff
 import _pdiff
 import pytest
+from _savers import big_value_app
 from typing_extensions import TypedDict
 
 R = {"recursion_limit": 2000}
@@ -451,24 +452,9 @@ def test_one_large_value_in_several_threads_survives_deleting_and_copying_thread
     """The same >2 KB value in channels, pending writes and an interrupt of three threads;
     delete_thread of one, then of another: the remaining thread still reads and resumes."""
 
-    class S(TypedDict, total=False):
-        v: Any
-        w: Any
-        x: Any
-
     def scenario(E, savers):
-        def c(s):
-            return {"v": E.interrupt(BIG)}
-
         with savers.open() as saver:
-            g = E.StateGraph(S)
-            g.add_node("a", lambda s: {"w": BIG})
-            g.add_node("b", lambda s: {"x": BIG + "!"})
-            g.add_node("c", c)
-            g.add_edge(E.START, "a")
-            g.add_edge(E.START, "b")
-            g.add_edge("a", "c")
-            app = g.compile(checkpointer=saver)
+            app = big_value_app(E, saver, BIG)
             for i in range(3):
                 app.invoke({"v": BIG}, cfg_of(f"big{i}"))
             out = []
