@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lgnb._internal.context import ExecutionInfo, current_task
+from lgnb._internal.frozen import slot_builder
 from lgnb.types import StreamWriter
 
 if TYPE_CHECKING:  # loaded on first use (`__getattr__`): langgraph_sdk is optional
@@ -228,12 +229,17 @@ class Runtime(Generic[ContextT]):
 
     def override(self, **overrides: Any) -> Runtime[ContextT]:
         """A copy with some fields replaced."""
-        if overrides.keys() == {"execution_info"}:  # every node's runtime: skip `replace`'s
-            return Runtime(                       # field introspection
-                self.context, self.store, self.stream_writer, self.heartbeat, self.previous,
-                overrides["execution_info"], self.server_info, self.control,
-            )
+        if overrides.keys() == {"execution_info"}:
+            return self._with_execution_info(overrides["execution_info"])
         return replace(self, **overrides)
+
+    def _with_execution_info(self, info: ExecutionInfo | None) -> Runtime[ContextT]:
+        """A copy carrying `info`: every node's runtime, so built without `replace`'s
+        field introspection or the frozen `__init__`'s per-field `object.__setattr__`."""
+        return _build_runtime(
+            self.context, self.store, self.stream_writer, self.heartbeat, self.previous,
+            info, self.server_info, self.control,
+        )
 
     def patch_execution_info(self, **overrides: Any) -> Runtime[ContextT]:
         """A copy whose `execution_info` has some fields replaced."""
@@ -261,6 +267,8 @@ class Runtime(Generic[ContextT]):
         that sees it may stop early: nothing it returns is saved any more."""
         return bool(getattr(self.control, "cancel_requested", False))
 
+
+_build_runtime = slot_builder(Runtime)
 
 DEFAULT_RUNTIME: Runtime[Any] = Runtime()
 """A runtime with no context, store, writer, execution info or control."""

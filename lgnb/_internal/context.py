@@ -6,7 +6,7 @@ the public view that `get_config()` and `config`-taking nodes see. The current t
 context lives in a context variable so `get_stream_writer()`, `get_config()` and
 `interrupt()` work from anywhere inside a node, in threads and in asyncio tasks.
 
-A leaf module: it imports nothing from lgnb, so the public modules (`lgnb.config`,
+A leaf module: it imports nothing from lgnb but the leaf `frozen`, so the public modules (`lgnb.config`,
 `lgnb.runtime`, `lgnb.types`) and the engine (`lgnb.pregel`) both import it at module
 level. `ExecutionInfo`, the record a task's Runtime carries, lives here for that reason
 and is re-exported as `lgnb.runtime.ExecutionInfo`.
@@ -19,13 +19,17 @@ from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from lgnb._internal.frozen import slot_builder
+
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
     from lgnb.pregel._task import Task
     from lgnb.runtime import Runtime
 
-__all__ = ("TASK_CTX", "ExecutionInfo", "LazyConfig", "TaskContext", "current_task")
+__all__ = (
+    "TASK_CTX", "ExecutionInfo", "LazyConfig", "TaskContext", "current_task", "lazy_config"
+)
 
 TASK_CTX: ContextVar[TaskContext | None] = ContextVar("lgnb_task", default=None)
 
@@ -53,6 +57,7 @@ class ExecutionInfo:
 
 
 ExecutionInfo.__module__ = "lgnb.runtime"  # its public home (repr, pickle, docs)
+_execution_info = slot_builder(ExecutionInfo)  # every task's, positionally (frozen.py)
 
 
 class TaskContext:
@@ -130,15 +135,16 @@ class TaskContext:
             loop = self.loop
             # a subgraph's nodes see none: LangGraph's nested config drops `run_id`
             run_id = None if loop.parent_ctx is not None else loop.run.user_config.get("run_id")
-            rt = self.runtime.override(
-                execution_info=ExecutionInfo(
-                    checkpoint_id=loop.checkpoint_id,
-                    checkpoint_ns=self.task.ns,
-                    task_id=self.task.id,
-                    thread_id=loop.thread_id,
-                    run_id=str(run_id) if run_id else None,
-                    node_attempt=self.attempt,
-                    node_first_attempt_time=self.first_attempt_time,
+            task = self.task
+            rt = self.runtime._with_execution_info(
+                _execution_info(
+                    loop.checkpoint_id,
+                    task.ns,
+                    task.id,
+                    loop.thread_id,
+                    str(run_id) if run_id else None,
+                    self.attempt,
+                    self.first_attempt_time,
                 )
             )
             self._runtime = rt
@@ -175,6 +181,8 @@ class LazyConfig(dict[str, Any]):
         if ctx is not None:
             self._ctx = None
             dict.update(self, ctx.config)
+            ctx.task.node.reads_config = True  # its next runs skip the laziness
+
 
     def __getitem__(self, key: Any) -> Any:
         self._fill()
@@ -221,3 +229,15 @@ class LazyConfig(dict[str, Any]):
     def __repr__(self) -> str:
         self._fill()
         return dict.__repr__(self)
+
+
+_new_dict = dict.__new__
+_set_lazy_ctx = LazyConfig.__dict__["_ctx"].__set__
+
+
+def lazy_config(ctx: TaskContext) -> LazyConfig:
+    """`LazyConfig(ctx)` without the Python-level `__init__` (every task, when LangChain
+    is loaded)."""
+    config = _new_dict(LazyConfig)
+    _set_lazy_ctx(config, ctx)
+    return config

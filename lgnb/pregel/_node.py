@@ -48,6 +48,7 @@ class PregelNode:
         "is_error_handler",
         "slow",
         "async_writers",
+        "reads_config",
     )
 
     def __init__(
@@ -88,6 +89,9 @@ class PregelNode:
         self.slow: bool | None = None  # its last run took lgnb.pregel._inline.HANDOFF or more (None: never ran)
         # a writer has `is_async = True` (an async conditional edge's): set by who adds it
         self.async_writers = False
+        # its code read LangChain's config (called a model or a tool) when it last ran:
+        # the next run builds that config up front rather than behind a LazyConfig
+        self.reads_config = False
 
     def copy(self, update: dict[str, Any] | None = None) -> PregelNode:
         """A shallow copy of this node with the attributes in `update` replaced

@@ -263,30 +263,30 @@ class RunContext:
                 metadata = {**(own.get("metadata") or {}), **metadata}
         else:
             metadata = dict(user.get("metadata") or {})
-        if task.node.metadata:
-            metadata.update(task.node.metadata)
+        node = task.node
+        if node.metadata:
+            metadata.update(node.metadata)
         path = task.path
         if path[0] == "__pregel_push" and path[-1] is not True:
             # a Send's task: False (its interrupts are its own); a `@task` call's path
             # already ends in True (the caller answers for its interrupts)
             path = (*path, False)
-        metadata.update(
-            {
-                "langgraph_step": loop.step,
-                "langgraph_node": task.name,
-                "langgraph_triggers": task.triggers,
-                "langgraph_path": path,
-                "langgraph_checkpoint_ns": task.ns,
-            }
-        )
-        for key, value in self.address_metadata().items():
-            metadata.setdefault(key, value)
-        configurable = dict(user.get(CONF) or {})
-        tags = list(user.get("tags") or [])
+        metadata["langgraph_step"] = loop.step
+        metadata["langgraph_node"] = task.name
+        metadata["langgraph_triggers"] = task.triggers
+        metadata["langgraph_path"] = path
+        metadata["langgraph_checkpoint_ns"] = task.ns
+        address = self.address_metadata()
+        if address:
+            for key, value in address.items():
+                metadata.setdefault(key, value)
+        configurable = dict(user.get(CONF) or ())
+        tags = list(user.get("tags") or ())
         if own:
             configurable = {**(own.get(CONF) or {}), **configurable}
             tags += [t for t in own.get("tags") or () if t not in tags]  # after the caller's
-        tags += task.node.tags
+        if node.tags:
+            tags += node.tags
         configurable["checkpoint_ns"] = task.ns
         configurable.pop("checkpoint_id", None)
         callbacks: Any = self.callbacks

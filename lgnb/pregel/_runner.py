@@ -20,7 +20,7 @@ from contextvars import Token, copy_context
 from typing import Any, cast
 
 from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, NS_SEP, RESUME
-from lgnb._internal.context import TASK_CTX, LazyConfig, TaskContext
+from lgnb._internal.context import TASK_CTX, TaskContext, lazy_config
 from lgnb._internal.foreign import adopt
 from lgnb.errors import (
     GraphBubbleUp,
@@ -66,7 +66,8 @@ def _enter_langchain(ctx: TaskContext) -> tuple[Any, Token, Any]:
         from langchain_core.runnables.config import var_child_runnable_config
 
         var = _LC_CONFIG_VAR = var_child_runnable_config
-    config = ctx.config if ctx._config is not None else LazyConfig(ctx)
+    # built up front when the node read it last time (it calls models or tools)
+    config = ctx.config if ctx._config is not None or ctx.task.node.reads_config else lazy_config(ctx)
     tree = enter_run_tree(ctx) if ctx.node_run is not None else None
     return (var, var.set(config), tree)
 

@@ -866,6 +866,36 @@ def test_configurable_alternatives_inside_node_follow_the_graph_config(different
                                    {"log": ["default:q", "default:aq"]}))
 
 
+def test_inherited_config_is_the_current_task_s_on_every_run_of_a_node(differential):
+    """A node that reads LangChain's inherited config sees the config of the task running
+    now, on its first run and on every later one (lgnb builds it lazily the first time,
+    up front afterwards): step, configurable and alternatives follow each call."""
+    def scenario(E):
+        from langchain_core.prompts import PromptTemplate
+        from langchain_core.runnables import ConfigurableField
+        from langchain_core.runnables.config import ensure_config
+
+        chain = PromptTemplate.from_template("default:{q}").configurable_alternatives(
+            ConfigurableField(id="llm"), default_key="default",
+            other=PromptTemplate.from_template("other:{q}"))
+
+        def node(s):
+            c = ensure_config()
+            seen = (c["metadata"]["langgraph_step"], c["metadata"]["langgraph_node"],
+                    c["configurable"].get("user"), chain.invoke({"q": "q"}).text)
+            return {"log": [seen]}
+
+        g = E.StateGraph(Log)
+        g.add_node("node", node)
+        g.add_conditional_edges("node", lambda s: "node" if len(s["log"]) % 3 else E.END)
+        g.add_edge(E.START, "node")
+        app = g.compile()
+        return [app.invoke({"log": []}, {"configurable": {"llm": llm, "user": user}})
+                for llm, user in (("other", "a"), ("default", "b"), ("other", None))]
+
+    differential(scenario)
+
+
 def test_with_config_configurable_defaults_reach_nodes_and_call_config_wins(differential):
     """`graph.with_config(configurable={...})` gives nodes default configurable values;
     a key given at invoke time overrides it."""

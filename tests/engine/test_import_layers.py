@@ -57,7 +57,11 @@ def test_public_modules_import_no_pregel(module: str) -> None:
 
 
 def test_task_context_is_a_leaf() -> None:
-    assert _loaded_with("lgnb._internal.context") == ["lgnb._internal", "lgnb._internal.context"]
+    # it imports only `frozen`, itself a leaf (stdlib only)
+    assert _loaded_with("lgnb._internal.context") == [
+        "lgnb._internal", "lgnb._internal.context", "lgnb._internal.frozen",
+    ]
+    assert _loaded_with("lgnb._internal.frozen") == ["lgnb._internal", "lgnb._internal.frozen"]
 
 
 def test_import_lgnb_stays_light() -> None:
