@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING, Any
-from uuid import UUID, uuid4
+from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage, ToolMessage
@@ -23,6 +23,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, Generati
 
 from lgnb._internal.constants import NS_SEP, PUSH, TAG_NOSTREAM
 from lgnb._internal.context import current_task
+from lgnb._internal.ids import new_uuid4
 from lgnb._internal.pydantic_loaded import is_model
 from lgnb.types import Command
 
@@ -173,7 +174,7 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         if dedupe and message.id in self.seen:
             return
         if message.id is None:
-            message.id = str(uuid4())
+            message.id = new_uuid4()
         self.seen.add(message.id)
         self.sink.put((meta[0], "messages", (message, meta[1])))
 
@@ -282,7 +283,7 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         message = chunk.message
         mid = message.id
         if mid is None:
-            mid = message.id = str(uuid4())
+            mid = message.id = new_uuid4()
         self.seen.add(mid)
         self.sink.put((meta[0], "messages", (message, meta[1])))
 
@@ -344,7 +345,7 @@ class StreamMessagesHandlerV2(StreamMessagesHandler, _V2StreamingCallbackHandler
                 gen = response.generations[0][0]
                 if isinstance(gen, ChatGeneration):
                     if gen.message.id is None:
-                        gen.message.id = str(uuid4())
+                        gen.message.id = new_uuid4()
                     self.seen.add(gen.message.id)
             return
         super().on_llm_end(response, run_id=run_id, **kwargs)
