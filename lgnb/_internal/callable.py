@@ -186,6 +186,9 @@ class NodeCallable:
         if self.runnable is not None:
             return self.runnable.invoke(value, ctx.config)
         raise TypeError(
+            f'No synchronous function provided to "{self.name}".\n'
+            "Either initialize with a synchronous function or invoke via the async API "
+            "(ainvoke, astream, etc.)\n"
             f"Node `{self.name}` is an async function: run the graph with `ainvoke` / "
             "`astream`, or make the node synchronous."
         )

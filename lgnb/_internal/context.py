@@ -28,10 +28,13 @@ if TYPE_CHECKING:
     from lgnb.runtime import Runtime
 
 __all__ = (
-    "TASK_CTX", "ExecutionInfo", "LazyConfig", "TaskContext", "current_task", "lazy_config"
+    "DRIVER_LOOP", "TASK_CTX", "ExecutionInfo", "LazyConfig", "TaskContext", "current_task", "lazy_config"
 )
 
 TASK_CTX: ContextVar[TaskContext | None] = ContextVar("lgnb_task", default=None)
+DRIVER_LOOP: ContextVar[Any] = ContextVar("lgnb_driver_loop", default=None)
+"""The event loop of the async run whose sync node this thread runs (None elsewhere):
+an async `@task` called from that node runs there, as LangGraph's async runner does."""
 
 CONFIG_KEY_RUNTIME = "__pregel_runtime"
 """The `configurable` key holding the task's `Runtime` (LangGraph's name for it)."""
@@ -156,6 +159,7 @@ def current_task() -> TaskContext:
     ctx = TASK_CTX.get()
     if ctx is None:
         raise RuntimeError(
+            "Called get_config outside of a runnable context\n"
             "Called outside of a running graph node. get_config(), get_stream_writer(), "
             "get_runtime() and interrupt() only work inside a node while the graph runs."
         )

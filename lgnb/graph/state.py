@@ -468,7 +468,9 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         )
         from lgnb.graph._allowlist import remember_allowlist, with_allowlist
         from lgnb.graph._compile import lower
+        from lgnb.pregel._assemble import _check_checkpointer
 
+        _check_checkpointer(checkpointer)  # before the saver is asked anything
         schemas = [self.state_schema, self.input_schema, self.output_schema, self.context_schema]
         schemas += [spec.input_schema for spec in self.nodes.values()]
         checkpointer = with_allowlist(checkpointer, schemas)

@@ -130,10 +130,11 @@ def apply_writes(
                 by_channel[chan] = [val]
             elif chan not in SPECIAL_WRITES:
                 logger.warning(
-                    "Task %s with path %s wrote to unknown channel %s, ignoring it.",
+                    "Task %s with path %s wrote to unknown channel %s, ignoring it.%s",
                     task.name,
                     task.path,
                     chan,
+                    _unknown_route_help(task.name, chan, channels),
                 )
     updated: set[str] = set()
     for chan, vals in by_channel.items():
@@ -189,6 +190,22 @@ def apply_writes(
     return updated
 
 
+def _unknown_route_help(name: str, chan: str, channels: Mapping[str, Any]) -> str:
+    """For a route to a node the graph does not have: what happened and how to fix it."""
+    if not chan.startswith(_BRANCH_TO):
+        return ""
+    nodes = ", ".join(c[len(_BRANCH_TO):] for c in channels if c.startswith(_BRANCH_TO))
+    return (
+        f"\nNode `{name}` routed to {chan[len(_BRANCH_TO):]!r} (a conditional edge's return "
+        f"value or `Command(goto=...)`: node names), which is not a node of this graph (nodes: {nodes}): "
+        "that route does not run. Fix the name or add the node; to go to a node of the "
+        "parent graph, return `Command(graph=Command.PARENT, goto=...)`."
+    )
+
+
+_BRANCH_TO = "branch:to:"
+
+
 def plan_tasks(
     *,
     checkpoint_id: str,
@@ -219,7 +236,15 @@ def plan_tasks(
                 packet = Send(packet.node, packet.arg, timeout=getattr(packet, "timeout", None))
             node = nodes.get(packet.node)
             if node is None or node.bound is None:
-                logger.warning("Ignoring unknown node name %s in pending sends", packet.node)
+                logger.warning(
+                    "Ignoring unknown node name %s in pending sends\n%r names no node of this "
+                    "graph (nodes: %s), so the packet does not run. A Send saved on a thread "
+                    "before its node was removed or renamed is dropped this way; otherwise "
+                    "pass a node's name: `Send(\"node_name\", arg)`.",
+                    packet.node,
+                    packet.node,
+                    ", ".join(n for n in nodes if nodes[n].bound is not None and not n.startswith("__")),
+                )
                 continue
             base_ns = f"{parent_ns}{NS_SEP}{packet.node}" if parent_ns else packet.node
             tid = make_id(checkpoint_id, base_ns, step_text, packet.node, PUSH, str(idx))

@@ -139,10 +139,16 @@ def _check_checkpointer(checkpointer: Any) -> None:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
     if not isinstance(checkpointer, BaseCheckpointSaver):
+        hint = ""
+        if isinstance(checkpointer, type) and issubclass(checkpointer, BaseCheckpointSaver):
+            hint = (
+                f"\n`{checkpointer.__name__}` is the saver class: pass an instance, "
+                f"`compile(checkpointer={checkpointer.__name__}())`."
+            )
         raise TypeError(
             "Invalid checkpointer provided. Expected an instance of `BaseCheckpointSaver`, "
             f"`True`, `False`, or `None`. Received {type(checkpointer).__name__}. "
-            "Pass a proper saver (e.g., InMemorySaver, AsyncPostgresSaver)."
+            "Pass a proper saver (e.g., InMemorySaver, AsyncPostgresSaver)." + hint
         )
 
 

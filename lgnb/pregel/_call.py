@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.callable import is_async_callable, is_store_annotation
 from lgnb._internal.constants import ERROR, PUSH, RETURN
-from lgnb._internal.context import TaskContext, current_task
+from lgnb._internal.context import DRIVER_LOOP, TaskContext, current_task
 from lgnb._internal.ids import task_id as make_task_id
 from lgnb.channels.base import MISSING
 from lgnb.pregel._node import PregelNode
@@ -301,6 +301,19 @@ def _calls(loop: Loop) -> list[Any]:
 def schedule_call(call: Call) -> Any:
     """Start `call` as a task of the running step; return its future."""
     parent = current_task()
+    try:
+        aio: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        aio = None
+    driver = None
+    if aio is None and getattr(call.node.bound, "is_async", False):
+        driver = DRIVER_LOOP.get()  # a sync node of an async run: the task runs there
+        if driver is None:
+            raise RuntimeError(
+                "In an sync context async tasks cannot be called\n"
+                f"Task `{call.name}` is an async function called from a sync run: run the "
+                "graph with `ainvoke` / `astream`, or make the task synchronous."
+            )
     loop = parent.loop
     task = _make_task(parent, call)
     finished, value, _ = _saved_outcome(loop, task)
@@ -308,10 +321,6 @@ def schedule_call(call: Call) -> Any:
     if not finished and loop.graph.cache is not None:
         finished, value = _from_cache(loop, task, call)
     policies = call.retry_policy or loop.graph.retry_policy
-    try:
-        aio = asyncio.get_running_loop()
-    except RuntimeError:
-        aio = None
     if finished:
         if aio is not None:
             afut = aio.create_future()
@@ -324,7 +333,26 @@ def schedule_call(call: Call) -> Any:
     ctx.caller = parent
     if aio is not None:
         return _start_async(aio, loop, task, ctx, policies)
+    if driver is not None:
+        return _start_on_driver(driver, loop, task, ctx, policies)
     return _start_threaded(loop, task, ctx, policies)
+
+
+def _start_on_driver(
+    aio: asyncio.AbstractEventLoop, loop: Loop, task: Task, ctx: TaskContext, policies: Any
+) -> Future:
+    """An async task called from a sync node's thread: it runs on the run's event loop;
+    the caller gets a concurrent future (the step awaits the task as any other call)."""
+    fut: Future = SyncAsyncFuture()
+
+    async def start() -> None:  # runs in the caller's context (call_soon_threadsafe copies it)
+        try:
+            fut.set_result(await _start_async(aio, loop, task, ctx, policies))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
+            fut.set_exception(e)
+
+    asyncio.run_coroutine_threadsafe(start(), aio)
+    return fut
 
 
 def _start_threaded(loop: Loop, task: Task, ctx: TaskContext, policies: Any) -> Future:

@@ -27,6 +27,7 @@ from lgnb._internal.constants import (
     INTERRUPT,
     NS_SEP,
     NULL_TASK_ID,
+    PULL,
     RESUME,
     TASKS,
 )
@@ -112,6 +113,10 @@ class Loop(ResumeMixin):
     # False for update_state's checkpoints: as LangGraph's, they leave `updated_channels`
     # unset, so the run resuming from one plans every node
     records_updated_channels = True
+    # False for the loops of state reads and updates: they plan tasks for their names and
+    # ids only, so a node's input is not coerced into its schema (a state saved before the
+    # schema gained a required field stays readable, and repairable with update_state)
+    builds_inputs = True
 
     def __init__(
         self,
@@ -377,8 +382,13 @@ class Loop(ResumeMixin):
             if self.delta_keys:
                 # before it is applied, so this run reads the ids saved with it
                 ensure_message_ids(graph.channels, writes)
-            # tasks left unfinished by an earlier run are discarded: mark them seen
-            discard = self._plan()
+            # tasks left unfinished by an earlier run are discarded: mark them seen (their
+            # inputs are never read, so a saved state that no longer fits is no error)
+            builds, self.builds_inputs = self.builds_inputs, False
+            try:
+                discard = self._plan()
+            finally:
+                self.builds_inputs = builds
             if self.delta_keys:
                 self._store_delta_input(writes)
             batch = [*discard, WriteBatch(INPUT, writes)]
@@ -426,9 +436,29 @@ class Loop(ResumeMixin):
             if node.managed:
                 for k, mv in node.managed.items():
                     value[k] = mv.get(self.step, self.stop)
-        if node.mapper is not None:
-            value = node.mapper(value)
+        if node.mapper is not None and self.builds_inputs:
+            try:
+                value = node.mapper(value)
+            except Exception as exc:
+                self._note_input_error(exc, node)
+                raise
         return value
+
+    def _note_input_error(self, exc: Exception, node: Any) -> None:
+        """Say which task's input could not be built (LangGraph's note), and for a saved
+        thread, that the saved state may predate the schema (notes: Python 3.11+)."""
+        if not hasattr(exc, "add_note"):
+            return
+        exc.add_note(f"Before task with name '{node.name}' and path '{(PULL, node.name)}'")
+        if self.has_saved:
+            exc.add_note(
+                f"Node '{node.name}' reads the state of thread {self.thread_id!r} (its saved "
+                "values and this run's input), which does not fit the node's schema. If the "
+                "schema gained a required field since "
+                "the thread was saved, give the field a default, pass it in the input, or "
+                "set it with `graph.update_state(config, {...})`; `get_state` and "
+                "`get_state_history` still show what was saved."
+            )
 
     def _plan(self) -> list[Task]:
         return plan_tasks(
@@ -682,6 +712,8 @@ class Loop(ResumeMixin):
         if self.interrupt_after and self._should_interrupt(self.interrupt_after):
             self.status = "interrupt_after"
             self._plan_and_emit_checkpoint()
+            if self.recorder is not None and self.tasks:  # planned, not run (as interrupt_before)
+                self.recorder.plan()
             raise GraphInterrupt()
 
     def _touches_output(self, updated: set[str]) -> bool:

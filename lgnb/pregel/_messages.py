@@ -362,18 +362,36 @@ def without_v2_handlers(callbacks: Any) -> Any:
     inherited `StreamMessagesHandlerV2` would make the model report content-block
     events instead. Other handlers (an outer v1 handler with `subgraphs`) stay.
     """
+    return _without(callbacks, lambda h: isinstance(h, StreamMessagesHandlerV2))
+
+
+def streams_only_its_graph(handler: Any) -> bool:
+    """A `messages` / `tools` handler of a stream without `subgraphs`."""
+    from lgnb.pregel._tools import StreamToolCallHandler
+
+    return isinstance(handler, (StreamMessagesHandler, StreamToolCallHandler)) and not handler.subgraphs
+
+
+def without_own_graph_handlers(callbacks: Any) -> Any:
+    """`callbacks` minus the handlers of streams without `subgraphs`: what a graph invoked
+    in a node on a thread of its own inherits, as LangGraph's does. Its namespace starts
+    at the root, so those handlers would take its events for their own graph's."""
+    return _without(callbacks, streams_only_its_graph)
+
+
+def _without(callbacks: Any, drop: Any) -> Any:
+    """`callbacks` (a list or a CallbackManager, unchanged when nothing is dropped)
+    without the handlers `drop` selects."""
     if callbacks is None:
         return None
     if isinstance(callbacks, list):
-        kept = [h for h in callbacks if not isinstance(h, StreamMessagesHandlerV2)]
+        kept = [h for h in callbacks if not drop(h)]
         return kept if len(kept) != len(callbacks) else callbacks
-    if not any(isinstance(h, StreamMessagesHandlerV2) for h in callbacks.handlers):
+    if not any(drop(h) for h in (*callbacks.handlers, *callbacks.inheritable_handlers)):
         return callbacks
     manager = callbacks.copy()
-    manager.handlers = [h for h in manager.handlers if not isinstance(h, StreamMessagesHandlerV2)]
-    manager.inheritable_handlers = [
-        h for h in manager.inheritable_handlers if not isinstance(h, StreamMessagesHandlerV2)
-    ]
+    manager.handlers = [h for h in manager.handlers if not drop(h)]
+    manager.inheritable_handlers = [h for h in manager.inheritable_handlers if not drop(h)]
     return manager
 
 

@@ -15,15 +15,33 @@ if TYPE_CHECKING:
     from lgnb.pregel._loop import Loop
 
 __all__ = (
+    "CONFIG_KEYS",
     "DEFAULT_RECURSION_LIMIT",
     "add_handlers",
     "coerce_context",
     "config_inside_node",
     "loop_args",
     "nested_resuming",
+    "lift_config_keys",
     "recast_ns",
     "saver_config",
 )
+
+CONFIG_KEYS = frozenset(
+    ("tags", "metadata", "callbacks", "run_name", "max_concurrency", "recursion_limit", CONF, "run_id")
+)
+"""The keys of a RunnableConfig (LangChain's `CONFIG_KEYS`)."""
+
+
+def lift_config_keys(config: dict[str, Any]) -> dict[str, Any]:
+    """A key a RunnableConfig does not have (`{"thread_id": "1"}`) is a configurable value,
+    as LangChain's and LangGraph's `ensure_config` read it."""
+    extra = [k for k in config if k not in CONFIG_KEYS and config[k] is not None]
+    if not extra:
+        return config
+    lifted = {k: v for k, v in config.items() if k in CONFIG_KEYS}
+    lifted[CONF] = {**(config.get(CONF) or {}), **{k: config[k] for k in extra}}
+    return lifted
 
 
 DEFAULT_RECURSION_LIMIT = int(

@@ -24,6 +24,10 @@ __all__ = ("Recorder",)
 
 
 def _jsonable_path(path: Sequence[Any]) -> list[Any]:
+    """The task's path as LangGraph shows it (`get_state().tasks[].path`,
+    `langgraph_path`): a Send's task ends in False, a `@task` call's already in True."""
+    if path and path[0] == PUSH and path[-1] is not True:
+        path = (*path, False)
     return [p if isinstance(p, (str, int, bool)) or p is None else to_jsonable(p) for p in path]
 
 

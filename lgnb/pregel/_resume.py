@@ -41,6 +41,9 @@ class ResumeMixin:
     has_saved: bool
     thread_id: Any
     graph: Any
+    nodes: Any
+    channels: dict[str, Any]
+    versions: Any
 
     def _plan(self) -> list[Task]:  # pragma: no cover - Loop's
         raise NotImplementedError
@@ -112,13 +115,16 @@ class ResumeMixin:
                 "Start it with an input first, e.g. `graph.invoke(inputs, config)`.",
                 reason="not_pending",
             )
-        if not self.pending_interrupt_ids() and not self._plan():
+        pending = self.pending_interrupt_ids()
+        if not pending and not self._plan():
             raise UnknownInterruptError(
                 f"Nothing to resume on thread {self._thread_label()}: it has no pending "
                 "interrupt and no step left to run (the run finished). Start a new run with "
                 "an input, or fork an earlier checkpoint (see `get_state_history`).",
                 reason="not_pending",
             )
+        if pending:
+            self._check_interrupted_nodes_exist(pending, every=True)
 
     def _check_resume_map(self, resume: dict[str, Any]) -> None:
         """Every id of `Command(resume={id: value})` must name a pending interrupt."""
@@ -133,6 +139,74 @@ class ResumeMixin:
                 interrupt_ids=unknown,
                 pending_ids=sorted(pending),
             )
+        self._check_interrupted_nodes_exist(set(resume), every=False)
+
+    def _check_interrupted_nodes_exist(self, ids: set[str], *, every: bool) -> None:
+        """A graph recompiled without the node an interrupt was raised in would drop its
+        answer silently (LangGraph does): refuse it, naming the node. Raised when the
+        saved checkpoint still triggers nodes this graph lacks and the interrupts `ids`
+        (`every`: all of them; else any) belong to no task this graph would run."""
+        missing = self._missing_triggered_nodes()
+        if not missing:
+            return
+        planned = {t.id for t in self._plan()}
+        orphaned = sorted(
+            i.id
+            for tid, st in read_task_statuses(self.pending).items()
+            if tid not in planned
+            for i in st.pending_interrupts
+            if i.id in ids
+        )
+        if not orphaned or (every and len(orphaned) < len(ids)):
+            return
+        where = (
+            f"node {missing[0]!r}, which this graph no longer has"
+            if len(missing) == 1
+            else f"one of the nodes {', '.join(map(repr, missing))}, which this graph no longer has"
+        )
+        have = ", ".join(repr(n) for n in self.nodes if n != START) or "none"
+        raise UnknownInterruptError(
+            f"Cannot resume thread {self._thread_label()}: its pending interrupt was raised "
+            f"in {where} (its nodes: {have}), so the "
+            "answer would be lost. Nothing was written. Compile the graph with that node "
+            "again to answer it; or leave the interrupt behind: start a new run with an "
+            "input (`graph.invoke(inputs, config)`), move the thread on with "
+            "`graph.update_state(config, values, as_node=...)`, or fork an earlier "
+            "checkpoint (see `get_state_history`).",
+            reason="not_pending",
+            interrupt_ids=orphaned,
+            pending_ids=sorted(self.pending_interrupt_ids()),
+        )
+
+    def _missing_triggered_nodes(self) -> list[str]:
+        """Nodes the saved checkpoint triggers (an edge's trigger not yet seen by the
+        node, or a pending Send) that this graph does not have, in name order."""
+        nodes = self.nodes
+        versions, seen = self.versions.versions, self.versions.seen
+        missing: set[str] = set()
+        for chan, version in versions.items():
+            if chan.startswith("branch:to:"):
+                name = chan[len("branch:to:"):]
+            elif chan.startswith("join:") and chan.count(":") >= 2:
+                name = chan.rsplit(":", 1)[1]
+            else:
+                continue
+            if name in nodes or name in missing:
+                continue
+            before = seen.get(name, {}).get(chan)
+            try:
+                if before is None or version > before:
+                    missing.add(name)
+            except TypeError:  # versions of two schemes: count it as triggered
+                missing.add(name)
+        tasks = self.channels.get(TASKS)
+        if tasks is not None and tasks.is_available():
+            # (LangGraph's `Send` too, from a thread it wrote: as `plan_tasks` reads them)
+            for packet in tasks.get():
+                node = getattr(packet, "node", None)
+                if type(packet).__name__ == "Send" and isinstance(node, str) and node not in nodes:
+                    missing.add(node)
+        return sorted(missing)
 
     def _record_null_writes(self, writes: list[tuple[str, Any]]) -> None:
         special = {c for c, _ in writes if c in SAVED_SPECIAL}

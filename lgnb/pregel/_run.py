@@ -169,6 +169,9 @@ class RunContext:
         self.resuming = False
         self.cancelled = False
         self.messages_handler: Any = None
+        # the `messages` handlers told of this run's node starts and ends: its own, then
+        # those of the runs whose node invoked this graph (LangGraph's callbacks reach them)
+        self.node_messages: tuple[Any, ...] = ()
         self.control: Any = None  # the caller's RunControl (cooperative draining)
         # one run per thread (`_lease`): the strategy asked for, and the lease a root run holds
         self.multitask: str | None = None

@@ -20,7 +20,7 @@ from contextvars import Token, copy_context
 from typing import Any, cast
 
 from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, NS_SEP, RESUME
-from lgnb._internal.context import TASK_CTX, TaskContext, lazy_config
+from lgnb._internal.context import DRIVER_LOOP, TASK_CTX, TaskContext, lazy_config
 from lgnb._internal.foreign import adopt
 from lgnb.errors import (
     GraphBubbleUp,
@@ -82,15 +82,19 @@ def _exit_langchain(lc_token: tuple[Any, Token, Any]) -> None:
 
 
 def _messages_start(ctx: TaskContext) -> Any:
-    """Tell the `messages` handler a node starts (None when messages are not streamed)."""
-    handler = ctx.loop.run.messages_handler
-    if handler is None or ctx.task.node.hidden:  # (LangGraph's START has no run to see)
+    """Tell the `messages` handlers a node starts: those that stream it (None: none)."""
+    if ctx.task.node.hidden:  # (LangGraph's START has no run to see)
         return None
-    return handler.node_start(ctx)
+    handlers = ctx.loop.run.node_messages
+    if len(handlers) == 1:
+        return handlers if handlers[0].node_start(ctx) is not None else None
+    wanted = tuple(h for h in handlers if h.node_start(ctx) is not None)
+    return wanted or None
 
 
 def _messages_end(ctx: TaskContext, meta: Any, output: Any) -> None:
-    ctx.loop.run.messages_handler.node_end(ctx, output)
+    for handler in meta:
+        handler.node_end(ctx, output)
 
 
 
@@ -107,16 +111,25 @@ def _finish(task: Task, output: Any, is_async: bool = False) -> int | None:
         if probe and getattr(writer, "is_async", False):
             if is_async:
                 return node.writers.index(writer)
-            raise TypeError(
-                f"A conditional edge after node `{task.name}` is async: run the graph with "
-                "`ainvoke` / `astream`, or make the path function synchronous."
-            )
+            raise _async_router_error(task, getattr(writer, "route", (None, None))[1])
         produced = writer(task, output)
         if produced:
             writes.extend(produced)
     if node.static_writes:
         writes.extend(node.static_writes)
     return None
+
+
+def _async_router_error(task: Task, branch: Any) -> TypeError:
+    """An async path function met in a sync run: LangGraph's words, then where and what to do."""
+    name = getattr(branch, "name", None) or task.name
+    return TypeError(
+        f'No synchronous function provided to "{name}".\n'
+        "Either initialize with a synchronous function or invoke via the async API "
+        "(ainvoke, astream, etc.)\n"
+        f"The conditional edge `{name}` after node `{task.name}` is async: run the graph "
+        "with `ainvoke` / `astream`, or make the path function synchronous."
+    )
 
 
 async def _afinish(task: Task, output: Any, start: int = 0) -> None:
@@ -151,10 +164,7 @@ def _traced_finish(ctx: TaskContext, output: Any, is_async: bool) -> Program[Non
             continue
         read, branch = route
         if branch.is_async and not is_async:
-            raise TypeError(
-                f"A conditional edge after node `{task.name}` is async: run the graph with "
-                "`ainvoke` / `astream`, or make the path function synchronous."
-            )
+            raise _async_router_error(task, branch)
         _, value = read(task, output)
         if getattr(branch.path, "trace", True) is False:  # a library's untraced router
             result = (yield (None, branch.call.acall, (value, ctx))) if branch.is_async else (
@@ -254,7 +264,7 @@ def task_program(
     call = task.node.bound.call  # type: ignore[union-attr]
     attempt = 0
     run = ctx.loop.run
-    messages = run.messages_handler is not None
+    messages = bool(run.node_messages)
     # the input's `__start__` task is LangGraph's bare untraced write: no run of its own
     node_run = (yield from node_started(ctx)) if run.tracing and not task.node.hidden else None
     # the task is current while it runs (`get_config()`, `interrupt()`, ...)
@@ -331,7 +341,7 @@ def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException
         return answer(task_program(ctx, policies, False))
     task = ctx.task
     call = task.node.bound.call  # type: ignore[union-attr]
-    messages = run.messages_handler is not None
+    messages = bool(run.node_messages)
     token = TASK_CTX.set(ctx)  # the task is current while it runs
     lc_token = _enter_langchain(ctx) if run.callbacks or _langchain_loaded() else None
     attempt = 0
@@ -539,7 +549,9 @@ def _cancel_requested() -> bool:
 async def _in_thread(fn: Any, value: Any, ctx: TaskContext) -> Any:
     """Run a sync node off the event loop (keeps a notebook kernel responsive)."""
     context = copy_context()
-    return await asyncio.get_running_loop().run_in_executor(None, context.run, fn, value, ctx)
+    aio = asyncio.get_running_loop()
+    context.run(DRIVER_LOOP.set, aio)
+    return await aio.run_in_executor(None, context.run, fn, value, ctx)
 
 
 def _reset_for_retry(ctx: TaskContext) -> None:

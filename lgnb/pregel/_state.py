@@ -36,7 +36,7 @@ from lgnb.pregel._delta import (
 from lgnb.pregel._io import read_channels, result_writes
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._migrate import save_request
-from lgnb.pregel._options import recast_ns
+from lgnb.pregel._options import lift_config_keys, recast_ns
 from lgnb.pregel._program import Program, aanswer, answer, saver_request
 from lgnb.pregel._replay import superseding
 from lgnb.pregel._run import RunContext
@@ -83,13 +83,29 @@ def _checkpointer(graph: Pregel, config: dict[str, Any]) -> Any:
     return saver_for(saver, graph)
 
 
+def _unknown_as_node(graph: Pregel, as_node: Any) -> InvalidUpdateError:
+    """LangGraph's words, then the names `as_node` may take."""
+    names = ", ".join(repr(n) for n in graph.nodes if not n.startswith("__"))
+    return InvalidUpdateError(
+        f"Node {as_node} does not exist\n`as_node` names the node the update stands for: "
+        f"one of {names} (or START / END)."
+    )
+
+
 def _own_config(graph: Pregel, config: dict[str, Any]) -> dict[str, Any]:
     conf = dict((graph.config or {}).get(CONF) or {})
     conf.update(config.get(CONF) or {})
     if "thread_id" not in conf:
+        hint = ""
+        if config.get("thread_id") is not None:  # invoke takes it there; as in LangGraph,
+            # get_state and update_state do not (LangGraph: a bare KeyError)
+            hint = (
+                f"\n`thread_id` is at the top level of the config: get_state and update_state read it "
+                f"under 'configurable', e.g. {{'configurable': {{'thread_id': {config['thread_id']!r}}}}}."
+            )
         raise ValueError(
             "Checkpointer requires one or more of the following 'configurable' keys: "
-            "thread_id, checkpoint_ns, checkpoint_id"
+            "thread_id, checkpoint_ns, checkpoint_id" + hint
         )
     conf["thread_id"] = str(conf["thread_id"])
     conf.setdefault("checkpoint_ns", "")
@@ -167,6 +183,7 @@ def _loop_for(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any) -> 
         is_nested=bool(ns),
     )
     loop.records_updated_channels = False
+    loop.builds_inputs = False
     return loop
 
 
@@ -323,7 +340,9 @@ def _listing(
     """(saver, config, the checkpoints listed), or (subgraph, its config, None) when a
     subgraph answers. Listed in full first: a saver's list() may hold its connection
     (lock, cursor) while it yields, and hydrating/snapshotting calls the same saver again
-    (a deadlock)."""
+    (a deadlock). A top-level `thread_id` is read as configurable, as LangGraph's
+    get_state_history does (its get_state and update_state do not)."""
+    config = lift_config_keys(config)
     saver = _checkpointer(graph, config)
     if (sub := _subgraph_for_ns(graph, config)) is not None:
         return sub[0], sub[1], None
@@ -483,7 +502,7 @@ def _update_steps(
                 "so pass `as_node=<node name>` to say which node the update comes from."
             )
         if as_node not in graph.nodes:
-            raise InvalidUpdateError(f"Node {as_node} does not exist")
+            raise _unknown_as_node(graph, as_node)
         chosen.append((as_node, values, task_id))
     else:
         for update in updates:
@@ -491,7 +510,7 @@ def _update_steps(
             if as_node is None:
                 raise InvalidUpdateError("as_node is required when applying multiple updates")
             if as_node not in graph.nodes:
-                raise InvalidUpdateError(f"Node {as_node} does not exist")
+                raise _unknown_as_node(graph, as_node)
             chosen.append((as_node, values, task_id))
     batches: list[Any] = []
     for i, (as_node, values, task_id) in enumerate(chosen):

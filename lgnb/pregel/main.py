@@ -31,10 +31,12 @@ from lgnb.pregel._live import (
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._node import PregelNode
 from lgnb.pregel._options import (
+    CONFIG_KEYS,
     DEFAULT_RECURSION_LIMIT,
     add_handlers,
     coerce_context,
     config_inside_node,
+    lift_config_keys,
     nested_resuming,
     recast_ns,
     saver_config,
@@ -350,6 +352,7 @@ class Pregel(CompiledGraphBase):
                     merged[k] = list(merged.get(k, [])) + list(v)
                 else:
                     merged[k] = v
+        merged = lift_config_keys(merged)  # `{"thread_id": "1"}` is a configurable value
         if merged.get("recursion_limit", DEFAULT_RECURSION_LIMIT) < 1:
             raise ValueError("recursion_limit must be at least 1")
         return merged
@@ -429,6 +432,8 @@ class Pregel(CompiledGraphBase):
             config = config_inside_node(parent, given_config)
             config[CONF]["checkpoint_ns"] = parent.next_subgraph_ns()
         config = self._merged_config(config)
+        if parent is None and caller is not None:
+            config = _under_caller(caller, config)
         if stream_mode is None:
             stream_mode = self.stream_mode
         modes = {stream_mode} if isinstance(stream_mode, str) else set(stream_mode)
@@ -500,6 +505,7 @@ class Pregel(CompiledGraphBase):
                 callbacks = without_v2_handlers(callbacks)
             handler = handler_cls(sink, subgraphs=subgraphs, parent_ns=parent_ns)
             run.messages_handler = handler
+            run.node_messages = (handler,)
             run.callbacks = add_handlers(callbacks, [handler])
         if "tools" in all_modes:
             from lgnb.pregel._tools import StreamToolCallHandler
@@ -511,13 +517,27 @@ class Pregel(CompiledGraphBase):
             run.tracing = parent.loop.run.tracing or run.tracing
             if run.callbacks is None and parent.loop.run.callbacks:
                 run.callbacks = parent.loop.run.callbacks
+            if inherited := parent.loop.run.node_messages:
+                # the caller's `messages` streams see this graph's nodes too (the messages
+                # they return), as LangGraph's inherited callbacks do; a v1 `messages`
+                # stream of its own dropped content-block handlers (`without_v2_handlers`)
+                if run.node_messages and not messages_v2:
+                    from lgnb.pregel._messages import StreamMessagesHandlerV2
+
+                    inherited = tuple(h for h in inherited
+                                      if not isinstance(h, StreamMessagesHandlerV2))
+                run.node_messages += inherited
             if checkpointer is None and self.checkpointer is not False:
                 checkpointer = parent.loop.checkpointer
                 run.checkpointer = checkpointer
         elif caller is not None and run.callbacks is None and caller.loop.run.callbacks:
             # a root run inside a node (its own thread) with no handlers of its own reports
-            # to the caller's, as LangGraph's inherits the caller's callbacks (its stream)
-            run.callbacks = caller.loop.run.callbacks
+            # to the caller's, as LangGraph's inherits the caller's callbacks (its stream),
+            # less the handlers of streams without `subgraphs`
+            from lgnb.pregel._messages import without_own_graph_handlers
+
+            run.callbacks = without_own_graph_handlers(caller.loop.run.callbacks) or None
+            run.node_messages = tuple(h for h in caller.loop.run.node_messages if h.subgraphs)
         if durability is not None and checkpointer is None:
             warnings.warn("`durability` has no effect when no checkpointer is present.", stacklevel=3)
         if durability is not None:
@@ -872,7 +892,7 @@ class Pregel(CompiledGraphBase):
         """What an `invoke` needs: no stream events are built, only the final state."""
         unknown = set(kwargs) - {"debug", "subgraphs", "control", "multitask"}
         if unknown:
-            raise TypeError(f"invoke() got unexpected keyword arguments: {sorted(unknown)}")
+            raise _unexpected_kwargs("invoke", unknown)
         run_config, run, loop_kwargs, _ = self._prepare(
             config,
             context=context,
@@ -1034,6 +1054,22 @@ def _plain(config: RunnableConfig) -> dict[str, Any]:
     return cast("dict[str, Any]", config)
 
 
+def _under_caller(caller: TaskContext, config: dict[str, Any]) -> dict[str, Any]:
+    """A graph invoked in a node on a thread of its own still runs under the node's config,
+    as LangGraph's `ensure_config` merges the ambient config under the graph's and the
+    call's: the node's metadata (node metadata and checkpoints carry it), tags and
+    recursion limit. (Its callbacks: `_prepare`; its `configurable`: the call's own.)"""
+    ambient = caller.config
+    out = dict(config)
+    if metadata := ambient.get("metadata"):
+        out["metadata"] = {**metadata, **(config.get("metadata") or {})}
+    if tags := ambient.get("tags"):
+        out["tags"] = [*tags, *[t for t in config.get("tags") or () if t not in tags]]
+    if "recursion_limit" not in config and "recursion_limit" in ambient:
+        out["recursion_limit"] = ambient["recursion_limit"]
+    return out
+
+
 def _own_lineage(parent: TaskContext, config: RunnableConfig | None) -> bool:
     """A config naming its own checkpoint coordinates (thread, namespace, checkpoint)
     addresses its own lineage; the node's own config passed through does not."""
@@ -1043,13 +1079,32 @@ def _own_lineage(parent: TaskContext, config: RunnableConfig | None) -> bool:
     return conf.get("checkpoint_ns") != parent.task.ns
 
 
+def _unexpected_kwargs(method: str, unknown: set[str]) -> TypeError:
+    """LangGraph ignores unknown keywords (`invoke(x, recursion_limit=5)` runs with the
+    default limit); lgnb refuses them, saying where a config key goes."""
+    message = f"{method}() got unexpected keyword arguments: {sorted(unknown)}"
+    config_keys = sorted(k for k in unknown if k in CONFIG_KEYS and k != CONF)
+    configurable = sorted(k for k in unknown if k in ("thread_id", "checkpoint_id", "checkpoint_ns"))
+    if config_keys:
+        example = ", ".join(f"{k!r}: ..." for k in config_keys)
+        what = "is a config key" if len(config_keys) == 1 else "are config keys"
+        message += f"\n{', '.join(config_keys)} {what}: `{method}(input, {{{example}}})`."
+    if configurable:
+        example = ", ".join(f"{k!r}: ..." for k in configurable)
+        message += (
+            f"\n{', '.join(configurable)} belong(s) under the config's 'configurable': "
+            f"`{method}(input, {{'configurable': {{{example}}}}})`."
+        )
+    return TypeError(message)
+
+
 def _checkpoint_during(durability: Any, kwargs: dict[str, Any], method: str) -> Any:
     """The durability a call asked for, the deprecated `checkpoint_during=` included
     (`True` is "async", `False` is "exit"); any other unknown keyword is a TypeError."""
     checkpoint_during = kwargs.pop("checkpoint_during", None)
     unknown = set(kwargs) - {"debug", "subgraphs", "control", "multitask"} if method.endswith("invoke") else set(kwargs)
     if unknown:
-        raise TypeError(f"{method}() got unexpected keyword arguments: {sorted(unknown)}")
+        raise _unexpected_kwargs(method, unknown)
     if checkpoint_during is None:
         return durability
     from lgnb.warnings import LangGraphDeprecatedSinceV10

@@ -81,7 +81,8 @@ class PlannedTask(TypedDict):
     node had not seen, with that version (internal channels included: `branch:to:NODE` is
     an edge, `join:A+B:NODE` a `add_edge([A, B], NODE)` barrier); empty for a `Send`.
     `send`: for a task created by a `Send` (PUSH), the Send; None otherwise.
-    `path`: the task's path, as LangGraph's (`["__pregel_pull", node]`, `["__pregel_push", i]`).
+    `path`: the task's path, as LangGraph's `get_state().tasks[].path` (`["__pregel_pull", node]`,
+    `["__pregel_push", i, False]` for a Send's task).
     """
 
     id: str

@@ -64,6 +64,13 @@ class StepBuilder:
         self._seen_values = False
         self._native_seen = False
         self._last_step = 0
+        self._checkpoint_ids: set[str] = set()
+        self._starting = False  # the next checkpoint streamed is the one a resume starts from
+        self._resume_values = False  # the next values streamed are the state a resume starts from
+        self._command_update: Any = None
+        # the tasks the last checkpoint planned (LangGraph's `checkpoints` payload): the
+        # plan of a step stopped at a breakpoint, and the writes a resumed step restores
+        self._next_tasks: list[Mapping[str, Any]] = []
 
     # -- steps -------------------------------------------------------------------------
     def _step(self) -> dict[str, Any]:
@@ -86,9 +93,14 @@ class StepBuilder:
         step["changed"] = changed_keys(step["before"], step["after"]) if step["update"] or status == "done" else []
         return step
 
-    def begin_segment(self) -> None:
+    def begin_segment(self, *, resuming: bool = False, update: Any = None) -> None:
+        """A new stream on the thread. `resuming`: its input is None or a `Command`, so the
+        first values and checkpoint it streams are the state and the checkpoint it starts
+        from (not saved by it); `update`: that Command's `update`, applied before it."""
         self.paused = False
         self.interrupts = []
+        self._starting = self._resume_values = resuming
+        self._command_update = update
 
     def end_segment(self, error: BaseException | None = None) -> dict[str, Any] | None:
         """The stream ended (done, interrupted, or `error`): close the open step."""
@@ -98,6 +110,8 @@ class StepBuilder:
             if step["update"] is None:
                 step["update"] = self._error_update(step, error)
             return self._close("error")
+        if self.open is None and self.paused and not self.interrupts and not self._native_seen:
+            self._breakpoint_step()
         if self.open is None:
             return None
         if self.paused:
@@ -106,6 +120,35 @@ class StepBuilder:
             self.open["interrupts"] = list(self.interrupts)
             return self._close("interrupted")
         return self._close("done")
+
+    def _breakpoint_step(self) -> None:
+        """A static breakpoint (`interrupt_before` / `interrupt_after`) stopped the run: the
+        step the last checkpoint planned, shown planned and not run (as lgnb's records do)."""
+        if not self._next_tasks:
+            return
+        step = self._step()
+        step["step"] = self._last_step + 1
+        tasks: list[dict[str, Any]] = [
+            {"id": str(t.get("id")), "node": str(t.get("name")), "send": None, "path": [], "triggers": []}
+            for t in self._next_tasks]
+        step["plan"] = self._record({"kind": "plan", "step": step["step"], "ns": "", "tasks": tasks})
+        step["counts"] = _counts(step["plan"])
+
+    def _restore(self, step: dict[str, Any]) -> None:
+        """A resumed step: the tasks that finished before the interrupt (their writes saved
+        with the checkpoint, listed with a `result`) do not run again; they are planned and
+        executed with their saved writes, marked `restored`, as lgnb's records show them."""
+        for t in self._next_tasks:
+            result = t.get("result")
+            if not result or t.get("error"):
+                continue
+            task_id, node = str(t.get("id")), str(t.get("name"))
+            step["plan"]["tasks"].append({"id": task_id, "node": node, "send": None, "path": [], "triggers": []})
+            if step["execute"] is None:
+                step["execute"] = self._record({"kind": "execute", "step": step["step"], "ns": "", "tasks": []})
+            step["execute"]["tasks"].append({"id": task_id, "node": node, "writes": _writes(result),
+                                             "duration_ms": None, "error": None, "interrupts": [],
+                                             "restored": True})
 
     def _error_update(self, step: dict[str, Any], error: BaseException) -> dict[str, Any] | None:
         """An `InvalidUpdateError` at the barrier, told from the exception and the writes."""
@@ -148,7 +191,9 @@ class StepBuilder:
         if self._native_seen:
             if step["update"] is None or step["update"].get("error"):
                 return False  # the run fails now: the error closes the step
-            return not self.checkpointed or bool(step.get("_ckpt_after_update"))
+            if self.checkpointed:
+                return bool(step.get("_ckpt_after_update"))
+            return bool(step.get("_values"))  # else the next plan (or the end) closes it
         if not step.get("_values"):
             return False
         return not self.checkpointed or bool(step.get("_ckpt_after_values"))
@@ -177,12 +222,20 @@ class StepBuilder:
         kind = record.get("kind")
         if kind == "checkpoint":
             return self._checkpoint(record)
+        crossed = self._crossed()
+        if crossed is not None and kind == "plan":
+            # the open step crossed its barrier (no checkpoint or values closed it: a
+            # resume's `Command(update=...)`, a graph without a checkpointer whose step
+            # changed no output key): it is complete once the next step is planned
+            self.last_closed = self._close("done")
         step = self._step()
         step["reduced"] = False
         step["step"] = record.get("step")
         if kind == "plan":
             step["plan"] = record
             step["counts"] = _counts(record)
+            if crossed is not None:
+                return self._lookahead()
         elif kind == "execute":
             step["execute"] = record
         elif kind == "update":
@@ -197,6 +250,13 @@ class StepBuilder:
                     state.pop(chan["channel"], None)
             step["after"] = self.values = state
         return self._complete(step)
+
+    def _crossed(self) -> dict[str, Any] | None:
+        """The open step when its barrier was crossed without an error (lgnb records)."""
+        step = self.open
+        if step is None or step["update"] is None or step["update"].get("error"):
+            return None
+        return step
 
     def _on_sub_record(self, record: Mapping[str, Any]) -> None:
         """A record under a subgraph's namespace: kept with the root step it ran in."""
@@ -217,6 +277,7 @@ class StepBuilder:
         if not isinstance(payload, Mapping) or "name" not in payload:
             return False
         node = str(payload["name"])
+        self._starting = False
         for i in payload.get("interrupts") or ():
             iid = str(i.get("id", "") if isinstance(i, Mapping) else getattr(i, "id", "") or "")
             if iid:
@@ -239,21 +300,22 @@ class StepBuilder:
                 self._last_step = self._last_step + 1 if step["step"] is None else step["step"]
                 step["step"] = self._last_step
                 plan = step["plan"] = self._record({"kind": "plan", "step": step["step"], "ns": "", "tasks": []})
+                self._restore(step)
+            if any(t["id"] == str(payload.get("id")) for t in plan["tasks"]):
+                return False  # a restored task: LangGraph lists it as started, it does not run
             triggers = [str(t) for t in payload.get("triggers") or ()]
             send = {"node": node, "arg": to_jsonable(payload.get("input"))} if PUSH in triggers else None
             plan["tasks"].append({"id": str(payload.get("id")), "node": node, "send": send, "path": [],
                                   "triggers": [{"channel": t, "version": None} for t in triggers if t != PUSH]})
+            order = {str(t.get("id")): i for i, t in enumerate(self._next_tasks)}
+            if all(t["id"] in order for t in plan["tasks"]):  # the planned order, restored ones in place
+                plan["tasks"].sort(key=lambda t: order[t["id"]])
             step["counts"] = _counts(plan)
             return False
         if step["execute"] is None:
             step["execute"] = self._record({"kind": "execute", "step": step["step"], "ns": "", "tasks": []})
         result, err = payload.get("result"), payload.get("error")
-        if isinstance(result, Mapping):
-            writes = [[str(k), to_jsonable(v)] for k, v in result.items()]
-        elif isinstance(result, (list, tuple)):
-            writes = [[str(w[0]), to_jsonable(w[1])] for w in result if isinstance(w, (list, tuple)) and len(w) == 2]
-        else:
-            writes = []
+        writes = _writes(result)
         intrs = [to_jsonable(getattr(i, "value", i.get("value") if isinstance(i, Mapping) else i))
                  for i in payload.get("interrupts") or ()]
         step["execute"]["tasks"].append({"id": str(payload.get("id")), "node": node, "writes": writes,
@@ -271,23 +333,45 @@ class StepBuilder:
         return record
 
     def _on_values(self, payload: Any) -> bool:
-        if isinstance(payload, Mapping):
-            payload = {k: v for k, v in payload.items() if k != "__interrupt__"}
-        if self._native_seen:
-            self.raw_values, self.values = payload, to_jsonable(payload)
+        if self.paused or isinstance(payload, Mapping) and "__interrupt__" in payload:
+            # the state as the interrupt found it, then (LangGraph) a preview with the
+            # finished tasks' writes applied: no barrier was crossed, the state stays as
+            # saved (what `get_state` shows); the writes apply when the step completes
             return False
-        before, self.raw_values, self.values = self.values, payload, to_jsonable(payload)
+        if self._native_seen:
+            self.raw_values, values = payload, to_jsonable(payload)
+            step = self._crossed()
+            if step is None:  # a resume's first values: the state it starts from
+                self.values = values
+                return False
+            # the whole state after the barrier: the records name the channels it changed,
+            # the values also show the keys that hold a value no step wrote (a reducer's
+            # initial empty list, ...)
+            state = step["after"] if isinstance(step["after"], Mapping) else {}
+            step["after"] = self.values = values if not isinstance(values, Mapping) else {
+                **values, **{k: v for k, v in state.items() if k not in values}}
+            step["_values"] = True
+            return self._complete(step)
         first = not self._seen_values
         self._seen_values = True
-        if self.open is None and not first:
-            return False  # a resume's first values: the state as it was
-        step = self._step()
+        resumed, self._resume_values = self._resume_values and self.open is None, False
+        if resumed and self._command_update is None:
+            # a resume's first values: the state it starts from (the lens may not have seen it)
+            self.raw_values, self.values = payload, to_jsonable(payload)
+            return False
+        # the step opens (its `before` taken) before the new values land
+        step = self._step() if self.open is not None or first or resumed else None
+        before, self.raw_values, self.values = self.values, payload, to_jsonable(payload)
+        if step is None:
+            return False
         step["after"] = self.values
         step["_values"] = True
+        if resumed:  # the Command's update landed; no checkpoint is saved for it
+            step["_ckpt_after_values"] = True
         if first and step["step"] is None:
             step["step"] = -1
         if not self._native_seen and step["update"] is None:
-            step["update"] = self._update_from_values(step, before, first)
+            step["update"] = self._update_from_values(step, before, first or resumed)
         return self._complete(step)
 
     def _update_from_values(self, step: dict[str, Any], before: Any, first: bool) -> dict[str, Any]:
@@ -295,10 +379,16 @@ class StepBuilder:
         a = self.values if isinstance(self.values, Mapping) else {}
         channels = []
         if first or step["plan"] is None:
-            source = "input"
-            given = self.input if isinstance(self.input, Mapping) else {}
-            for key, value in given.items():
-                channels.append(_chan(str(key), b, a, [{"task_id": None, "node": "input", "value": to_jsonable(value)}]))
+            source = "input" if self._command_update is None else "command"
+            given = self.input if self._command_update is None else self._command_update
+            if isinstance(given, Mapping):
+                given = list(given.items())
+            elif not isinstance(given, (list, tuple)):
+                given = []
+            for item in given:
+                if isinstance(item, (list, tuple)) and len(item) == 2:
+                    channels.append(_chan(str(item[0]), b, a, [{"task_id": None, "node": "input",
+                                                                "value": to_jsonable(item[1])}]))
         else:
             source = "loop"
             order: dict[str, list[dict[str, Any]]] = {}
@@ -318,10 +408,16 @@ class StepBuilder:
         if self._native_seen:
             return False  # the "pregel" checkpoint record tells it
         cfg = (payload.get("config") or {}).get("configurable") or {}
-        record = self._record({"kind": "checkpoint", "step": meta.get("step"), "ns": "",
-                               "id": str(cfg.get("checkpoint_id", "")), "source": str(meta.get("source", ""))})
+        self._next_tasks = [t for t in payload.get("tasks") or () if isinstance(t, Mapping)]
         if isinstance(meta.get("step"), int):
             self._last_step = meta["step"]
+        checkpoint_id = str(cfg.get("checkpoint_id", ""))
+        starting, self._starting = self._starting, False
+        if starting or checkpoint_id in self._checkpoint_ids:
+            return False  # a resume streams the checkpoint it starts from: not saved again
+        self._checkpoint_ids.add(checkpoint_id)
+        record = self._record({"kind": "checkpoint", "step": meta.get("step"), "ns": "",
+                               "id": checkpoint_id, "source": str(meta.get("source", ""))})
         return self._checkpoint(record)
 
     def _on_updates(self, payload: Any) -> bool:
@@ -337,6 +433,15 @@ class StepBuilder:
                 entry["response_schema"] = schema
             self.interrupts.append(entry)
         return False
+
+
+def _writes(result: Any) -> list[list[Any]]:
+    """A task's writes `[channel, value]` from its `result` (LangGraph's tasks payload)."""
+    if isinstance(result, Mapping):
+        return [[str(k), to_jsonable(v)] for k, v in result.items()]
+    if isinstance(result, (list, tuple)):
+        return [[str(w[0]), to_jsonable(w[1])] for w in result if isinstance(w, (list, tuple)) and len(w) == 2]
+    return []
 
 
 def _chan(key: str, b: Mapping[str, Any], a: Mapping[str, Any], writes: list[dict[str, Any]]) -> dict[str, Any]:

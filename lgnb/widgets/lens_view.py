@@ -235,7 +235,7 @@ class Lens:
 
     def resume(self, value: Any = None, timeout: float | None = 60) -> dict[str, Any] | None:
         """Answer the pending interrupt(s) (a value, or ``{interrupt_id: value}``) and
-        advance one step."""
+        advance one step; at a static breakpoint (no question asked) continue the run."""
         return self._request(lambda: self._resume(value)).result(timeout)
 
     def what_if(self, reducer: str | Callable[[Any, Any], Any], *, step: int | None = None,
@@ -317,7 +317,9 @@ class Lens:
     def _open(self) -> None:
         modes = [*PUBLIC_MODES, "pregel"] if self.native else list(PUBLIC_MODES)
         inp, self._next_input = self._next_input, None
-        self._builder.begin_segment()
+        command = type(inp).__name__ == "Command"
+        self._builder.begin_segment(resuming=inp is None or command,
+                                    update=getattr(inp, "update", None) if command else None)
         stream = self.graph.astream if self.use_async else self.graph.stream
         gen = self._ctx.run(stream, inp, self.config, stream_mode=modes, subgraphs=True, **self._options)
         self._gen = _drive(gen) if self.use_async else gen
@@ -376,12 +378,15 @@ class Lens:
             raise RuntimeError(NO_CHECKPOINTER)
         ids = [i["id"] for i in self._builder.interrupts]
         Command = _command_type(self.graph)
-        if isinstance(value, Mapping) and value and set(map(str, value)) <= set(ids):
+        command: Any
+        if not ids:  # a static breakpoint (interrupt_before/after): continue with None input
+            command = None
+        elif isinstance(value, Mapping) and value and set(map(str, value)) <= set(ids):
             command = Command(resume=dict(value))
         elif len(ids) > 1:
             raise ValueError(f"{len(ids)} interrupts are pending (ids {', '.join(ids)}): resume with {{id: value}}")
-        else:
-            command = Command(resume=value)
+        else:  # keyed, as the run view does: an unkeyed Command(resume=None) is no answer for LangGraph
+            command = Command(resume={ids[0]: value})
         self._next_input, self._gen, self._status = command, None, "paused"
         self._held = {}
         self.view.forms, self.view.interrupts, self.view.form_error = [], [], ""

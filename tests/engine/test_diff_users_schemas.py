@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Optional
 
 import pydantic
-from _diff import attempt, capture, collect
+from _diff import Engine, attempt, capture, collect
 from typing_extensions import NotRequired, Required, TypedDict
 
 
@@ -119,7 +119,11 @@ def test_pydantic_field_validator_rejecting_input_raises_validation_error(differ
 
 
 def test_pydantic_field_validator_rejecting_a_node_update_fails_the_next_node(differential):
-    def scenario(E):
+    """The run fails building the next node's input, as LangGraph's. Deliberate: LangGraph's
+    get_state then raises the same error (it builds that input again); lgnb's state reads
+    build no node input, so get_state shows what was saved and the next node."""
+
+    def scenario(E, read=False):
         class State(pydantic.BaseModel):
             age: int = 0
             log: Annotated[list[str], operator.add] = []
@@ -140,10 +144,13 @@ def test_pydantic_field_validator_rejecting_a_node_update_fails_the_next_node(di
         )
         cfg = _cfg()
         err = capture(lambda: app.invoke({"age": 1}, cfg))
+        if not read:
+            return err
         snap = app.get_state(cfg)
-        return err, snap.values, snap.next
+        return snap.values, snap.next
 
     differential(scenario)
+    assert scenario(Engine("lgnb"), read=True) == ({"age": -1, "log": ["bad"]}, ("after",))
 
 
 def test_pydantic_model_validator_after_checks_fields_together(differential):
@@ -447,8 +454,12 @@ def test_update_state_with_a_pydantic_instance(differential):
     differential(scenario)
 
 
-def test_update_state_with_an_invalid_value_is_accepted_and_fails_get_state_and_resume(differential):
-    def scenario(E):
+def test_update_state_with_an_invalid_value_is_accepted_and_fails_the_resume(differential):
+    """Deliberate: LangGraph's get_state raises here too (it prepares the next task, whose
+    input is the invalid model); lgnb's state reads build no node input, so get_state shows
+    the invalid value, which another update_state can then fix."""
+
+    def scenario(E, read=False):
         class State(pydantic.BaseModel):
             n: int = 0
 
@@ -456,11 +467,14 @@ def test_update_state_with_an_invalid_value_is_accepted_and_fails_get_state_and_
                      checkpointer=E.InMemorySaver(), interrupt_before=["b"])
         app.invoke({"n": 1}, _cfg())
         r = attempt(lambda: app.update_state(_cfg(), {"n": "many"}))
-        # get_state prepares the next task, whose input is the (invalid) model
-        snap = capture(lambda: app.get_state(_cfg()))
-        return r, snap, capture(lambda: app.invoke(None, _cfg()))
+        if read:
+            snap = app.get_state(_cfg())
+            app.update_state(_cfg(), {"n": 5})
+            return snap.values, snap.next, app.invoke(None, _cfg())
+        return r, capture(lambda: app.invoke(None, _cfg()))
 
     differential(scenario)
+    assert scenario(Engine("lgnb"), read=True) == ({"n": "many"}, ("b",), {"n": 6})
 
 
 def test_update_state_with_a_dataclass_instance(differential):

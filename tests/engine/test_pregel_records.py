@@ -143,7 +143,7 @@ def test_a_send_fan_out_of_three_plans_three_tasks_with_their_arguments():
     recs = _records(g.compile(), {"log": [], "y": 0})
     plan = next(r for r in recs if r["kind"] == "plan" and r["step"] == 2)
     assert [(t["node"], t["send"], t["triggers"], t["path"]) for t in plan["tasks"]] == [
-        ("w", {"node": "w", "arg": {"y": i}}, [], ["__pregel_push", i]) for i in range(3)
+        ("w", {"node": "w", "arg": {"y": i}}, [], ["__pregel_push", i, False]) for i in range(3)
     ]
     exe = next(r for r in recs if r["kind"] == "execute" and r["step"] == 2)
     assert [t["writes"] for t in exe["tasks"]] == [[["log", [0]]], [["log", [10]]], [["log", [20]]]]
