@@ -143,7 +143,9 @@ export function renderLens({ model, el, signal }) {
     status.textContent = model.get("busy") ? "working…" : s;
     status.className = `lgnb-status lgnb-status-${s === "paused" || s === "ready" ? "interrupted" : s}`;
     where.textContent = cur.step === undefined ? "press Step ▶" : `super-step ${cur.step}${cur.step === -1 ? " (input)" : ""}`;
-    const over = ["done", "error", "interrupted"].includes(s);
+    // at a breakpoint (interrupted, no question asked: no form) Step and Run continue the run
+    const asking = s === "interrupted" && (model.get("forms") || []).length > 0;
+    const over = s === "done" || s === "error" || asking;
     stepBtn.disabled = runBtn.disabled = over || model.get("busy");
     notice.textContent = model.get("notice") || "";
     notice.style.display = notice.textContent ? "" : "none";
@@ -159,7 +161,7 @@ export function renderLens({ model, el, signal }) {
       : [planSection(cur), executeSection(cur), updateSection(cur), subgraphSection(cur), stateSection(cur), whatifSection(model, cur)];
     body.replaceChildren(...parts.filter(Boolean));
   }
-  for (const name of ["status", "current", "summary", "active", "visited", "taken", "counts", "busy", "notice", "error", "whatif", "title", "drawing"]) {
+  for (const name of ["status", "current", "summary", "active", "visited", "taken", "counts", "busy", "notice", "error", "whatif", "title", "drawing", "forms"]) {
     model.on(`change:${name}`, paint);
   }
   paint();

@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 
     from lgnb.types import StreamOptions
 
+BREAKPOINT_NOTICE = ("Stopped at a breakpoint (interrupt_before / interrupt_after): no question "
+                     "is asked. Step ▶ or Run continues the run from here.")
 PUBLIC_MODES = ["tasks", "updates", "checkpoints", "values"]
 
 
@@ -220,7 +222,9 @@ class Lens:
         return "\n".join(lines)
 
     def step(self, timeout: float | None = 60) -> dict[str, Any] | None:
-        """Advance one super-step; return it (None when the run has nothing more to do)."""
+        """Advance one super-step; return it (None when the run has nothing more to do).
+        At a static breakpoint (`interrupt_before` / `interrupt_after`) the run goes on
+        past it; an `interrupt()` waits for `resume`."""
         return self._request(self._advance).result(timeout)
 
     def run(self, timeout: float | None = 120) -> Any:
@@ -324,7 +328,14 @@ class Lens:
         gen = self._ctx.run(stream, inp, self.config, stream_mode=modes, subgraphs=True, **self._options)
         self._gen = _drive(gen) if self.use_async else gen
 
+    def _at_breakpoint(self) -> bool:
+        """Stopped by `interrupt_before` / `interrupt_after`: no question is pending, so
+        stepping on continues the run (with None input, as LangGraph resumes one)."""
+        return self._status == "interrupted" and self.checkpointed and not self._builder.interrupts
+
     def _advance(self) -> dict[str, Any] | None:
+        if self._at_breakpoint():
+            return self._resume(None)
         if self._status in ("done", "error", "interrupted"):
             return None
         if self._gen is None:
@@ -368,6 +379,8 @@ class Lens:
         self._status = "error" if self._error else "interrupted" if b.paused else "done"
 
     def _run_all(self) -> None:
+        if self._at_breakpoint():  # Run continues past the breakpoint it stands at
+            self._resume(None)
         while self._status in ("ready", "paused"):
             self._advance()
 
@@ -488,11 +501,15 @@ class Lens:
             if self._status == "error" and self._error is not None:
                 v.error = {"type": type(self._error).__name__,
                            "message": str(self._error).split("\nFor troubleshooting")[0]}
+            base = "" if self.native else REDUCED_NOTICE
             if self._status == "interrupted":
                 v.interrupts = self.interrupts
                 v.forms = [dict(form_for(i), resumable=self.checkpointed) for i in b.interrupts]
                 if not self.checkpointed:
-                    v.notice = NO_CHECKPOINTER
+                    base = NO_CHECKPOINTER
+                elif self._at_breakpoint():
+                    base = f"{BREAKPOINT_NOTICE}\n{base}".rstrip()
+            v.notice = base
             v.status = self._status
 
     def _prev_nodes(self, index: int) -> list[str]:

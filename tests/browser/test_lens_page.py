@@ -1,5 +1,6 @@
 """The lens in a real JupyterLab: three Steps on the diamond light the right nodes and fill
-the update table; a Send fan-out shows ×3; screenshots for a human to look at."""
+the update table; a Send fan-out shows ×3; a breakpoint is stepped past from the page;
+screenshots for a human to look at."""
 
 from __future__ import annotations
 
@@ -30,7 +31,9 @@ def _notebook(path: Path) -> None:
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(SETUP),
                 nbformat.v4.new_code_cell('diamond = lgnb.lens(L.diamond(eng), {"log": [], "last": ""}, title="diamond")'),
-                nbformat.v4.new_code_cell('fan = lgnb.lens(L.fan_out(eng, Send), {"items": [1, 2, 3], "done": []}, title="fan-out")')]
+                nbformat.v4.new_code_cell('fan = lgnb.lens(L.fan_out(eng, Send), {"items": [1, 2, 3], "done": []}, title="fan-out")'),
+                nbformat.v4.new_code_cell('brk = lgnb.lens(L.diamond(eng, checkpointer=eng.InMemorySaver()), {"log": [], "last": ""}, '
+                                          'title="breakpoint", interrupt_before=["d"])')]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, path)
 
@@ -85,4 +88,16 @@ def test_lens_steps_the_diamond(lab: Lab, page: Any, artifacts: Path) -> None:
     fan.screenshot(path=str(artifacts / "lens-fanout.png"))
     fan.locator("[data-action=run]").click()
     fan.locator("[data-testid=status]", has_text="done").wait_for(timeout=20_000)
+
+    # a breakpoint asks nothing: no form, a notice, and Step / Run go on past it
+    brk = page.locator(".lgnb-lens").nth(2)
+    brk.locator("[data-action=run]").click()
+    brk.locator("[data-testid=status]", has_text="interrupted").wait_for(timeout=20_000)
+    brk.locator("[data-testid=notice]", has_text="breakpoint").wait_for(timeout=10_000)
+    assert brk.locator("form, .lgnb-form").count() == 0
+    assert brk.locator("[data-action=step]").is_enabled()
+    brk.screenshot(path=str(artifacts / "lens-breakpoint.png"))
+    brk.locator("[data-action=run]").click()
+    brk.locator("[data-testid=status]", has_text="done").wait_for(timeout=20_000)
+    assert not brk.locator("[data-testid=notice]").is_visible()
     assert not page.lgnb_errors, page.lgnb_errors

@@ -137,6 +137,35 @@ def test_an_answer_to_a_question_the_lens_no_longer_asks_is_refused_and_sends_no
     assert lens.status == "interrupted" and len(lens.view.forms) == 1
 
 
+def test_a_breakpoint_is_stepped_past_from_the_page(eng: Any) -> None:
+    """`interrupt_before` asks nothing: the lens says so, shows no form, and the page's
+    Step (then Run) continues the run from the breakpoint, on either engine."""
+    graph = L.diamond(eng, checkpointer=eng.InMemorySaver())
+    lens = Lens(graph, {"log": [], "last": ""}, interrupt_before=["d"])
+    lens.run()
+    assert lens.status == "interrupted" and lens.view.forms == []
+    assert "breakpoint" in lens.view.notice and "Step" in lens.view.notice
+    assert lens.result["log"] == ["a", "b", "c"]  # d has not run
+    lens.view._dispatch(lens.view, {"kind": "step"}, [])
+    lens._request(lambda: None).result(30)
+    assert lens.status in ("paused", "done") and "breakpoint" not in lens.view.notice
+    lens.view._dispatch(lens.view, {"kind": "run"}, [])
+    lens._request(lambda: None).result(30)
+    assert lens.status == "done" and lens.result["log"] == ["a", "b", "c", "d"]
+
+
+def test_run_stops_again_at_a_breakpoint_it_meets_later(eng: Any) -> None:
+    """Run from a breakpoint goes on to the next one, not past every breakpoint."""
+    graph = L.diamond(eng, checkpointer=eng.InMemorySaver())
+    lens = Lens(graph, {"log": [], "last": ""}, interrupt_before=["b", "d"])
+    lens.run()
+    assert lens.status == "interrupted" and lens.result["log"] == ["a"]
+    lens.run()
+    assert lens.status == "interrupted" and lens.result["log"] == ["a", "b", "c"]
+    lens.run()
+    assert lens.status == "done" and lens.result["log"] == ["a", "b", "c", "d"]
+
+
 def test_clicks_do_not_block(lg: Any) -> None:
     lens = Lens(L.diamond(lg), {"log": [], "last": ""})
     lens.view._msg_step({})  # queued on the lens's worker; returns at once
