@@ -525,3 +525,29 @@ def differential(scenario: Callable[[Engine], Any], *, exc: str = "full",
     if os.environ.get("LGNB_DIFF_SHOW"):
         print(f"\n--- reference observable ---\n{fmt(nref)}")
     return nref
+
+
+def snapshot_summary(s: Any, *, errors: bool = False) -> Any:
+    """What users print of a StateSnapshot: values, next, tasks (name, path, [error,]
+    interrupt values, result, nested snapshot), interrupts, step, source and the
+    namespaces of its config and parent; subgraph task states recurse."""
+    if s is None:
+        return None
+    tasks = []
+    for t in s.tasks:
+        st = t.state
+        if st is not None and not isinstance(st, dict):
+            st = snapshot_summary(st, errors=errors)
+        error = (repr(t.error),) if errors else ()
+        tasks.append((t.name, t.path, *error, [i.value for i in t.interrupts], t.result, st))
+    md = s.metadata or {}
+    return {
+        "values": s.values,
+        "next": s.next,
+        "tasks": tasks,
+        "interrupts": [i.value for i in s.interrupts],
+        "step": md.get("step"),
+        "source": md.get("source"),
+        "ns": s.config["configurable"].get("checkpoint_ns"),
+        "parent_ns": (s.parent_config or {}).get("configurable", {}).get("checkpoint_ns"),
+    }

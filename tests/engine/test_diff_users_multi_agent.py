@@ -22,7 +22,7 @@ import json
 import operator
 from typing import Annotated, Any
 
-from _diff import acollect, capture, collect, steps_as_multisets
+from _diff import acollect, capture, collect, snapshot_summary, steps_as_multisets
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -100,26 +100,7 @@ def _msgs(values, key="messages"):
 
 
 def _snap(s):
-    """What users print of a StateSnapshot (recursing into subgraph task states)."""
-    if s is None:
-        return None
-    tasks = []
-    for t in s.tasks:
-        st = t.state
-        if st is not None and not isinstance(st, dict):
-            st = _snap(st)
-        tasks.append((t.name, t.path, repr(t.error), [i.value for i in t.interrupts], t.result, st))
-    md = s.metadata or {}
-    return {
-        "values": s.values,
-        "next": s.next,
-        "tasks": tasks,
-        "interrupts": [i.value for i in s.interrupts],
-        "step": md.get("step"),
-        "source": md.get("source"),
-        "ns": s.config["configurable"].get("checkpoint_ns"),
-        "parent_ns": (s.parent_config or {}).get("configurable", {}).get("checkpoint_ns"),
-    }
+    return snapshot_summary(s, errors=True)
 
 
 # --- agents and handoff tools, as LangGraph's multi-agent docs write them -----------------------

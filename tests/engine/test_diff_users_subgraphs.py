@@ -12,7 +12,7 @@ import asyncio
 import operator
 from typing import Annotated
 
-from _diff import acollect, capture, collect
+from _diff import acollect, capture, collect, snapshot_summary
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from typing_extensions import NotRequired, TypedDict
@@ -27,26 +27,7 @@ def _cfg(tid="t"):
 
 
 def _snap(s):
-    """What users print of a StateSnapshot (recursing into subgraph task states)."""
-    if s is None:
-        return None
-    tasks = []
-    for t in s.tasks:
-        st = t.state
-        if st is not None and not isinstance(st, dict):
-            st = _snap(st)
-        tasks.append((t.name, t.path, [i.value for i in t.interrupts], t.result, st))
-    md = s.metadata or {}
-    return {
-        "values": s.values,
-        "next": s.next,
-        "tasks": tasks,
-        "interrupts": [i.value for i in s.interrupts],
-        "step": md.get("step"),
-        "source": md.get("source"),
-        "ns": s.config["configurable"].get("checkpoint_ns"),
-        "parent_ns": (s.parent_config or {}).get("configurable", {}).get("checkpoint_ns"),
-    }
+    return snapshot_summary(s)
 
 
 def _logger(name):

@@ -726,14 +726,19 @@ def test_two_parallel_interrupts_are_answered_by_id() -> None:
     assert sorted(ref["shown"]["result"]["log"]) == ["legal=ok-ask_legal", "tone=ok-ask_tone"]
 
 
+def _write_then_publish(E: Any) -> Any:
+    g = E.StateGraph(Review)
+    g.add_node("write", lambda s: {"draft": "text", "log": ["written"]})
+    g.add_node("publish", lambda s: {"log": ["published"]})
+    g.add_edge(E.START, "write")
+    g.add_edge("write", "publish")
+    return g
+
+
 def test_interrupt_before_shows_the_planned_step_and_continues_on_resume() -> None:
     """interrupt_before=["publish"]: the run stops before publish runs; resuming continues it."""
     def scenario(E: Any) -> Any:
-        g = E.StateGraph(Review)
-        g.add_node("write", lambda s: {"draft": "text", "log": ["written"]})
-        g.add_node("publish", lambda s: {"log": ["published"]})
-        g.add_edge(E.START, "write")
-        g.add_edge("write", "publish")
+        g = _write_then_publish(E)
         return watch(g.compile(checkpointer=saver(E), interrupt_before=["publish"]),
                      {"draft": "", "log": []}, resumes=(None,))
 
@@ -744,11 +749,7 @@ def test_interrupt_before_shows_the_planned_step_and_continues_on_resume() -> No
 def test_interrupt_after_stops_once_the_node_ran() -> None:
     """interrupt_after=["write"]: write's step completes (checkpoint saved), then the run pauses."""
     def scenario(E: Any) -> Any:
-        g = E.StateGraph(Review)
-        g.add_node("write", lambda s: {"draft": "text", "log": ["written"]})
-        g.add_node("publish", lambda s: {"log": ["published"]})
-        g.add_edge(E.START, "write")
-        g.add_edge("write", "publish")
+        g = _write_then_publish(E)
         return watch(g.compile(checkpointer=saver(E), interrupt_after=["write"]),
                      {"draft": "", "log": []}, resumes=(None,))
 
@@ -975,12 +976,7 @@ def test_an_async_graph_stepped_through_astream() -> None:
 def test_a_lens_started_on_a_thread_paused_at_a_breakpoint() -> None:
     """The run paused at interrupt_before in code; a lens on the thread with None input continues it."""
     def scenario(E: Any) -> Any:
-        g = E.StateGraph(Review)
-        g.add_node("write", lambda s: {"draft": "text", "log": ["written"]})
-        g.add_node("publish", lambda s: {"log": ["published"]})
-        g.add_edge(E.START, "write")
-        g.add_edge("write", "publish")
-        graph = g.compile(checkpointer=saver(E), interrupt_before=["publish"])
+        graph = _write_then_publish(E).compile(checkpointer=saver(E), interrupt_before=["publish"])
         config = {"configurable": {"thread_id": "paused-1"}}
         graph.invoke({"draft": "", "log": []}, config)
         return watch(graph, None, config=config)
