@@ -116,7 +116,10 @@ def snapshot_details(snap: Any) -> dict[str, Any]:
     for task in getattr(snap, "tasks", None) or ():
         entry: dict[str, Any] = {"name": str(getattr(task, "name", "?"))}
         if getattr(task, "error", None) is not None:
-            entry["error"] = repr(task.error)
+            # a snapshot's task error is the saved text ("ValueError('...')") on both engines;
+            # an exception object (a custom saver, a live task) is shown as its repr
+            error = task.error
+            entry["error"] = error[:DETAIL_LIMIT] if isinstance(error, str) else repr(error)[:DETAIL_LIMIT]
         if getattr(task, "interrupts", None):
             entry["interrupts"] = jsonable(list(task.interrupts), limit=DETAIL_LIMIT)
         tasks.append(entry)

@@ -169,6 +169,9 @@ class RunContext:
         self.resuming = False
         self.cancelled = False
         self.messages_handler: Any = None
+        # the traced node run a graph given its own thread was invoked under (None
+        # elsewhere): that graph's run is traced as its child, as LangGraph's is
+        self.caller_run: Any = None
         # the `messages` handlers told of this run's node starts and ends: its own, then
         # those of the runs whose node invoked this graph (LangGraph's callbacks reach them)
         self.node_messages: tuple[Any, ...] = ()

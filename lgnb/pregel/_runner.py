@@ -292,7 +292,7 @@ def task_program(
                 if meta is not None:
                     _messages_end(ctx, meta, output)
                 if node_run is not None:
-                    yield from node_ended(ctx, node_run, output)
+                    yield from node_ended(ctx, node_run, output, is_async)
                     node_run = None
                 return None
             except ParentCommand as exc:

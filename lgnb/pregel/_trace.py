@@ -100,7 +100,9 @@ def _graph_manager(loop: Loop, *, is_async: bool) -> Any:
     parent = loop.parent_ctx
     cls = AsyncCallbackManager if is_async else CallbackManager
     if parent is not None and parent.node_run is not None:
-        manager = parent.node_run.get_child()
+        # a sync graph invoked in a sync node of an async run (or back): its manager is
+        # of this run's kind, its handlers, parent and metadata the node run's child's
+        manager = _of_kind(parent.node_run.get_child(), cls)
         if "checkpoint_ns" not in manager.inheritable_metadata:
             # as LangGraph's config of a subgraph: the outermost task's ns, copied from
             # `configurable` (deeper subgraphs keep it)
@@ -109,11 +111,33 @@ def _graph_manager(loop: Loop, *, is_async: bool) -> Any:
     config = run.user_config
     # as LangGraph's graph runs: the run's address (thread_id, ...) and the integration
     metadata = {**run.address_metadata(), **(config.get("metadata") or {})}
+    if run.caller_run is not None:  # on a thread of its own, invoked in a traced node
+        from lgnb.pregel._messages import without_own_graph_handlers
+
+        manager = _of_kind(without_own_graph_handlers(run.caller_run.get_child()), cls)
+        manager.add_metadata(metadata)
+        return manager
     metadata.setdefault("ls_integration", "langgraph")
     return cls.configure(
         inheritable_callbacks=run.callbacks,
         inheritable_tags=config.get("tags"),
         inheritable_metadata=metadata,
+    )
+
+
+def _of_kind(manager: Any, cls: type) -> Any:
+    """`manager` as a `cls` (CallbackManager or AsyncCallbackManager): the same handlers,
+    parent run, tags and metadata."""
+    if type(manager) is cls:
+        return manager
+    return cls(
+        handlers=manager.handlers,
+        inheritable_handlers=manager.inheritable_handlers,
+        parent_run_id=manager.parent_run_id,
+        tags=manager.tags,
+        inheritable_tags=manager.inheritable_tags,
+        metadata=manager.metadata,
+        inheritable_metadata=manager.inheritable_metadata,
     )
 
 
@@ -214,10 +238,12 @@ def node_started(ctx: TaskContext) -> Program[Any]:
     return rm
 
 
-def node_ended(ctx: TaskContext, node_run: Any, output: Any) -> Program[None]:
+def node_ended(ctx: TaskContext, node_run: Any, output: Any, is_async: bool = True) -> Program[None]:
     """End the node's run with `output` (tracers get it through the node's TracePolicy);
-    streaming handlers (astream_events) first see the output as a stream chunk."""
-    for handler in _stream_handlers(node_run):
+    in an async run, streaming handlers (astream_events) first see the output as a stream
+    chunk. A sync run's nodes are invoked, not streamed: no chunk, as in LangGraph (a sync
+    graph invoked inside a node of an `astream_events` run shows its nodes' start and end)."""
+    for handler in _stream_handlers(node_run) if is_async else ():
         yield (_tap, _atap, (handler, node_run.run_id, output))
     recorded = _recorded(output, _policy(ctx, "process_outputs"))
     if recorded is output:

@@ -358,18 +358,21 @@ class Pregel(CompiledGraphBase):
         return merged
 
     def _resolve_checkpointer(self, config: dict[str, Any], parent: TaskContext | None = None) -> Any:
-        """The saver of a run: none for `checkpointer=False`; for `checkpointer=True` the
-        one of the graph whose node invokes this one."""
+        """The saver of a run: none for `checkpointer=False`; inside a node (not on a
+        thread of its own) the caller's; else the graph's own."""
         if self.checkpointer is False:
             return None
-        if self.checkpointer is True:
-            if parent is None:
-                raise RuntimeError(
-                    "checkpointer=True cannot be used for root graphs: it makes a subgraph "
-                    "keep its state in its parent's checkpointer. Compile the graph you "
-                    "invoke directly with a saver, e.g. `compile(checkpointer=InMemorySaver())`."
-                )
+        if parent is not None:
+            # as LangGraph: a graph invoked in a node keeps its state in the caller's saver
+            # (none if the caller has none), even when compiled with a saver of its own;
+            # that one serves the runs it makes on a thread of its own
             return parent.loop.checkpointer
+        if self.checkpointer is True:
+            raise RuntimeError(
+                "checkpointer=True cannot be used for root graphs: it makes a subgraph "
+                "keep its state in its parent's checkpointer. Compile the graph you "
+                "invoke directly with a saver, e.g. `compile(checkpointer=InMemorySaver())`."
+            )
         return self.checkpointer
 
     def _load_plan(self, loop_kwargs: dict[str, Any], config: dict[str, Any]) -> LoadPlan:
@@ -538,6 +541,9 @@ class Pregel(CompiledGraphBase):
 
             run.callbacks = without_own_graph_handlers(caller.loop.run.callbacks) or None
             run.node_messages = tuple(h for h in caller.loop.run.node_messages if h.subgraphs)
+            if caller.node_run is not None:  # its graph run nests under the traced node's
+                run.caller_run = caller.node_run
+                run.tracing = True
         if durability is not None and checkpointer is None:
             warnings.warn("`durability` has no effect when no checkpointer is present.", stacklevel=3)
         if durability is not None:

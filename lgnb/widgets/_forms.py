@@ -27,6 +27,9 @@ with :func:`register_form` goes to that renderer first):
 - ``hitl``: LangChain v1 ``HumanInTheLoopMiddleware`` (``action_requests`` + ``review_configs``):
   one part per action request, the decisions its config allows, answered
   ``{"decisions": [...]}`` in order; edited args validated against the tool's args schema.
+- ``tool_approval``: LangChain's per-call ``ToolApprovalRequest`` (``{"type": "tool_approval",
+  "name", "args", ...}``): one card, the decisions its ``response_schema`` allows, answered
+  with a single decision.
 - ``inbox``: agent-inbox ``HumanInterrupt`` (``action_request`` + ``config``), or a list of one.
 - ``schema``: a ``response_schema`` of type object (JSON Schema or a pydantic model): one input
   per property, validated with ``jsonschema`` (pydantic models with pydantic).
@@ -246,8 +249,8 @@ def _parse_one(spec: Mapping[str, Any], raw: Any) -> Any:
     """A raw browser value → the typed value; raises ValueError with a message for the field."""
     t = spec.get("type")
     empty = raw is None or (isinstance(raw, str) and raw.strip() == "")
-    if t in ("string", "text"):
-        return "" if raw is None else str(raw)
+    if t in ("string", "text"):  # absent is missing; an empty box is the empty string
+        return _MISSING if raw is None else str(raw)
     if t == "boolean":
         return bool(raw)
     if empty:
@@ -357,8 +360,11 @@ def tools_of(graph: Any) -> dict[str, Any]:
     nodes = getattr(graph, "nodes", None)
     for node in (nodes.values() if isinstance(nodes, Mapping) else ()):
         bound = getattr(node, "bound", None)
-        for obj in (node, bound, getattr(node, "runnable", None), getattr(bound, "runnable", None),
-                    getattr(bound, "func", None)):
+        func = getattr(bound, "func", None)
+        # an lgnb graph converted from LangGraph runs the ToolNode through a bridge function
+        # that names it `_lgnb_wraps`
+        for obj in (node, bound, getattr(node, "runnable", None), getattr(bound, "runnable", None), func,
+                    getattr(func, "_lgnb_wraps", None), getattr(getattr(bound, "afunc", None), "_lgnb_wraps", None)):
             by_name = getattr(obj, "tools_by_name", None) or getattr(obj, "_tools_by_name", None)
             if isinstance(by_name, Mapping):
                 found.update(by_name)
@@ -385,12 +391,59 @@ def _is_hitl(value: Any, _: Mapping[str, Any]) -> bool:
     return isinstance(value, Mapping) and isinstance(value.get("action_requests"), list) and "review_configs" in value
 
 
-def _args_inputs(name: str, args: Any, context: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+def _args_inputs(name: str, args: Any, context: Mapping[str, Any], fallback: Mapping[str, Any] | None = None
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     args = args if isinstance(args, Mapping) else {}
-    schema = tool_args_schema((context.get("tools") or {}).get(name))
+    schema = tool_args_schema((context.get("tools") or {}).get(name)) or (dict(fallback) if fallback else None)
     if schema:
         return schema_inputs(schema, args), schema
     return inputs_from_values(args), None
+
+
+def _review_part(request: Mapping[str, Any], allowed: Sequence[str], context: Mapping[str, Any],
+                 args_schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One tool call's card: its args shown, a choice per allowed decision (edit: the args
+    as inputs, typed by the tool's schema; reject / respond: a message)."""
+    name = str(request.get("name", ""))
+    args = request.get("args") or {}
+    inputs, _ = _args_inputs(name, args, context, args_schema)
+    names = [i["name"] for i in inputs]
+    message = {"name": "__message", "label": "message", "type": "text", "required": False, "group": "",
+               "description": "", "value": ""}
+    choices = []
+    for d in allowed:
+        if d == "edit":
+            choices.append(_choice("edit", "Edit", names, "Send edited call"))
+        elif d in ("reject", "respond"):
+            choices.append(_choice(d, _DECISION_LABELS[d], ["__message"],
+                                   "Send rejection" if d == "reject" else "Send response"))
+        else:
+            choices.append(_choice(d, _DECISION_LABELS[d]))
+    return _part(title=f"tool call: {name}", description=str(request.get("description") or ""),
+                 shown=_shown(args if isinstance(args, Mapping) else {"args": args}),
+                 inputs=[*inputs, message], choices=choices)
+
+
+def _decision(request: Mapping[str, Any], pick: Mapping[str, Any], context: Mapping[str, Any], where: str,
+              args_schema: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], str]:
+    """The LangChain `Decision` a pick on a tool call's card makes, and its summary."""
+    kind, raw = str(pick["choice"]), pick.get("inputs") or {}
+    name = str(request.get("name", ""))
+    if kind == "edit":
+        inputs, schema = _args_inputs(name, request.get("args"), context, args_schema)
+        args = parse_inputs(inputs, raw, where=where)
+        if schema:
+            validate(args, schema, where=where)
+        changed = {k: v for k, v in args.items() if (request.get("args") or {}).get(k) != v}
+        return ({"type": "edit", "edited_action": {"name": name, "args": args}},
+                f"Edit {name} (edited args {short(changed or args)})")
+    if kind in ("reject", "respond"):
+        message = str(raw.get("__message") or "")
+        decision = {"type": kind}
+        if message or kind == "respond":
+            decision["message"] = message
+        return decision, f"{_DECISION_LABELS[kind]} {name}" + (f": {short(message)}" if message else "")
+    return {"type": kind}, f"{_DECISION_LABELS.get(kind, kind)} {name}"
 
 
 def _build_hitl(value: Any, interrupt: Mapping[str, Any], context: Mapping[str, Any]) -> Form:
@@ -399,26 +452,10 @@ def _build_hitl(value: Any, interrupt: Mapping[str, Any], context: Mapping[str, 
     for i, request in enumerate(value["action_requests"]):
         request = request if isinstance(request, Mapping) else {}
         name = str(request.get("name", ""))
-        args = request.get("args") or {}
         config = configs.get(name) or (value["review_configs"][i] if i < len(value["review_configs"]) else {})
         allowed = [d for d in (config.get("allowed_decisions") if isinstance(config, Mapping) else None)
                    or ("approve", "edit", "reject") if d in _DECISION_LABELS]
-        inputs, _ = _args_inputs(name, args, context)
-        names = [i["name"] for i in inputs]
-        message = {"name": "__message", "label": "message", "type": "text", "required": False, "group": "",
-                   "description": "", "value": ""}
-        choices = []
-        for d in allowed:
-            if d == "edit":
-                choices.append(_choice("edit", "Edit", names, "Send edited call"))
-            elif d in ("reject", "respond"):
-                choices.append(_choice(d, _DECISION_LABELS[d], ["__message"],
-                                       "Send rejection" if d == "reject" else "Send response"))
-            else:
-                choices.append(_choice(d, _DECISION_LABELS[d]))
-        parts.append(_part(title=f"tool call: {name}", description=str(request.get("description") or ""),
-                           shown=_shown(args if isinstance(args, Mapping) else {"args": args}),
-                           inputs=[*inputs, message], choices=choices))
+        parts.append(_review_part(request, allowed, context))
     # the cards show every request and its arguments: no raw dump of the payload above them
     return {"title": "Review tool calls" if len(parts) > 1 else "Review tool call", "parts": parts,
             "collect": len(parts) > 1, "fields": [], "text": ""}
@@ -434,27 +471,62 @@ def _answer_hitl(value: Any, form: Form, picks: Picks, context: Mapping[str, Any
         if pick is None or pick.get("choice") not in [c["key"] for c in part["choices"]]:
             raise FormInvalid(f"tool call {i + 1} ({request.get('name')}) has no decision yet",
                               {f"{i}.": "choose a decision"})
-        kind, raw = str(pick["choice"]), pick.get("inputs") or {}
-        name = str(request.get("name", ""))
-        if kind == "edit":
-            inputs, schema = _args_inputs(name, request.get("args"), context)
-            args = parse_inputs(inputs, raw, where=f"{i}.")
-            if schema:
-                validate(args, schema, where=f"{i}.")
-            decisions.append({"type": "edit", "edited_action": {"name": name, "args": args}})
-            changed = {k: v for k, v in args.items() if (request.get("args") or {}).get(k) != v}
-            summary.append(f"Edit {name} (edited args {short(changed or args)})")
-        elif kind in ("reject", "respond"):
-            message = str(raw.get("__message") or "")
-            decision = {"type": kind}
-            if message or kind == "respond":
-                decision["message"] = message
-            decisions.append(decision)
-            summary.append(f"{_DECISION_LABELS[kind]} {name}" + (f": {short(message)}" if message else ""))
-        else:
-            decisions.append({"type": kind})
-            summary.append(f"{_DECISION_LABELS.get(kind, kind)} {name}")
+        decision, said = _decision(request, pick, context, f"{i}.")
+        decisions.append(decision)
+        summary.append(said)
     return {"decisions": decisions}, "; ".join(summary)
+
+
+def _is_tool_approval(value: Any, _: Mapping[str, Any]) -> bool:
+    return isinstance(value, Mapping) and value.get("type") == "tool_approval" and isinstance(value.get("name"), str)
+
+
+def _schema_branches(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The object branches of a (possibly discriminated-union) JSON schema, refs resolved."""
+    top = _resolve(schema, schema)
+    branches = top.get("oneOf") or top.get("anyOf")
+    if isinstance(branches, list):
+        return [_resolve(b, schema) for b in branches]
+    return [top]
+
+
+def _approval_allowed(interrupt: Mapping[str, Any]) -> tuple[list[str], dict[str, Any] | None]:
+    """The decisions a per-call `response_schema` allows (each branch's ``type`` const) and
+    the JSON schema of an edit's args (its ``edited_action.args``), if it says."""
+    schema = schema_of(interrupt.get("response_schema"))
+    if not schema:
+        return ["approve", "edit", "reject"], None
+    allowed: list[str] = []
+    args_schema = None
+    for branch in _schema_branches(schema):
+        kind = _resolve((branch.get("properties") or {}).get("type") or {}, schema)
+        const = kind.get("const", (kind.get("enum") or [None])[0] if _is_list(kind.get("enum")) else None)
+        if const in _DECISION_LABELS and const not in allowed:
+            allowed.append(const)
+        if const == "edit":
+            action = _resolve((branch.get("properties") or {}).get("edited_action") or {}, schema)
+            found = _resolve((action.get("properties") or {}).get("args") or {}, schema)
+            if found.get("properties") is not None:
+                args_schema = {**found, "$defs": schema.get("$defs") or {}}
+    return allowed, args_schema
+
+
+def _build_tool_approval(value: Any, interrupt: Mapping[str, Any], context: Mapping[str, Any]) -> Form:
+    allowed, args_schema = _approval_allowed(interrupt)
+    request = {"name": value["name"], "args": value.get("args") or {}, "description": value.get("description") or ""}
+    part = _review_part(request, allowed, context, args_schema)
+    return {"title": "Review tool call", "parts": [part], "fields": [], "text": ""}
+
+
+def _answer_tool_approval(value: Any, form: Form, picks: Picks, context: Mapping[str, Any]) -> tuple[Any, str]:
+    pick = _one_pick(form, picks)
+    _, args_schema = _approval_allowed(context.get("interrupt") or {})
+    request = {"name": value["name"], "args": value.get("args") or {}}
+    decision, summary = _decision(request, pick, context, "0.", args_schema)
+    schema = schema_of(context.get("response_schema"))
+    if schema:  # the whole decision as the program checks it (LangGraph validates the resume)
+        validate(decision, schema, where="0.")
+    return decision, summary
 
 
 def _inbox_request(value: Any) -> Mapping[str, Any] | None:
@@ -630,6 +702,7 @@ def _default_answer(value: Any, form: Form, picks: Picks, context: Mapping[str, 
 
 BUILTINS: list[Renderer] = [
     Renderer("hitl", _build_hitl, _answer_hitl, _is_hitl),
+    Renderer("tool_approval", _build_tool_approval, _answer_tool_approval, _is_tool_approval),
     Renderer("inbox", _build_inbox, _answer_inbox, lambda v, i: _inbox_request(v) is not None),
     Renderer("schema", _build_schema, _answer_schema, lambda v, i: _object_schema(i) is not None),
     Renderer("yes_no", _build_yes_no, None, _is_yes_no),
@@ -686,13 +759,15 @@ def asked(value: Any) -> str:
     """What an interrupt asked, in one line, for the answer record ("" when it asked in no words)."""
     if isinstance(value, str):
         return short(value)
+    request = _inbox_request(value)  # agent-inbox requests come as a list of one
+    if request is not None:
+        return f"action: {request['action_request'].get('action', '')}"
     if not isinstance(value, Mapping):
         return ""
     if _is_hitl(value, {}):
         return "tool calls: " + ", ".join(str(r.get("name", "")) for r in value["action_requests"] if isinstance(r, Mapping))
-    request = _inbox_request(value)
-    if request is not None:
-        return f"action: {request['action_request'].get('action', '')}"
+    if _is_tool_approval(value, {}):
+        return f"tool call: {value['name']}"
     return short(value["question"]) if isinstance(value.get("question"), str) else ""
 
 

@@ -1697,3 +1697,87 @@ def test_interrupt_after_a_subgraph_node_and_inside_a_subgraph_with_star(differe
         return out
 
     differential(scenario)
+
+
+# --- a subgraph invoked by a sync node, watched with astream_events; its own saver ---------
+
+
+def _inner_adder(E, **compile_kwargs):
+    def inner_node(s):
+        return {"log": ["inner"]}
+
+    b = E.StateGraph(Log)
+    b.add_node("inner_node", inner_node)
+    b.add_edge(E.START, "inner_node")
+    return b.compile(name="inner", **compile_kwargs)
+
+
+def _events_of(app, inp):
+    async def run():
+        out = []
+        async for ev in app.astream_events(inp, version="v2"):
+            if ev["name"] == "__start__":
+                continue
+            md = ev.get("metadata", {})
+            out.append((ev["event"], ev["name"], len(ev.get("parent_ids", [])),
+                        md.get("thread_id"), md.get("langgraph_node")))
+        return out
+
+    return asyncio.run(run())
+
+
+def test_astream_events_see_a_sync_subgraph_invoked_in_a_sync_node(differential):
+    """The how-to's "call a subgraph inside a node" under astream_events: the subgraph's
+    run and its nodes nest under the calling node (no chunk events for nodes a sync
+    graph invokes), and the run does not fail on the async run's callback manager."""
+    def scenario(E):
+        inner = _inner_adder(E)
+
+        def outer_node(s):
+            return {"log": inner.invoke({"log": []})["log"]}
+
+        return _events_of(_one_node_app(E, Log, "outer_node", outer_node), {"log": []})
+
+    ref = differential(scenario)
+    assert ("on_chain_start", "inner_node", 3, None, "inner_node") in ref
+
+
+def test_astream_events_nest_a_subagent_run_on_a_thread_of_its_own(differential):
+    """A sub-agent with its own memory (`invoke(..., {"configurable": {"thread_id": ...}})`
+    inside a node): its graph run is traced under the calling node, with its thread_id."""
+    def scenario(E):
+        inner = _inner_adder(E, checkpointer=E.InMemorySaver())
+
+        def outer_node(s):
+            return {"log": inner.invoke({"log": []}, _cfg("sub"))["log"]}
+
+        return _events_of(_one_node_app(E, Log, "outer_node", outer_node), {"log": []})
+
+    ref = differential(scenario)
+    assert ("on_chain_start", "inner", 2, "sub", "outer_node") in ref
+
+
+def test_a_subgraph_compiled_with_its_own_saver_keeps_its_state_in_the_callers(differential):
+    """Compiling every graph with a saver is common in notebooks. Invoked in a node (not
+    on a thread of its own), the subgraph runs on the caller's saver, as LangGraph's does:
+    without one it saves nothing (and does not fail for want of a thread_id); with one its
+    checkpoints land there, under the node's namespace, and its own saver stays empty."""
+    def scenario(E):
+        own = E.InMemorySaver()
+        inner = _inner_adder(E, checkpointer=own)
+
+        def outer_node(s):
+            return {"log": inner.invoke({"log": []})["log"]}
+
+        out = []
+        for outer_saver in (None, E.InMemorySaver()):
+            app = _one_node_app(E, Log, "outer_node", outer_node, checkpointer=outer_saver)
+            cfg = _cfg("outer") if outer_saver else None
+            out.append(app.invoke({"log": []}, cfg))
+            out.append(len(list(own.list(None))))
+            if outer_saver is not None:
+                out.append(sorted({c.config["configurable"]["checkpoint_ns"].split(":")[0]
+                                   for c in outer_saver.list(None)}))
+        return out
+
+    differential(scenario, expect=[{"log": ["inner"]}, 0, {"log": ["inner"]}, 0, ["", "outer_node"]])
