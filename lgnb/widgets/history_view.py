@@ -78,11 +78,13 @@ class HistoryView(View):
     error = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, graph: Any, config: Mapping[str, Any], *, limit: int | None = None,
-                 **kwargs: Any) -> None:
+                 use_async: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.graph = graph
         self.config = dict(config)
         self.limit = limit
+        #: replays drive ``graph.astream`` (a graph with async nodes) instead of ``graph.stream``
+        self.use_async = use_async
         self.thread = str((self.config.get("configurable") or {}).get("thread_id", ""))
         self.runs: list[Any] = []  # replays started from the view (lgnb.Run handles)
         #: the run views of the replays, shown under the timeline
@@ -301,11 +303,13 @@ class HistoryView(View):
         return self.fork(checkpoint_id, self.parse_edits(checkpoint_id, edits), as_node=as_node or None)
 
     # -- replay --------------------------------------------------------------------------
-    def replay(self, checkpoint_id: str, *, display: bool = False) -> Any:
+    def replay(self, checkpoint_id: str, *, display: bool = False, use_async: bool | None = None) -> Any:
         """``lgnb.run(graph, None, checkpoint_config)``: re-run from that checkpoint.
 
         Returns the :class:`lgnb.Run`; its view opens under the timeline (`replays`), and
         the timeline redraws as the replay's checkpoints land. One replay at a time.
+        `use_async` (default: the view's, see :func:`history`): drive ``graph.astream``,
+        as a graph with async nodes needs.
         """
         from lgnb.widgets.run_view import run
 
@@ -317,7 +321,8 @@ class HistoryView(View):
         config = self.checkpoint_config(checkpoint_id)
         self.busy = "replay"
         try:
-            handle = run(self.graph, None, config, display=display, title=f"replay from step {step}")
+            handle = run(self.graph, None, config, display=display, title=f"replay from step {step}",
+                         use_async=self.use_async if use_async is None else use_async)
         except BaseException:
             self.busy = ""
             raise
@@ -495,7 +500,7 @@ class HistoryView(View):
 
 
 def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None,
-            limit: int | None = 200, follow: Any = None) -> HistoryView:
+            limit: int | None = 200, follow: Any = None, use_async: bool = False) -> HistoryView:
     """The checkpoint timeline of the thread in `config` (``{"configurable": {"thread_id": ...}}``).
 
     Click a checkpoint for its values, next nodes and metadata; fork (with edited values)
@@ -504,6 +509,8 @@ def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None,
     the newest checkpoints the view reads (None: all, a page of them at a time, "load older"
     reads the next; at most `MAX_LOADED`). `follow`: an :class:`lgnb.Run` on the
     thread (the timeline redraws as its checkpoints land), or True to poll the thread.
+    `use_async=True`: "Replay from here" drives ``graph.astream`` (as `lgnb.run(...,
+    use_async=True)`), which a graph with async nodes needs.
     """
     check_graph(graph, what="lgnb.history")
     if not callable(getattr(graph, "get_state_history", None)):
@@ -517,7 +524,7 @@ def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None,
     if not is_remote(graph) and getattr(graph, "checkpointer", None) in (None, False):
         raise ValueError("lgnb.history: the graph has no checkpointer, so it keeps no history. "
                          "Compile it with one: builder.compile(checkpointer=InMemorySaver())")
-    view = HistoryView(graph, config, limit=limit)
+    view = HistoryView(graph, config, limit=limit, use_async=use_async)
     view.title = view_title(graph, title, what="lgnb.history", detail=f"thread {view.thread}")
     view.refresh()
     if follow is not None and follow is not False:

@@ -177,3 +177,98 @@ def test_a_node_calling_it_runs_the_same_through_every_api(differential, callee,
 
     ref = differential(scenario)
     assert ref[1]["log"], "the caller ran and saved its result"
+
+
+# --- the same, when what the node calls asks a question --------------------------------
+
+
+# (a graph on a thread of its own that asks pauses its own thread, not the caller's: its
+# `invoke` returns; resuming the caller is then an error on lgnb, by design, and a no-op on
+# LangGraph — tests/persistence/test_persist_bad_input.py)
+ASKERS = ("subgraph", "tool", "helper")
+
+
+def _asking_app(E, kind, node_kind):
+    """A node whose callee calls `interrupt()`; the answer comes back through the callee."""
+    def ask(s):
+        return {"log": [f"answer={E.interrupt({'q': 'ok?', 'kind': kind})}"]}
+
+    if kind == "subgraph":
+        b = E.StateGraph(Log)
+        b.add_node("ask", ask)
+        b.add_edge(E.START, "ask")
+        sub = b.compile(name="asker")
+        call = lambda: sub.invoke({"log": []})["log"]  # noqa: E731
+        acall = lambda: sub.ainvoke({"log": []})  # noqa: E731
+    elif kind == "tool":
+        @tool
+        def confirm(what: str) -> str:
+            """Ask a human to confirm."""
+            return f"{what}:{E.interrupt({'q': 'ok?', 'kind': kind})}"
+
+        call = lambda: confirm.invoke({"what": "ship"})  # noqa: E731
+        acall = lambda: confirm.ainvoke({"what": "ship"})  # noqa: E731
+    else:  # a plain helper function the node calls
+        call = lambda: ask({})["log"]  # noqa: E731
+
+        async def acall():
+            return ask({})["log"]
+
+    def node(s):
+        return {"log": [str(call())]}
+
+    async def anode(s):
+        out = await acall()
+        return {"log": [str(out["log"] if isinstance(out, dict) else out)]}
+
+    b = E.StateGraph(Log)
+    b.add_node("caller", node if node_kind == "sync" else anode)
+    b.add_edge(E.START, "caller")
+    return b.compile(checkpointer=E.InMemorySaver())
+
+
+def _state_view(app):
+    st = app.get_state(CFG)
+    return st.values, st.next, [i.value for i in st.interrupts], [
+        (t.name, [i.value for i in t.interrupts]) for t in st.tasks]
+
+
+ASK_CELLS = [(k, "sync", api) for k in ASKERS for api in SYNC_APIS + ASYNC_APIS] + [
+    (k, "async", api) for k in ASKERS for api in ASYNC_APIS
+]
+
+
+@pytest.mark.parametrize(("callee", "node_kind", "api"), ASK_CELLS,
+                         ids=[f"{k}-{n}-{a}" for k, n, a in ASK_CELLS])
+def test_a_question_asked_by_what_the_node_calls_pauses_and_resumes_through_every_api(
+        differential, callee, node_kind, api):
+    """The run pauses with the callee's question on the caller's task, and
+    `Command(resume=...)` through the same API answers it inside the callee."""
+    def scenario(E):
+        app = _asking_app(E, callee, node_kind)
+        first = _run_with(app, api, {"log": []})
+        paused = _state_view(app)
+        second = _run_with(app, api, E.Command(resume="yes"))
+        return first, paused, second, _state_view(app)
+
+    ref = differential(scenario)
+    assert ref[1][2], "the run paused on the callee's question"
+    assert "yes" in str(ref[3][0]), "the answer reached the callee"
+
+
+def _run_with(app, api, inp):
+    if api == "invoke":
+        return capture(lambda: app.invoke(inp, CFG))
+    if api == "stream":
+        return collect(lambda: app.stream(inp, CFG, stream_mode=["updates", "values"],
+                                          subgraphs=True))
+    if api == "ainvoke":
+        return asyncio.run(app.ainvoke(inp, CFG))
+    if api == "astream":
+        return asyncio.run(acollect(lambda: app.astream(inp, CFG, stream_mode=["updates", "values"],
+                                                         subgraphs=True)))
+
+    async def events():
+        return [_event(ev) async for ev in app.astream_events(inp, CFG, version="v2")]
+
+    return asyncio.run(events())
