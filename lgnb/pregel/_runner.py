@@ -211,6 +211,20 @@ def _as_command(task: Task, exc: ParentCommand) -> Command | ParentCommand:
     return exc if command is None else command
 
 
+def _note_no_parent(ctx: TaskContext, exc: ParentCommand, token: Token) -> ParentCommand:
+    """`exc`, passed on; when no graph encloses this one (a root run, not called from a
+    node) nothing can take it, and it leaves the run as LangGraph's does: a note says why
+    and what to do (Python 3.11+ shows notes under the traceback)."""
+    if ctx.loop.parent_ctx is None and token.old_value in (None, Token.MISSING) and hasattr(exc, "add_note"):
+        exc.add_note(
+            f"Node `{ctx.task.name}` returned Command(graph=Command.PARENT, ...), but its graph "
+            "runs at the top level: there is no parent graph to take the command. To route "
+            "within this graph, drop `graph=Command.PARENT`; to hand off to a parent graph, "
+            "add this graph as a node of that graph (or invoke it from one of its nodes)."
+        )
+    return exc
+
+
 def _command_for(task: Task, exc: ParentCommand) -> Command | None:
     """A command a subgraph sent to this task's graph becomes this task's output.
     The subgraph names it by this task's namespace, without task ids when a
@@ -297,7 +311,7 @@ def task_program(
                 return None
             except ParentCommand as exc:
                 if not isinstance(command := _as_command(task, exc), Command):
-                    return command
+                    return _note_no_parent(ctx, command, token)
                 if (rest := _finish(task, command, is_async)) is not None:
                     yield (None, _afinish, (task, command, rest))
                 return None
@@ -359,7 +373,7 @@ def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException
                 return None
             except ParentCommand as exc:
                 if not isinstance(command := _as_command(task, exc), Command):
-                    return command
+                    return _note_no_parent(ctx, command, token)
                 _finish(task, command)
                 return None
             except asyncio.CancelledError as exc:  # raised by the node itself: a failure

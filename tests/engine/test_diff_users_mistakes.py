@@ -1023,3 +1023,36 @@ def test_structured_output_parse_error_surfaces_from_the_node_with_its_note(diff
     obs = differential(scenario)
     assert obs[0][0] == "OutputParserException" and obs[0][3] == "ValidationError"
     assert obs[0][2][0].startswith("During task with name 'bad'")
+
+
+
+def _top_level_handoff(E):
+    class S(TypedDict):
+        x: int
+
+    def hand_off(s):
+        return E.Command(graph=E.Command.PARENT, goto="other_agent", update={"x": 1})
+
+    g = E.StateGraph(S)
+    g.add_node("hand_off", hand_off)
+    g.add_edge(E.START, "hand_off")
+    return g.compile()
+
+
+def test_command_to_the_parent_from_a_top_level_graph(differential):
+    """A handoff tool's `Command(graph=Command.PARENT, ...)` returned by a graph run on
+    its own (an agent tried before it joins a supervisor): ParentCommand with LangGraph's
+    text on both engines; lgnb's traceback adds a note that there is no parent graph and
+    what to do (notes: Python 3.11+)."""
+    differential(lambda E: capture(lambda: _top_level_handoff(E).invoke({"x": 0})),
+                 expect=("raises", "ParentCommand", "Command(update={'x': 1}, goto='other_agent')"))
+    if not hasattr(BaseException, "add_note"):
+        return
+    try:
+        _top_level_handoff(_diff.candidate_engine()).invoke({"x": 0})
+    except Exception as exc:  # noqa: BLE001 - either engine's ParentCommand
+        notes = getattr(exc, "__notes__", [])
+    else:
+        raise AssertionError("the handoff should have raised")
+    if not _diff.candidate_engine().label.startswith("langgraph"):
+        assert any("no parent graph" in n and "drop `graph=Command.PARENT`" in n for n in notes), notes
