@@ -244,7 +244,8 @@ class StreamReducer:
                         pending["node"] = key
         err = payload.get("error")
         if err is not None:
-            self.failed_node = key
+            if self.failed_node is None:  # the innermost task reports first: where it raised
+                self.failed_node = key
             return [self._patch("error", f"{tid}", node=key, ns=scope, type=type(err).__name__,
                                 message=str(err))]
         return []

@@ -34,6 +34,7 @@ import traitlets
 from lgnb.draw import jsonable
 from lgnb.draw.history import DETAIL_LIMIT, Timeline, checkpoint_diff, snapshot_details, timeline, timeline_to_dot
 from lgnb.draw.history_runs import MAX_DRAWN, collapse, reveal
+from lgnb.widgets._async_nodes import needs_async
 from lgnb.widgets._history_fork import FORM_TEXT_MAX, ForkError, fork_form, parse_edits
 from lgnb.widgets._history_pages import MAX_LOADED, PAGE, HistoryPages
 from lgnb.widgets._history_read import HistoryReader
@@ -78,13 +79,13 @@ class HistoryView(View):
     error = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, graph: Any, config: Mapping[str, Any], *, limit: int | None = None,
-                 use_async: bool = False, **kwargs: Any) -> None:
+                 use_async: bool | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.graph = graph
         self.config = dict(config)
         self.limit = limit
         #: replays drive ``graph.astream`` (a graph with async nodes) instead of ``graph.stream``
-        self.use_async = use_async
+        self.use_async = needs_async(graph) if use_async is None else use_async
         self.thread = str((self.config.get("configurable") or {}).get("thread_id", ""))
         self.runs: list[Any] = []  # replays started from the view (lgnb.Run handles)
         #: the run views of the replays, shown under the timeline
@@ -500,7 +501,7 @@ class HistoryView(View):
 
 
 def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None,
-            limit: int | None = 200, follow: Any = None, use_async: bool = False) -> HistoryView:
+            limit: int | None = 200, follow: Any = None, use_async: bool | None = None) -> HistoryView:
     """The checkpoint timeline of the thread in `config` (``{"configurable": {"thread_id": ...}}``).
 
     Click a checkpoint for its values, next nodes and metadata; fork (with edited values)
@@ -510,7 +511,8 @@ def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None,
     reads the next; at most `MAX_LOADED`). `follow`: an :class:`lgnb.Run` on the
     thread (the timeline redraws as its checkpoints land), or True to poll the thread.
     `use_async=True`: "Replay from here" drives ``graph.astream`` (as `lgnb.run(...,
-    use_async=True)`), which a graph with async nodes needs.
+    use_async=True)`), which a graph with async nodes needs; the default (None) decides
+    from the graph's nodes.
     """
     check_graph(graph, what="lgnb.history")
     if not callable(getattr(graph, "get_state_history", None)):

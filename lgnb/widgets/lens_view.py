@@ -31,6 +31,7 @@ import traitlets
 from lgnb.draw import END, START, layout
 from lgnb.pregel.records import to_jsonable
 from lgnb.whatif import REDUCERS, reducer_name, what_if
+from lgnb.widgets._async_nodes import needs_async
 from lgnb.widgets._forms import FormInvalid, answer_for, form_for, tools_of
 from lgnb.widgets._loops import background_loop
 from lgnb.widgets._runtime import View, show_in_notebook
@@ -132,8 +133,10 @@ class Lens:
     """
 
     def __init__(self, graph: Any, input: Any, config: Mapping[str, Any] | None = None, *,
-                 use_async: bool = False, title: str | None = None, **stream_options: Any) -> None:
+                 use_async: bool | None = None, title: str | None = None, **stream_options: Any) -> None:
         check_graph(graph, what="lgnb.lens")
+        if use_async is None:
+            use_async = needs_async(graph)
         method = "astream" if use_async else "stream"
         if not callable(getattr(graph, method, None)):
             raise TypeError(f"lgnb.lens: {type(graph).__name__} has no {method}()")
@@ -539,12 +542,12 @@ def _drive(agen: Any) -> Any:
 
 
 def lens(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, display: bool = True,
-         use_async: bool = False, title: str | None = None, **stream_options: Unpack[StreamOptions]) -> Lens:
+         use_async: bool | None = None, title: str | None = None, **stream_options: Unpack[StreamOptions]) -> Lens:
     """A lens on `graph` run on `input`: one super-step per click (Step, Run to end, Reset;
     → / Enter, e, r on the keyboard), or `.step()`, `.run()`, `.reset()`, `.what_if(...)`
     from code; `.trace` holds the records so far (`.subgraph_trace` those of subgraphs),
-    `.steps` the steps, `.text()` them as text. `use_async=True` drives `graph.astream`
-    (async nodes)."""
+    `.steps` the steps, `.text()` them as text. `use_async=True` drives `graph.astream`;
+    the default (None) does so when the graph has async-only nodes or edges."""
     handle = Lens(graph, input, config, use_async=use_async, title=title, **stream_options)
     if display:
         show_in_notebook(handle)

@@ -32,6 +32,7 @@ import traitlets
 from lgnb.draw import jsonable, layout
 from lgnb.pregel._lease import check_multitask
 from lgnb.types import MultitaskStrategy
+from lgnb.widgets._async_nodes import needs_async
 from lgnb.widgets._forms import FormInvalid, answer_for, asked, describe, form_for, tools_of
 from lgnb.widgets._loops import Timer, background_loop, call_later, loop_for_run, running_loop
 from lgnb.widgets._panel import StatePanel
@@ -207,12 +208,14 @@ class Run:
     """
 
     def __init__(self, graph: Any, input: Any, config: Mapping[str, Any] | None = None, *,
-                 use_async: bool = False, title: str | None = None, multitask: MultitaskStrategy | None = "reject",
+                 use_async: bool | None = None, title: str | None = None, multitask: MultitaskStrategy | None = "reject",
                  **stream_options: Any) -> None:
         check_graph(graph, what="lgnb.run")
         from lgnb.remote._edge import for_views, is_remote
 
         graph = for_views(graph)  # a server's wire dicts become messages and Interrupts here, once
+        if use_async is None:
+            use_async = needs_async(graph)
         self._multitask = check_multitask(multitask)
         if not callable(getattr(graph, "astream" if use_async else "stream", None)):
             raise TypeError(f"lgnb.run: {type(graph).__name__} has no {'astream' if use_async else 'stream'}()")
@@ -800,7 +803,7 @@ def _release_waiters(waiters: list[asyncio.Future[None]]) -> None:
 
 
 def run(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, display: bool = True,
-        use_async: bool = False, title: str | None = None, multitask: MultitaskStrategy | None = "reject",
+        use_async: bool | None = None, title: str | None = None, multitask: MultitaskStrategy | None = "reject",
         **stream_options: Unpack[StreamOptions]) -> Run:
     """Start `graph` on `input` as a live view and return the :class:`Run` at once.
 
@@ -808,7 +811,8 @@ def run(graph: Any, input: Any, config: Mapping[str, Any] | None = None, *, disp
     checkpointer and none is given). `stream_options` go to `graph.stream` (e.g.
     `context=`, `interrupt_before=`); the view adds the stream modes it needs and
     `subgraphs=True`. `use_async=True` drives `graph.astream` on the kernel loop instead of
-    `graph.stream` in a worker thread (for graphs with async nodes). `display=False` skips
+    `graph.stream` in a worker thread; the default (None) does so when the graph has an
+    async-only node or conditional edge, in it or in a subgraph. `display=False` skips
     showing the view (display `run` or `run.view` later).
 
     One run per thread: on a thread another run is running on (this kernel's, e.g. the
