@@ -26,13 +26,14 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.callable import is_async_callable, is_store_annotation
-from lgnb._internal.constants import ERROR, PUSH, RETURN
+from lgnb._internal.constants import ERROR, NS_SEP, PUSH, RETURN
 from lgnb._internal.context import DRIVER_LOOP, TaskContext, current_task
 from lgnb._internal.ids import task_id as make_task_id
 from lgnb.channels.base import MISSING
 from lgnb.pregel._node import PregelNode
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task
+from lgnb.runtime import _no_op_writer
 
 if TYPE_CHECKING:
     from lgnb.pregel._loop import Loop
@@ -131,12 +132,21 @@ class CallCallable:
 
     def trace_input(self, value: tuple[tuple[Any, ...], dict[str, Any]]) -> dict[str, Any]:
         """The call's arguments by parameter name (what a traced run records as inputs)."""
+        arguments = self.bound_arguments(value)
+        if arguments is None:
+            args, kwargs = value
+            return {"args": args, **kwargs}
+        return arguments
+
+    def bound_arguments(self, value: tuple[tuple[Any, ...], dict[str, Any]]) -> dict[str, Any] | None:
+        """The call's arguments by parameter name, defaults applied and `**kwargs` flattened,
+        as LangGraph's task run receives its inputs; None when they do not fit the signature."""
         args, kwargs = value
         try:
             sig = inspect.signature(self.func)
             bound = sig.bind_partial(*args, **kwargs)
         except (TypeError, ValueError):
-            return {"args": args, **kwargs}
+            return None
         bound.apply_defaults()
         arguments = dict(bound.arguments)
         arguments.pop("self", None)
@@ -329,13 +339,25 @@ def schedule_call(call: Call) -> Any:
         fut: Future = SyncAsyncFuture()
         fut.set_result(value)
         return fut
-    ctx = CallContext(task, loop, parent.runtime)
+    ctx = CallContext(task, loop, _call_runtime(parent))
     ctx.caller = parent
     if aio is not None:
         return _start_async(aio, loop, task, ctx, policies)
     if driver is not None:
         return _start_on_driver(driver, loop, task, ctx, policies)
     return _start_threaded(loop, task, ctx, policies)
+
+
+def _call_runtime(parent: TaskContext) -> Any:
+    """The runtime of a `@task` call: the caller's, its custom events labelled with the
+    caller's namespace (as LangGraph labels them: the call's namespace minus its own
+    segment), not the graph's."""
+    runtime = parent.runtime
+    if runtime.stream_writer is _no_op_writer:
+        return runtime
+    loop = parent.loop
+    writer = loop.run.runtime_for(loop, ns=tuple(parent.task.ns.split(NS_SEP))).stream_writer
+    return runtime.override(stream_writer=writer)
 
 
 def _start_on_driver(

@@ -185,14 +185,18 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
 
         The messages in the node's own input are marked seen, as LangGraph marks them when
         the node's run starts: those directly under a key (a field of a pydantic or
-        dataclass state), or in a list there; a node that returns one of them does not stream it again. Nothing else is:
+        dataclass state, or an argument of a `@task` call), or in a list there; a node that
+        returns one of them does not stream it again. Nothing else is:
         a message a node wrote without streaming it is news to the next node whose input
         does not hold it."""
         loop = ctx.loop
         if not self._wanted(loop.ns_tuple):
             return None
         value = ctx.task.input
-        if isinstance(value, dict):
+        explode = getattr(ctx.task.node.bound, "bound_arguments", None)
+        if explode is not None:  # a `@task` call: its arguments by parameter name
+            self._mark(list((explode(value) or {}).values()))
+        elif isinstance(value, dict):
             if ctx.task.path[0] == PUSH:  # a Send's argument: not the state
                 self._mark(list(value.values()))
             else:

@@ -217,15 +217,17 @@ class RunContext:
                     )
                 )
 
-    def runtime_for(self, loop: Loop) -> Runtime:
-        """The Runtime nodes of `loop` receive: context, store, custom-event writer."""
+    def runtime_for(self, loop: Loop, ns: tuple[str, ...] | None = None) -> Runtime:
+        """The Runtime nodes of `loop` receive: context, store, custom-event writer (its
+        events labelled `ns`, by default the loop's namespace)."""
         puts = [put for put, modes in loop.emits.targets if "custom" in modes]
         server = _server_info(self.user_config.get(CONF))
         if not puts:
             return Runtime(
                 context=self.context, store=self.store, control=self.control, server_info=server
             )
-        ns = loop.ns_tuple
+        if ns is None:
+            ns = loop.ns_tuple
         # the innermost stream that asks for `custom` takes the events, as in LangGraph (a
         # node streaming a graph it invokes gets them; they reach outer streams only when
         # that node passes them on)

@@ -1237,3 +1237,31 @@ def test_rerun_after_failure_with_invoke_none_in_a_node_calling_tasks(differenti
         return err, out, sorted(runs)
 
     differential(scenario)
+
+
+def test_custom_events_written_in_tasks_carry_the_callers_namespace(differential):
+    """A progress event a `@task` writes is labelled with the calling entrypoint's (or
+    task's) namespace under `subgraphs=True`, as LangGraph labels it, and still reaches
+    a stream without `subgraphs`."""
+    def scenario(E):
+        @E.func.task
+        def inner(x: int) -> int:
+            E.get_stream_writer()({"inner": x})
+            return x + 1
+
+        @E.func.task
+        def outer(x: int) -> int:
+            E.get_stream_writer()({"outer": x})
+            return inner(x).result() * 2
+
+        @E.func.entrypoint()
+        def flow(x: int) -> int:
+            E.get_stream_writer()({"flow": x})
+            return outer(x).result()
+
+        modes = ["custom", "updates"]
+        return (collect(lambda: flow.stream(1, stream_mode=modes, subgraphs=True)),
+                collect(lambda: flow.stream(1, stream_mode=modes)))
+
+    ref = differential(scenario)
+    assert len([c for c in ref[0] if c[1] == "custom"]) == 3
