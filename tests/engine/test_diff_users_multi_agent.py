@@ -18,58 +18,17 @@ order: those scenarios compare per-step multisets (`steps_as_multisets`) and say
 No `from __future__ import annotations`: state classes are defined inside scenarios.
 """
 
-import json
 import operator
-from typing import Annotated, Any
+from typing import Annotated
 
 from _diff import acollect, capture, collect, snapshot_summary, steps_as_multisets
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+
+# --- scripted chat model -------------------------------------------------------------------
+from _scripted import Scripted  # noqa: E402 - shared with the tutorials suite
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
 from typing_extensions import NotRequired, TypedDict
-
-# --- scripted chat model -------------------------------------------------------------------
-
-
-class Scripted(BaseChatModel):
-    """A chat model answering from a script: an iterator of `AIMessage`s, or a function of
-    the messages it is sent (deterministic when agents run in parallel threads). Streams its
-    content word by word and then its tool calls as chunks; `bind_tools` returns itself."""
-
-    script: Any
-    seen: list = []
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools, **kwargs):
-        return self
-
-    def _reply(self, messages):
-        self.seen.append([(m.type, m.content) for m in messages])
-        if callable(self.script):
-            return self.script(messages)
-        return next(self.script)
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        return ChatResult(generations=[ChatGeneration(message=self._reply(messages))])
-
-    def _stream(self, messages, stop=None, run_manager=None, **kwargs):
-        msg = self._reply(messages)
-        words = msg.content.split(" ") if msg.content else []
-        for i, word in enumerate(words):
-            chunk = ChatGenerationChunk(message=AIMessageChunk(
-                content=word if i == 0 else " " + word, id=msg.id))
-            if run_manager:
-                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
-            yield chunk
-        if msg.tool_calls:
-            yield ChatGenerationChunk(message=AIMessageChunk(content="", id=msg.id, tool_call_chunks=[
-                {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
-                for i, c in enumerate(msg.tool_calls)]))
 
 
 def _model(*replies):
