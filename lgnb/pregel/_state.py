@@ -601,10 +601,32 @@ def _after_copy(updates: Sequence[Any]) -> list[list[StateUpdate]]:
     return [[u for group in by_node.values() for u in group]]
 
 
+_BULK_SHAPE = ("`bulk_update_state(config, supersteps)`: supersteps is a list of super-steps, each a "
+               "list of StateUpdate(values, as_node), e.g. [[StateUpdate({'key': ...}, 'node')]]")
+
+
+def _is_list_like(v: Any) -> bool:
+    return isinstance(v, Sequence) and not isinstance(v, (str, bytes))
+
+
+def _check_supersteps(supersteps: Any) -> None:
+    """The shape of `bulk_update_state`'s argument, checked up front: LangGraph fails on a
+    wrong shape with a bare KeyError / TypeError / unpacking error from deep inside."""
+    if not _is_list_like(supersteps):
+        raise InvalidUpdateError(f"Expected a list of super-steps, got a {type(supersteps).__name__}. {_BULK_SHAPE}")
+    for step in supersteps:
+        if not _is_list_like(step) or isinstance(step, StateUpdate):
+            raise InvalidUpdateError(f"Expected each super-step to be a list of StateUpdate, got {step!r}. {_BULK_SHAPE}")
+        for u in step:
+            if not _is_list_like(u) or len(u) not in (2, 3) or not (u[1] is None or isinstance(u[1], str)):
+                raise InvalidUpdateError(f"Expected a StateUpdate(values, as_node), got {u!r}. {_BULK_SHAPE}")
+
+
 def _bulk_updating(graph: Pregel, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Program[dict[str, Any]]:
     saver = _checkpointer(graph, config)
     if not supersteps:
         raise ValueError("No supersteps provided")
+    _check_supersteps(supersteps)
     if any(len(u) == 0 for u in supersteps):
         raise ValueError("No updates provided")
     if (sub := _subgraph_for_ns(graph, config, for_update=True)) is not None:
@@ -651,7 +673,8 @@ def checkpoint_stream_payload(loop: Loop) -> dict[str, Any]:
     states: dict[str, Any] = {}
     thread_id = loop.checkpoint_config[CONF].get("thread_id")
     for task in tasks:
-        if task.node.bound is not None and task.node.bound.subgraph is not None:
+        # a node that is a graph, or whose code invokes one (LangGraph's `task.subgraphs`)
+        if task.node.subgraphs:
             states[task.id] = {CONF: {"thread_id": thread_id, "checkpoint_ns": task.ns}}
     current = {CONF: {**loop.checkpoint_config[CONF], "checkpoint_id": loop.checkpoint_id}}
     config = _clean(_patch_map(current, loop.metadata) or current)

@@ -1196,12 +1196,17 @@ def test_retry_backoff_intervals_between_attempts(differential):
     def scenario(E):
         slept = []
         real_sleep = time.sleep
+        node_threads = set()
 
         def fake_sleep(x):
-            slept.append(round(x, 6))
+            # `time.sleep` is patched process-wide: only the retrying thread's sleeps count
+            # (a pool or view thread left by an earlier test may sleep meanwhile)
+            if threading.get_ident() in node_threads:
+                slept.append(round(x, 6))
             real_sleep(0)
 
         def n(s):
+            node_threads.add(threading.get_ident())
             raise ConnectionError("down")
 
         g = _line(E, "n", fns={"n": n}, n={"retry_policy": E.RetryPolicy(
@@ -1215,7 +1220,8 @@ def test_retry_backoff_intervals_between_attempts(differential):
             time.sleep = real_sleep
         return r, slept
 
-    differential(scenario)
+    ref = differential(scenario)
+    assert ref[1] == [0.01, 0.03, 0.05, 0.05]  # grown by the factor, then capped
 
 
 def test_async_interrupt_inside_a_retried_node_is_answered_on_every_attempt(differential):
