@@ -316,9 +316,11 @@ def schedule_call(call: Call) -> Any:
     except RuntimeError:
         aio = None
     driver = None
-    if aio is None and getattr(call.node.bound, "is_async", False):
-        driver = DRIVER_LOOP.get()  # a sync node of an async run: the task runs there
-        if driver is None:
+    if aio is None and (parent.loop.driven_async or getattr(call.node.bound, "is_async", False)):
+        # a sync node of an async run: the task runs on the run's event loop (a sync task
+        # in a thread from there), as LangGraph's async runner schedules every call
+        driver = DRIVER_LOOP.get()
+        if driver is None and getattr(call.node.bound, "is_async", False):
             raise RuntimeError(
                 "In an sync context async tasks cannot be called\n"
                 f"Task `{call.name}` is an async function called from a sync run: run the "

@@ -280,7 +280,7 @@ def task_program(
     run = ctx.loop.run
     messages = bool(run.node_messages)
     # the input's `__start__` task is LangGraph's bare untraced write: no run of its own
-    node_run = (yield from node_started(ctx)) if run.tracing and not task.node.hidden else None
+    node_run = (yield from node_started(ctx, is_async)) if run.tracing and not task.node.hidden else None
     # the task is current while it runs (`get_config()`, `interrupt()`, ...)
     token = TASK_CTX.set(ctx)
     lc_token = (
@@ -329,8 +329,16 @@ def task_program(
                     if node_run is not None:
                         yield from node_failed(node_run, exc)
                     return exc
+                if node_run is not None:  # each attempt is a run of its own, as in LangGraph
+                    yield from node_failed(node_run, exc)
                 _reset_for_retry(ctx)
                 yield (time.sleep, asyncio.sleep, (delay,))
+                if node_run is not None:
+                    if lc_token is not None:
+                        _exit_langchain(lc_token)
+                        lc_token = None
+                    node_run = yield from node_started(ctx, is_async)
+                    lc_token = _enter_langchain(ctx)
             except BaseException as exc:  # KeyboardInterrupt: stop now
                 if node_run is not None:
                     yield from node_failed(node_run, exc)

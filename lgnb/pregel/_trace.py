@@ -163,13 +163,19 @@ def graph_ended(loop: Loop, exc: BaseException | None) -> Program[None]:
         yield (rm.on_chain_error, rm.on_chain_error, (exc,))
 
 
-def _node_manager(ctx: TaskContext) -> Any:
+def _node_manager(ctx: TaskContext, is_async: bool) -> Any:
     loop = ctx.loop
     caller = getattr(ctx, "caller", None)
     if caller is not None and caller.node_run is not None:
         # a `@task` call: its run is a child of the calling node's run, with its own
-        # metadata (langgraph_node, _path, _triggers, _checkpoint_ns name the task)
-        manager = caller.config["callbacks"].copy()
+        # metadata (langgraph_node, _path, _triggers, _checkpoint_ns name the task); of
+        # the task's kind (a sync task called in a sync entrypoint of an async run, or back)
+        from langchain_core.callbacks.manager import AsyncCallbackManager, CallbackManager
+
+        manager = caller.config["callbacks"]
+        if isinstance(manager, AsyncCallbackManager) != is_async:
+            manager = _of_kind(manager, AsyncCallbackManager if is_async else CallbackManager)
+        manager = manager.copy()
         manager.add_metadata(ctx.config.get("metadata") or {}, inherit=True)
         return manager
     child = loop.run_manager.get_child(f"graph:step:{loop.step}")
@@ -219,9 +225,9 @@ def _policy(ctx: TaskContext, which: str) -> Any:
     return getattr(policy, which, None) if policy is not None else None
 
 
-def node_started(ctx: TaskContext) -> Program[Any]:
+def node_started(ctx: TaskContext, is_async: bool = True) -> Program[Any]:
     """Start the node's run; its child manager becomes the node config's callbacks."""
-    manager, payload = _node_manager(ctx), _input(ctx)
+    manager, payload = _node_manager(ctx, is_async), _input(ctx)
     recorded = _recorded(payload, _policy(ctx, "process_inputs"))
     name = {"name": ctx.task.name}
     if recorded is payload:
