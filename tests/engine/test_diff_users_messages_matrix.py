@@ -338,12 +338,21 @@ def _stream(app, api, modes, subgraphs, version):
     return asyncio.run(acollect(lambda: app.astream(HI, CFG, **kw)))
 
 
+def _wrapping(E, name, sub, **node_kwargs):
+    """A checkpointed parent whose one node `name` is `sub` (a subgraph or a function)."""
+    g = E.StateGraph(_state(E))
+    g.add_node(name, sub, **node_kwargs)
+    g.add_edge(E.START, name)
+    return g.compile(checkpointer=E.InMemorySaver())
+
+
 CELLS = [(site, *call) for site in SYNC_SITES for call in CALLS] + [
     (site, *call) for site in ASYNC_SITES for call in CALLS if call[0] == "astream"]
 
 
 @pytest.mark.parametrize(("site", "api", "modes", "subgraphs", "version"), CELLS,
                          ids=[f"{s}-{a}-{m}-{'sub' if g else 'flat'}-{v}" for s, a, m, g, v in CELLS])
+
 def test_tokens_from_every_call_site_stream_like_langgraph(differential, site, api, modes, subgraphs,
                                                            version):
     """The chunks a chat UI renders (content, id, type, full metadata) and their order match
@@ -467,10 +476,7 @@ def test_nested_subgraphs_two_levels_with_updates_and_v2(differential):
         mid = E.StateGraph(_state(E))
         mid.add_node("inner", inner)
         mid.add_edge(E.START, "inner")
-        g = E.StateGraph(_state(E))
-        g.add_node("mid", mid.compile())
-        g.add_edge(E.START, "mid")
-        return _both(g.compile(checkpointer=E.InMemorySaver()))
+        return _both(_wrapping(E, "mid", mid.compile()))
 
     differential(scenario)
 
@@ -479,10 +485,7 @@ def test_subgraph_with_its_own_checkpointer_true_streams_under_its_namespace(dif
     """`compile(checkpointer=True)` on a subgraph keeps the same messages metadata."""
     def scenario(E):
         sub = _one(E, _chat(Echo(who="mem")), name="inner").compile(checkpointer=True)
-        g = E.StateGraph(_state(E))
-        g.add_node("sub", sub)
-        g.add_edge(E.START, "sub")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _wrapping(E, "sub", sub)
         return _both(app), _both(app)
 
     differential(scenario)
@@ -493,10 +496,7 @@ def test_subgraph_compiled_with_nostream_tag_hides_its_tokens(differential):
     messages its nodes return are still emitted."""
     def scenario(E):
         sub = _one(E, _chat(Echo(who="quiet")), name="inner").compile().with_config(tags=[TAG_NOSTREAM])
-        g = E.StateGraph(_state(E))
-        g.add_node("sub", sub)
-        g.add_edge(E.START, "sub")
-        return _both(g.compile(checkpointer=E.InMemorySaver()))
+        return _both(_wrapping(E, "sub", sub))
 
     differential(scenario)
 
@@ -767,11 +767,7 @@ def test_graph_with_config_metadata_and_a_subgraph_with_its_own(differential):
     def scenario(E):
         sub = _one(E, _chat(Echo(who="meta")), name="inner").compile().with_config(
             metadata={"team": "inner"})
-        g = E.StateGraph(_state(E))
-        g.add_node("sub", sub)
-        g.add_edge(E.START, "sub")
-        app = g.compile(checkpointer=E.InMemorySaver()).with_config(metadata={"app": "chat"},
-                                                                     tags=["prod"])
+        app = _wrapping(E, "sub", sub).with_config(metadata={"app": "chat"}, tags=["prod"])
         return _both(app)
 
     differential(scenario)
@@ -787,10 +783,7 @@ def test_structured_output_with_include_raw_in_a_subgraph(differential):
             res = judge.invoke(s["messages"])
             return {"messages": [res["raw"]], "out": [res["parsed"].model_dump()]}
 
-        g = E.StateGraph(_state(E))
-        g.add_node("sub", _one(E, grade, name="grade").compile())
-        g.add_edge(E.START, "sub")
-        return _both(g.compile(checkpointer=E.InMemorySaver()))
+        return _both(_wrapping(E, "sub", _one(E, grade, name="grade").compile()))
 
     differential(scenario)
 
@@ -809,10 +802,7 @@ def test_retried_node_streams_each_attempts_tokens(differential):
                 raise ValueError("flaky")
             return {"messages": [reply]}
 
-        g = E.StateGraph(_state(E))
-        g.add_node("chat", chat, retry_policy=E.RetryPolicy(initial_interval=0, jitter=False))
-        g.add_edge(E.START, "chat")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _wrapping(E, "chat", chat, retry_policy=E.RetryPolicy(initial_interval=0, jitter=False))
         return collect(lambda: app.stream(HI, CFG, stream_mode=["messages", "updates"], subgraphs=True))
 
     differential(scenario)
@@ -823,10 +813,7 @@ def test_second_turn_on_the_same_thread_streams_only_the_new_reply(differential)
     def scenario(E):
         model = Echo(who="turns")
         sub = _one(E, _chat(model), name="inner").compile()
-        g = E.StateGraph(_state(E))
-        g.add_node("sub", sub)
-        g.add_edge(E.START, "sub")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _wrapping(E, "sub", sub)
         first = _both(app)
         second = _both(app, {"messages": [HumanMessage("again", id="h2")], "out": []})
         return first, second
@@ -1021,10 +1008,7 @@ def test_invoke_with_messages_stream_mode_returns_what_langgraph_returns(differe
     """`invoke(..., stream_mode=["messages", "updates"])` / `ainvoke` of a graph with a
     subgraph returns the same value (chunks or output) as LangGraph."""
     def scenario(E):
-        g = E.StateGraph(_state(E))
-        g.add_node("sub", _one(E, _chat(Echo(who="inv")), name="inner").compile())
-        g.add_edge(E.START, "sub")
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _wrapping(E, "sub", _one(E, _chat(Echo(who="inv")), name="inner").compile())
         kw = {"stream_mode": ["messages", "updates"], "version": version}
         return (app.invoke(HI, CFG, **kw),
                 asyncio.run(app.ainvoke(HI, {"configurable": {"thread_id": "b"}}, **kw)),
@@ -1049,10 +1033,7 @@ def test_model_in_a_conditional_edge_inside_a_subgraph(differential):
         sub.add_node("no", lambda s: {"out": ["no"]})
         sub.add_edge(E.START, "look")
         sub.add_conditional_edges("look", route, ["yes", "no"])
-        g = E.StateGraph(_state(E))
-        g.add_node("sub", sub.compile())
-        g.add_edge(E.START, "sub")
-        return _both(g.compile(checkpointer=E.InMemorySaver()))
+        return _both(_wrapping(E, "sub", sub.compile()))
 
     differential(scenario)
 

@@ -486,18 +486,23 @@ def test_parallel_branches_joined_draw_one_chain(tmp_path: Path) -> None:
         assert ("b1", "c") in [tuple(c["next"]) for c in ref["timeline"]["checkpoints"]]
 
 
+def _failed_then_retried(E: Any, saver: Any) -> Any:
+    """The diamond on `CFG`: branch c raises, then (fixed) the thread is run on with None."""
+    fail = {"c": True}
+    g = diamond(E, saver, fail)
+    try:
+        g.invoke({"log": []}, CFG, durability="sync")
+    except ValueError:
+        pass
+    fail["c"] = False
+    g.invoke(None, CFG, durability="sync")
+    return g
+
+
 def test_a_failed_step_then_a_retry_run(tmp_path: Path) -> None:
     """A branch raises: its checkpoint shows the error in its task; the retry after the fix finishes."""
     def program(E: Any, saver: Any) -> Any:
-        fail = {"c": True}
-        g = diamond(E, saver, fail)
-        try:
-            g.invoke({"log": []}, CFG, durability="sync")
-        except ValueError:
-            pass
-        fail["c"] = False
-        g.invoke(None, CFG, durability="sync")
-        return g, CFG
+        return _failed_then_retried(E, saver), CFG
 
     for ref in same_drawing(program, tmp_path):
         tasks = [c["details"]["tasks"] for c in ref["timeline"]["checkpoints"]]
@@ -1095,14 +1100,7 @@ def test_inspecting_every_checkpoint_shows_what_get_state_says(tmp_path: Path) -
     """Clicking each checkpoint of a thread with forks, interrupts and an error shows its snapshot."""
     def scenario(E: Any) -> Any:
         with open_saver(E, "sqlite", tmp_path) as saver:
-            fail = {"c": True}
-            g = diamond(E, saver, fail)
-            try:
-                g.invoke({"log": []}, CFG, durability="sync")
-            except ValueError:
-                pass
-            fail["c"] = False
-            g.invoke(None, CFG, durability="sync")
+            g = _failed_then_retried(E, saver)
             g.update_state(at(g, CFG, lambda s: s.next == ("a",)).config, {"note": "<script>x</script>"})
             view = history(g, CFG)
             shown = []

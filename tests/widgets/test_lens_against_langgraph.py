@@ -319,19 +319,25 @@ def test_a_diamond_runs_b_and_c_in_one_step_and_the_join_waits_for_both() -> Non
     assert bc["plan"] == [["b", None], ["c", None]] and bc["after"]["log"] == ["a", "b", "c"]
 
 
+def _uneven(E: Any, join: str, *, defer: bool = False) -> Any:
+    """a → b → c → `join` and a → d → `join`: branches of two lengths meeting."""
+    g = E.StateGraph(Log)
+    for n in "abcd":
+        g.add_node(n, _node(n, last=False))
+    g.add_node(join, _node(join, last=False), defer=defer)
+    g.add_edge(E.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", "c")
+    g.add_edge("a", "d")
+    g.add_edge("c", join)
+    g.add_edge("d", join)
+    return g
+
+
 def test_uneven_branches_run_the_shared_successor_once_per_arriving_branch() -> None:
     """a → b → c → e and a → d → e (plain edges): e runs in step 3 (from d) and again in 4 (from c)."""
     def scenario(E: Any) -> Any:
-        g = E.StateGraph(Log)
-        for n in "abcde":
-            g.add_node(n, _node(n, last=False))
-        g.add_edge(E.START, "a")
-        g.add_edge("a", "b")
-        g.add_edge("b", "c")
-        g.add_edge("a", "d")
-        g.add_edge("c", "e")
-        g.add_edge("d", "e")
-        return watch(g.compile(checkpointer=saver(E)), {"log": []})
+        return watch(_uneven(E, "e").compile(checkpointer=saver(E)), {"log": []})
 
     ref = differential(scenario)
     assert [s["plan"] for s in ref["shown"]["steps"][1:]] == [
@@ -341,17 +347,7 @@ def test_uneven_branches_run_the_shared_successor_once_per_arriving_branch() -> 
 def test_a_deferred_join_waits_until_the_longer_branch_is_done() -> None:
     """`defer=True`: the join node runs once, after every other branch finished."""
     def scenario(E: Any) -> Any:
-        g = E.StateGraph(Log)
-        for n in "abcd":
-            g.add_node(n, _node(n, last=False))
-        g.add_node("join", _node("join", last=False), defer=True)
-        g.add_edge(E.START, "a")
-        g.add_edge("a", "b")
-        g.add_edge("b", "c")
-        g.add_edge("a", "d")
-        g.add_edge("c", "join")
-        g.add_edge("d", "join")
-        return watch(g.compile(checkpointer=saver(E)), {"log": []})
+        return watch(_uneven(E, "join", defer=True).compile(checkpointer=saver(E)), {"log": []})
 
     ref = differential(scenario)
     assert [s["plan"] for s in ref["shown"]["steps"][1:]] == [
