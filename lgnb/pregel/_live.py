@@ -26,6 +26,14 @@ __all__ = (
 
 def drain(items: Any, fmt: Any) -> Iterator[Any]:
     """The queued events, shaped for the caller (unwanted modes dropped)."""
+    only = getattr(fmt, "only_mode", None)
+    if only is not None:  # one mode, plain payloads: no call per event
+        popleft = items.popleft
+        while items:
+            event = popleft()
+            if event[1] == only:
+                yield event[2]
+        return
     while items:
         ok, chunk = fmt(items.popleft())
         if ok:

@@ -27,7 +27,12 @@ def make_formatter(
     output_mapper: Callable[[Any], Any] | None = None,
     state_mapper: Callable[[Any], Any] | None = None,
 ) -> Callable[[tuple[tuple[str, ...], str, Any]], tuple[bool, Any]]:
-    """A function from an event to `(wanted, chunk)` for this call's options."""
+    """A function from an event to `(wanted, chunk)` for this call's options.
+
+    For the commonest call, one mode as a string, v1, no subgraphs, the function has an
+    `only_mode` attribute: the payload of an event of that mode is the chunk, and the
+    consumers (`drain`, `stream`) test the mode inline instead of calling the function
+    per event (a live `messages` stream has an event per token)."""
     is_list = not isinstance(stream_mode, str)
     modes = set(stream_mode) if is_list else {stream_mode}
     printing = set(print_mode)
@@ -46,6 +51,7 @@ def make_formatter(
             def fmt_one(event: tuple[tuple[str, ...], str, Any]) -> tuple[bool, Any]:
                 return (True, event[2]) if event[1] in modes else (False, None)
 
+            fmt_one.only_mode = stream_mode  # type: ignore[attr-defined]
             return fmt_one
 
     def fmt(event: tuple[tuple[str, ...], str, Any]) -> tuple[bool, Any]:

@@ -37,6 +37,7 @@ from lgnb.pregel._options import (
     coerce_context,
     config_inside_node,
     lift_config_keys,
+    merge_callbacks,
     nested_resuming,
     recast_ns,
     saver_config,
@@ -74,7 +75,8 @@ __all__ = ("Pregel",)
 
 _VALID_MODES = frozenset(
     {"values", "updates", "checkpoints", "tasks", "debug", "messages", "custom", "tools",
-     "pregel"}  # "pregel": lgnb only, the records of lgnb/pregel/records.py
+     "pregel",  # "pregel": lgnb only, the records of lgnb/pregel/records.py
+     "lgnb:custom"}  # lgnb only: custom events naming their task (`_run.CUSTOM_WITH_TASK`)
 )
 
 
@@ -465,12 +467,10 @@ class Pregel(CompiledGraphBase):
                 "thread_id, checkpoint_ns, checkpoint_id"
             )
         callbacks = config.get("callbacks") or None
-        if parent is not None and parent.loop.run.callbacks:
-            if parent.node_run is not None:
-                callbacks = None  # traced: the parent node's run manager carries them
-            elif callbacks is None:
-                callbacks = parent.loop.run.callbacks
-            # else: callbacks from the node's own config already carry the parent's
+        if parent is not None and parent.loop.run.callbacks and parent.node_run is None:
+            # the caller's handlers and those given on top, as LangGraph merges them (a
+            # traced caller's node run carries its handlers: `_trace._graph_manager`)
+            callbacks = merge_callbacks(parent.loop.run.callbacks, callbacks)
         sink = StreamSink()
         own_context, store = coerce_context(self.context_schema, context), self.store
         if parent is not None:  # a graph invoked inside a node: the caller's context unless
@@ -533,14 +533,23 @@ class Pregel(CompiledGraphBase):
             if checkpointer is None and self.checkpointer is not False:
                 checkpointer = parent.loop.checkpointer
                 run.checkpointer = checkpointer
-        elif caller is not None and run.callbacks is None and caller.loop.run.callbacks:
-            # a root run inside a node (its own thread) with no handlers of its own reports
-            # to the caller's, as LangGraph's inherits the caller's callbacks (its stream),
-            # less the handlers of streams without `subgraphs`
-            from lgnb.pregel._messages import without_own_graph_handlers
+        elif caller is not None and caller.loop.run.callbacks:
+            # a root run inside a node (its own thread) reports to the caller's callbacks
+            # (its stream), as LangGraph's inherits them, less the handlers of streams
+            # without `subgraphs`; callbacks it is given and its own `messages` / `tools`
+            # stream (a `.stream()` in the node) come on top: tokens reach every stream
+            from lgnb.pregel._messages import without_own_graph_handlers, without_v2_handlers
 
-            run.callbacks = without_own_graph_handlers(caller.loop.run.callbacks) or None
-            run.node_messages = tuple(h for h in caller.loop.run.node_messages if h.subgraphs)
+            inherited = without_own_graph_handlers(caller.loop.run.callbacks) or None
+            inherited_nodes = tuple(h for h in caller.loop.run.node_messages if h.subgraphs)
+            if run.node_messages and not messages_v2:  # a v1 `messages` stream of its own
+                from lgnb.pregel._messages import StreamMessagesHandlerV2
+
+                inherited = without_v2_handlers(inherited)
+                inherited_nodes = tuple(h for h in inherited_nodes
+                                        if not isinstance(h, StreamMessagesHandlerV2))
+            run.callbacks = merge_callbacks(inherited, run.callbacks) or None
+            run.node_messages += inherited_nodes
             if caller.node_run is not None:  # its graph run nests under the traced node's
                 run.caller_run = caller.node_run
                 run.tracing = True
@@ -646,16 +655,24 @@ class Pregel(CompiledGraphBase):
         )
         sink = run.sink
         assert sink is not None
-        live = bool(run.modes & {"messages", "custom"}) or subgraphs or self.stream_eager
+        live = bool(run.modes & {"messages", "custom", "lgnb:custom"}) or subgraphs or self.stream_eager
         if live:
             sink.make_blocking()
         loop = answer(self._opening(run, loop_kwargs, run_config))
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         popleft = items.popleft
+        only = getattr(fmt, "only_mode", None)
         try:
             for _ in drive(loop, input, resuming=resuming, live=sink if live else None):
-                while items:  # `drain`, inline: this runs after every task
+                # `drain`, inline: this runs after every task, and per token when live
+                if only is not None:
+                    while items:
+                        event = popleft()
+                        if event[1] == only:
+                            yield event[2]
+                    continue
+                while items:
                     ok, chunk = fmt(popleft())
                     if ok:
                         yield chunk
@@ -709,7 +726,7 @@ class Pregel(CompiledGraphBase):
         # others where the driver hands them over (each step's start, a task's end in a
         # parallel step), so a consumer that stops at a step's update finds that step
         # saved, as with LangGraph
-        live = bool(run.modes & {"messages", "custom"}) or subgraphs or self.stream_eager
+        live = bool(run.modes & {"messages", "custom", "lgnb:custom"}) or subgraphs or self.stream_eager
         loop = await aanswer(self._opening(run, loop_kwargs, run_config))
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
