@@ -26,6 +26,7 @@ reads as usual.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import threading
 from collections import OrderedDict
@@ -43,6 +44,37 @@ CACHE_ENTRIES = 2048
 _ATOMS = (str, bytes, int, float, bool, type(None))
 #: the channel of pending Sends (the planner reads it: never left out)
 TASKS = "__pregel_tasks"
+
+
+def loop_of(saver: Any) -> asyncio.AbstractEventLoop | None:
+    """The event loop `saver` is bound to, or None: LangGraph's async savers
+    (``AsyncSqliteSaver``, ``AsyncPostgresSaver``) remember the loop they were made on.
+    Their sync methods hand each call to that loop and wait for it, so they work from any
+    other thread while that loop is free, and raise ``InvalidStateError`` on its own
+    thread — which, in a notebook, is where every cell and every widget message runs."""
+    bound = getattr(saver, "loop", None)
+    return bound if isinstance(bound, asyncio.AbstractEventLoop) else None
+
+
+def refuses_sync_here(saver: Any) -> bool:
+    """Whether `saver` is bound to the event loop running on this thread (see `loop_of`)."""
+    bound = loop_of(saver)
+    if bound is None:
+        return False
+    try:
+        return asyncio.get_running_loop() is bound
+    except RuntimeError:
+        return False
+
+
+def loop_bound_error(saver: Any, what: str) -> RuntimeError:
+    """The error for a sync read of a loop-bound saver from its loop's thread (see
+    :func:`refuses_sync_here`), naming what works instead."""
+    return RuntimeError(
+        f"{what}: the graph's {type(saver).__name__} takes no synchronous calls on its event loop's "
+        "thread, where this cell runs. The view's buttons and clicks work (they read on a thread of "
+        f"their own); from code, call it off the loop: `await asyncio.to_thread(view.{what.split('.')[-1]})`, "
+        "or use lgnb's saver (lgnb.checkpoint.sqlite.aio.AsyncSqliteSaver), which reads from any thread.")
 
 
 class NotLoaded:
@@ -188,6 +220,8 @@ class ReadSaver(BaseCheckpointSaver):
 
     def list(self, config: Any, *, filter: dict[str, Any] | None = None, before: Any = None,
              limit: int | None = None) -> Iterator[CheckpointTuple]:
+        if refuses_sync_here(self.inner):
+            raise loop_bound_error(self.inner, "HistoryView.refresh")
         if self.lazy:
             listed = self.inner.list_stored(config, load=self._load, filter=filter, before=before,
                                             limit=limit, inline_max=PREVIEW_MAX)
@@ -199,6 +233,8 @@ class ReadSaver(BaseCheckpointSaver):
             yield saved
 
     def get_tuple(self, config: Any) -> CheckpointTuple | None:
+        if refuses_sync_here(self.inner):
+            raise loop_bound_error(self.inner, "HistoryView.values_at")
         if not self.lazy:
             saved = self.inner.get_tuple(config)
             return None if saved is None else self._dropped(saved)

@@ -18,6 +18,11 @@ once), a page of checkpoints at a time (`_history_pages`: "load older" asks for 
 one), and long linear runs are drawn as one expandable node (`lgnb.draw.history_runs`).
 
 Each action has one busy guard here and one in the page: a double click starts one replay.
+
+A graph whose saver is bound to the notebook's event loop (LangGraph's
+``AsyncSqliteSaver`` / ``AsyncPostgresSaver``, made in a cell) is read on a thread of the
+view's own: the first page, clicks, forms, forks and a followed run's redraws are handed
+to it and land once the loop is free (see `_history_read.loop_of`).
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import ipywidgets
@@ -37,7 +43,7 @@ from lgnb.draw.history_runs import MAX_DRAWN, collapse, reveal
 from lgnb.widgets._async_nodes import needs_async
 from lgnb.widgets._history_fork import FORM_TEXT_MAX, ForkError, fork_form, parse_edits
 from lgnb.widgets._history_pages import MAX_LOADED, PAGE, HistoryPages
-from lgnb.widgets._history_read import HistoryReader
+from lgnb.widgets._history_read import HistoryReader, loop_bound_error, loop_of, refuses_sync_here
 from lgnb.widgets._loops import Repeating
 from lgnb.widgets._runtime import View
 from lgnb.widgets._snapshot import history_html
@@ -48,6 +54,8 @@ from lgnb.widgets.graph_view import check_graph
 #: a second identical fork (same checkpoint, values, as_node) within this many seconds is
 #: taken for a double click and refused
 FORK_DEBOUNCE = 1.5
+#: the name prefix of a view's reader thread (a loop-bound saver, see `_on_worker`)
+_READER = "lgnb-history-read-"
 #: replay views kept under the timeline (the newest last)
 KEEP_REPLAYS = 3
 
@@ -98,6 +106,7 @@ class HistoryView(View):
         self._latest_seen: str | None = None
         self._reader = HistoryReader(graph, self.config)
         self._pages = HistoryPages(self._reader, limit=limit)
+        self._worker: ThreadPoolExecutor | None = None  # reads for a loop-bound saver
         self._revealed: set[str] = set()  # checkpoints revealed by expanding runs
         self._drawn: Timeline | None = None
         self._loaded = False
@@ -133,6 +142,7 @@ class HistoryView(View):
 
     def refresh(self) -> Timeline:
         """Read the history again (the newest checkpoints, and all new ones) and redraw."""
+        self._not_on_loop("refresh")
         with self._lock:
             if self._loaded:
                 self._pages.refresh()
@@ -144,6 +154,7 @@ class HistoryView(View):
     def load_older(self) -> int:
         """Read the next page of older checkpoints (`PAGE` of them, within `limit`) and
         redraw; returns how many were added."""
+        self._not_on_loop("load_older")
         if not self.can_load_older():
             if self._pages.has_older and self._pages.at_cap:
                 self.notice = (f"the view keeps {self._pages.cap:,} checkpoints: "
@@ -163,6 +174,8 @@ class HistoryView(View):
     def expand(self, segment_id: str) -> None:
         """Draw the checkpoints of a collapsed run (a short run in full, a long one as a
         few checkpoints that split it into shorter runs)."""
+        if refuses_sync_here(self._saver) and self._on_worker(self.expand, segment_id):
+            return  # the reader thread may hold the lock while it waits for this loop
         with self._lock:
             drawn, timeline = self._drawn, self._timeline
             seg = drawn.segment_of(segment_id) if drawn else None
@@ -177,6 +190,8 @@ class HistoryView(View):
 
     def collapse_runs(self) -> None:
         """Fold every expanded run again."""
+        if refuses_sync_here(self._saver) and self._on_worker(self.collapse_runs):
+            return  # as in `expand`
         with self._lock:
             self._revealed.clear()
             self._redraw()
@@ -207,6 +222,8 @@ class HistoryView(View):
 
     @traitlets.observe("selected")
     def _selected_changed(self, _change: Any) -> None:
+        if self._on_worker(self._selected_changed, _change):
+            return
         if self._folded(self.selected):
             self._redraw()  # drawn on its own now (the selected checkpoint is never folded)
             return
@@ -215,6 +232,8 @@ class HistoryView(View):
 
     @traitlets.observe("compare")
     def _compare_changed(self, _change: Any) -> None:
+        if self._on_worker(self._compare_changed, _change):
+            return
         if self._folded(self.compare):
             self._redraw()
             return
@@ -261,6 +280,7 @@ class HistoryView(View):
     def values_at(self, checkpoint_id: str) -> Any:
         """The state values of a checkpoint, as JSON (strings not cut short). Read through
         the view's cache: a stored value shared by many checkpoints is decoded once."""
+        self._not_on_loop("values_at")
         snap = self._reader.state(self.checkpoint_config(checkpoint_id))
         return jsonable(getattr(snap, "values", None), limit=10**9)
 
@@ -361,7 +381,8 @@ class HistoryView(View):
             raise TypeError(f"follow() takes an lgnb.Run (or True to poll), not {type(run).__name__}")
 
         def changed(change: Mapping[str, Any]) -> None:
-            self._safely(self.refresh)
+            if not self._on_worker(self.refresh):
+                self._safely(self.refresh)
             self.following = self._polling() or any(v.status in ("running", "pending") for v, _ in self._followed)
             if change["name"] == "status" and change["new"] not in ("running", "pending") and on_settle:
                 on_settle(change["new"])
@@ -413,7 +434,41 @@ class HistoryView(View):
 
     def close(self) -> None:
         self.unfollow()
+        if self._worker is not None:
+            self._worker.shutdown(wait=False)
         super().close()
+
+    # -- a saver bound to the notebook's event loop --------------------------------------
+    @property
+    def _saver(self) -> Any:
+        return getattr(self.graph, "checkpointer", None)
+
+    def _on_worker(self, fn: Callable[..., Any], *args: Any) -> bool:
+        """Hand `fn(*args)` to the view's reader thread when the graph's saver is bound to
+        an event loop (see `loop_of`); False: run it here. From any thread: the caller may
+        be the loop's own (which the saver refuses), or one holding a run view's lock that
+        the loop's thread may wait for while the saver waits for the loop. One thread, so
+        clicks are answered in the order they came; its errors are shown in the view."""
+        if loop_of(self._saver) is None:
+            return False
+        if threading.current_thread().name.startswith(_READER):
+            return False  # already on it
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix=f"{_READER}{id(self):x}")
+        self._worker.submit(self._safely, fn, *args)
+        return True
+
+    def _not_on_loop(self, what: str) -> None:
+        """Refuse a direct call that reads the saver on the thread of the loop it is bound to
+        (before taking the view's lock, which the reader thread may hold while it waits
+        for that loop)."""
+        saver = self._saver
+        if refuses_sync_here(saver):
+            raise loop_bound_error(saver, f"HistoryView.{what}")
+
+    def _dispatch(self, widget: object, content: object, buffers: object) -> None:
+        if not self._on_worker(super()._dispatch, widget, content, buffers):
+            super()._dispatch(widget, content, buffers)
 
     # -- messages from the browser -----------------------------------------------
     def _step(self, checkpoint_id: str) -> str:
@@ -528,7 +583,18 @@ def history(graph: Any, config: Mapping[str, Any], *, title: str | None = None,
                          "Compile it with one: builder.compile(checkpointer=InMemorySaver())")
     view = HistoryView(graph, config, limit=limit, use_async=use_async)
     view.title = view_title(graph, title, what="lgnb.history", detail=f"thread {view.thread}")
-    view.refresh()
+    reading = "reading the history…"
+
+    def first_page() -> None:
+        view.refresh()
+        if view.notice == reading:
+            view.notice = ""
+
+    if refuses_sync_here(getattr(graph, "checkpointer", None)):
+        view.notice = reading  # before the page is read, so the reader clears it
+        view._on_worker(first_page)
+    else:
+        view.refresh()
     if follow is not None and follow is not False:
         view.follow(follow)
     return view
