@@ -171,7 +171,7 @@ export function createContent(store) {
       }
       case "log":
         addRow("log", h("div", { class: "lgnb-row" },
-          h("span", { class: "lgnb-tag", text: p.node || "custom" }), h("pre", { class: "lgnb-json", text: jsonText(p.payload) })),
+          h("span", { class: "lgnb-tag", text: p.node || unattributed(p) }), h("pre", { class: "lgnb-json", text: jsonText(p.payload) })),
         dropped ?? store.dropped);
         break;
       case "update":
@@ -187,6 +187,11 @@ export function createContent(store) {
       default:
         console.warn("lgnb: unknown patch", p.kind);
     }
+  }
+
+  // a custom event whose writer the stream does not name: its namespace and root step
+  function unattributed(p) {
+    return typeof p.step === "number" ? [p.ns, `step ${p.step}`].filter(Boolean).join(" · ") : "custom";
   }
 
   function load(snap) {

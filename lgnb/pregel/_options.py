@@ -21,6 +21,7 @@ __all__ = (
     "coerce_context",
     "config_inside_node",
     "loop_args",
+    "merge_callbacks",
     "nested_resuming",
     "lift_config_keys",
     "recast_ns",
@@ -130,6 +131,26 @@ def add_handlers(callbacks: Any, extra: Any) -> Any:
     manager = callbacks.copy()
     for handler in extra:
         manager.add_handler(handler, inherit=True)
+    return manager
+
+
+def merge_callbacks(base: Any, new: Any) -> Any:
+    """`base` callbacks with `new` ones on top (each None, a list or a CallbackManager), as
+    LangGraph merges the ambient config's callbacks (a node's) with those a graph invoked
+    in the node is given: a handler in both is kept once (the node's own config passed
+    back carries the run's handlers already)."""
+    if new is None:
+        return base
+    if base is None:
+        return new
+    if isinstance(base, list) and isinstance(new, list):
+        return [*base, *(h for h in new if h not in base)]
+    if isinstance(base, list):
+        base, new = new, base  # a manager with the list's handlers added
+    manager = base.copy()
+    inheritable = new if isinstance(new, list) else new.inheritable_handlers
+    for handler in new if isinstance(new, list) else new.handlers:
+        manager.add_handler(handler, inherit=handler in inheritable)  # (once: it checks)
     return manager
 
 

@@ -23,9 +23,16 @@ if TYPE_CHECKING:
     from lgnb.pregel._loop import Loop
     from lgnb.pregel._task import Task
 
-__all__ = ("Emits", "RunContext", "StreamSink", "give_permit")
+__all__ = ("CUSTOM_WITH_TASK", "Emits", "RunContext", "StreamSink", "give_permit")
 
 _DEBUG_MODES = frozenset({"checkpoints", "tasks"})
+
+CUSTOM_WITH_TASK = "lgnb:custom"
+"""An lgnb-only stream mode (what `lgnb.run`'s view asks for): each custom event as
+``(namespace, "lgnb:custom", {"id": task id, "name": node, "value": payload})``, naming the
+task that wrote it, which a `custom` chunk does not (several tasks of one namespace may run
+at once). `id` and `name` are None for a write from a thread that is no task's (a thread
+the node started itself). With `custom` also asked for, both chunks come."""
 
 # configurable keys a node's metadata (and so `messages` stream metadata and traces)
 # carries, as LangGraph's: the run's address, never arbitrary user settings or secrets
@@ -50,8 +57,30 @@ class Emits:
         self.updates = "updates" in modes
         self.tasks = "tasks" in modes or debug
         self.checkpoints = "checkpoints" in modes or debug
-        self.custom = "custom" in modes
+        self.custom = "custom" in modes or CUSTOM_WITH_TASK in modes
         self.pregel = "pregel" in modes  # lgnb only: the mechanism's records (records.py)
+
+
+def _custom_writer(put: Callable[[Any], None], ns: tuple[str, ...], *, plain: bool, tagged: bool
+                   ) -> Callable[[Any], None]:
+    """The custom-event writer of a stream: `custom` chunks, and with `tagged` the
+    `CUSTOM_WITH_TASK` chunk naming the task that runs in the writer's thread."""
+    if not tagged:
+        def writer(value: Any) -> None:
+            put((ns, "custom", value))
+
+        return writer
+    from lgnb._internal.context import TASK_CTX
+
+    def tagged_writer(value: Any) -> None:
+        ctx = TASK_CTX.get()
+        task = ctx.task if ctx is not None else None
+        if plain:
+            put((ns, "custom", value))
+        put((ns, CUSTOM_WITH_TASK, {"id": getattr(task, "id", None), "name": getattr(task, "name", None),
+                                    "value": value}))
+
+    return tagged_writer
 
 
 class StreamSink:
@@ -175,6 +204,10 @@ class RunContext:
         # the `messages` handlers told of this run's node starts and ends: its own, then
         # those of the runs whose node invoked this graph (LangGraph's callbacks reach them)
         self.node_messages: tuple[Any, ...] = ()
+        # an `astream(..., subgraphs=True)` inside a node: the events of its subgraphs
+        # (and of graphs their nodes run) stop at its queue, as LangGraph's async stream
+        # gives them only its own (its sync `stream` passes them on to the caller's too)
+        self.keeps_subgraphs = False
         self.control: Any = None  # the caller's RunControl (cooperative draining)
         # one run per thread (`_lease`): the strategy asked for, and the lease a root run holds
         self.multitask: str | None = None
@@ -187,11 +220,11 @@ class RunContext:
         targets: list[tuple[Callable[[Any], None], frozenset[str]]] = []
         if self.sink is not None and (loop.is_run_root or self.subgraphs):
             targets.append((self.sink.put, self.modes))
-        parent = self.parent
+        parent = None if self.keeps_subgraphs and not loop.is_run_root else self.parent
         while parent is not None:
             if parent.subgraphs and parent.sink is not None:
                 targets.append((parent.sink.put, parent.modes))
-            parent = parent.parent
+            parent = None if parent.keeps_subgraphs else parent.parent
         return Emits(targets)
 
     def emit(self, loop: Loop, mode: str, payload: Any) -> None:
@@ -220,7 +253,8 @@ class RunContext:
     def runtime_for(self, loop: Loop, ns: tuple[str, ...] | None = None) -> Runtime:
         """The Runtime nodes of `loop` receive: context, store, custom-event writer (its
         events labelled `ns`, by default the loop's namespace)."""
-        puts = [put for put, modes in loop.emits.targets if "custom" in modes]
+        puts = [(put, modes) for put, modes in loop.emits.targets
+                if "custom" in modes or CUSTOM_WITH_TASK in modes]
         server = _server_info(self.user_config.get(CONF))
         if not puts:
             return Runtime(
@@ -231,11 +265,8 @@ class RunContext:
         # the innermost stream that asks for `custom` takes the events, as in LangGraph (a
         # node streaming a graph it invokes gets them; they reach outer streams only when
         # that node passes them on)
-        put = puts[0]
-
-        def writer(value: Any) -> None:
-            put((ns, "custom", value))
-
+        put, modes = puts[0]
+        writer = _custom_writer(put, ns, plain="custom" in modes, tagged=CUSTOM_WITH_TASK in modes)
         return Runtime(
             context=self.context,
             store=self.store,

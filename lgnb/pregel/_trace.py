@@ -107,7 +107,7 @@ def _graph_manager(loop: Loop, *, is_async: bool) -> Any:
             # as LangGraph's config of a subgraph: the outermost task's ns, copied from
             # `configurable` (deeper subgraphs keep it)
             manager.add_metadata({"checkpoint_ns": parent.task.ns})
-        return manager
+        return _with_own_handlers(manager, run.callbacks)
     config = run.user_config
     # as LangGraph's graph runs: the run's address (thread_id, ...) and the integration
     metadata = {**run.address_metadata(), **(config.get("metadata") or {})}
@@ -116,13 +116,25 @@ def _graph_manager(loop: Loop, *, is_async: bool) -> Any:
 
         manager = _of_kind(without_own_graph_handlers(run.caller_run.get_child()), cls)
         manager.add_metadata(metadata)
-        return manager
+        return _with_own_handlers(manager, run.callbacks)
     metadata.setdefault("ls_integration", "langgraph")
     return cls.configure(
         inheritable_callbacks=run.callbacks,
         inheritable_tags=config.get("tags"),
         inheritable_metadata=metadata,
     )
+
+
+def _with_own_handlers(manager: Any, callbacks: Any) -> Any:
+    """`manager` (a traced node run's child: the caller's handlers) plus the handlers of
+    the graph run inside that node: those it was given and those of its own stream (a
+    node's `sub.stream(..., stream_mode="messages")` reads the tokens too), as LangGraph
+    adds them to the child graph's run manager. Each handler once."""
+    if callbacks:
+        inheritable = callbacks if isinstance(callbacks, list) else callbacks.inheritable_handlers
+        for handler in callbacks if isinstance(callbacks, list) else callbacks.handlers:
+            manager.add_handler(handler, inherit=handler in inheritable)
+    return manager
 
 
 def _of_kind(manager: Any, cls: type) -> Any:

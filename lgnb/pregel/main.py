@@ -467,9 +467,10 @@ class Pregel(CompiledGraphBase):
                 "thread_id, checkpoint_ns, checkpoint_id"
             )
         callbacks = config.get("callbacks") or None
-        if parent is not None and parent.loop.run.callbacks and parent.node_run is None:
+        if parent is not None and parent.loop.run.callbacks:
             # the caller's handlers and those given on top, as LangGraph merges them (a
-            # traced caller's node run carries its handlers: `_trace._graph_manager`)
+            # traced caller's node run carries the caller's: `_trace._graph_manager` adds
+            # the others)
             callbacks = merge_callbacks(parent.loop.run.callbacks, callbacks)
         sink = StreamSink()
         own_context, store = coerce_context(self.context_schema, context), self.store
@@ -719,6 +720,8 @@ class Pregel(CompiledGraphBase):
             control=control,
             multitask=multitask,
         )
+        if subgraphs and run.parent is not None:  # see `RunContext.keeps_subgraphs`
+            run.keeps_subgraphs = True
         sink = run.sink
         assert sink is not None
         install_async_wakeup(sink)

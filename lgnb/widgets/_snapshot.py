@@ -100,7 +100,10 @@ def _progress(p: Mapping[str, Any]) -> str:
 
 
 def _log(entry: Mapping[str, Any]) -> str:
-    return f"<pre>{esc(entry.get('node') or '')}: {esc(_json(entry.get('payload'), MAX_JSON))}</pre>"
+    where = entry.get("node") or ""
+    if not where and isinstance(entry.get("step"), int):  # the writer is unknown: namespace and step
+        where = " · ".join(p for p in (str(entry.get("ns") or ""), f"step {entry['step']}") if p)
+    return f"<pre>{esc(where)}: {esc(_json(entry.get('payload'), MAX_JSON))}</pre>"
 
 
 def _update(u: Mapping[str, Any]) -> str:

@@ -6,7 +6,20 @@ tuples ``(namespace, mode, payload)`` (or ``(mode, payload)``) or v2 envelopes
 :class:`~lgnb.widgets._store.ContentStore` plus the live graph state (step, nodes running,
 visited nodes, taken edges, interrupts, final values) that the view syncs as traits.
 
-Everything here uses only the public stream shapes, so it reads LangGraph and lgnb alike.
+Everything here uses only the public stream shapes, so it reads LangGraph and lgnb alike,
+plus one lgnb-only mode, `CUSTOM_WITH_TASK`, which names the task of each custom event.
+
+Step numbers are the checkpoints' `metadata["step"]`: a task that starts a root super-step
+is at the step after the last root checkpoint the stream showed (`checkpoints` mode, which
+`lgnb.run` asks for on a local graph with a saver). Without checkpoints, the count starts
+at `first_step`: 1 for a StateGraph (its input is written by a hidden `__start__` step,
+checkpoint 0), 0 for a functional-API `@entrypoint` (the input triggers it directly).
+
+Custom events are shown under the node that wrote them when that is known: the payload
+names it (`"node"`), lgnb's engine names the task (`CUSTOM_WITH_TASK`), or all tasks running
+in the event's namespace are of one node. Otherwise (a LangGraph graph with parallel
+branches: a v1 `custom` chunk carries only its namespace) the event is shown under its
+namespace and root step ("step 3 · <stage>"), never under a node that may not be the writer.
 """
 
 from __future__ import annotations
@@ -18,6 +31,7 @@ from functools import partial
 from typing import Any
 
 from lgnb.draw import END, START, jsonable
+from lgnb.pregel._run import CUSTOM_WITH_TASK
 from lgnb.widgets._store import Patch
 
 _TASK_NOTE = re.compile(r"During task with name '([^']*)'")
@@ -104,9 +118,15 @@ def _messages_in(value: Any) -> list[Any]:
 class StreamReducer:
     """Folds chunks into run state; `feed` returns the content patches they produce."""
 
-    def __init__(self, *, edges: set[tuple[str, str]] | None = None) -> None:
+    def __init__(self, *, edges: set[tuple[str, str]] | None = None, first_step: int = 1) -> None:
         self.edges = edges or set()  # (source, target) node keys of the full (xray) graph
         self.step = 0
+        # the step of a fresh thread's first task when the stream shows no checkpoints
+        # (see the module's docstring), whether a step was counted yet, and the step of
+        # the latest root checkpoint the stream showed (None: none, or superseded)
+        self._first_step = first_step
+        self._counted = False
+        self._saved: int | None = None
         self.active: dict[str, tuple[str, str]] = {}  # task id → (namespace key, node key)
         self.visited: list[str] = []
         self.taken: list[list[str]] = []
@@ -198,6 +218,11 @@ class StreamReducer:
             step = payload.get("step") if isinstance(payload, Mapping) else None
             if isinstance(step, int):
                 self.step, self._replan = step + (1 if payload.get("running") else 0), False
+                self._saved, self._counted = None, True
+            return []
+        if mode == CUSTOM_WITH_TASK:
+            if isinstance(payload, Mapping) and "value" in payload:
+                return self._on_custom(ns, payload["value"], task=payload)
             return []
         handler = getattr(self, f"_on_{mode}", None)
         return handler(ns, payload) if handler else []
@@ -213,10 +238,15 @@ class StreamReducer:
                 self._prev[scope] = self._cur.get(scope, [])
                 self._cur[scope] = []
                 if not scope:
-                    if self._replan:  # the step cut short before: same number as its checkpoint
+                    if self._saved is not None:  # the step after the last checkpoint
+                        self.step, self._replan = self._saved + 1, False
+                    elif self._replan:  # the step cut short before: same number as its checkpoint
                         self._replan = False
-                    else:
+                    elif self._counted:
                         self.step += 1
+                    else:
+                        self.step = self._first_step
+                    self._counted = True
             prev = self._prev.get(scope) or []
             if not prev and not scope:
                 prev = [START]
@@ -248,6 +278,13 @@ class StreamReducer:
                 self.failed_node = key
             return [self._patch("error", f"{tid}", node=key, ns=scope, type=type(err).__name__,
                                 message=str(err))]
+        return []
+
+    def _on_checkpoints(self, ns: tuple[str, ...], payload: Any) -> list[Patch]:
+        meta = payload.get("metadata") if isinstance(payload, Mapping) and not ns else None
+        step = meta.get("step") if isinstance(meta, Mapping) else None
+        if isinstance(step, int) and not isinstance(step, bool):
+            self._saved = step
         return []
 
     def _on_messages(self, ns: tuple[str, ...], payload: Any) -> list[Patch]:
@@ -357,22 +394,38 @@ class StreamReducer:
                 out += self._full_message(msg, str(mid or f"anon-{self._next_id()}"), node, "")
         return out
 
-    def _on_custom(self, ns: tuple[str, ...], payload: Any) -> list[Patch]:
-        scope = ns_key(ns)
-        node = ""
+    def writer_of(self, ns: tuple[str, ...], payload: Any, task: Mapping[str, Any] | None = None) -> str:
+        """The node key of the task that wrote a custom event, or "" when the stream does not
+        tell: the payload's own `"node"`, the task lgnb's engine names (`task`), or the one
+        node all running tasks of the event's namespace belong to (a task's events come
+        between its start and its end, so then it is certain)."""
         if isinstance(payload, Mapping) and isinstance(payload.get("node"), str):
-            node = payload["node"]
-        else:
-            running = [k for sc, k in self.active.values() if sc == scope]
-            if len(running) == 1:
-                node = running[0]
+            return str(payload["node"])
+        if task is not None:
+            entry = self.active.get(str(task.get("id")))
+            if entry is not None:
+                return entry[1]
+            name = task.get("name")
+            if isinstance(name, str) and name:
+                return node_key(ns, name)
+        scope = ns_key(ns)
+        running = {k for sc, k in self.active.values() if sc == scope}
+        return running.pop() if len(running) == 1 else ""
+
+    def _on_custom(self, ns: tuple[str, ...], payload: Any, task: Mapping[str, Any] | None = None) -> list[Patch]:
+        scope = ns_key(ns)
+        node = self.writer_of(ns, payload, task)
+        # a writer the stream does not name: shown under its namespace and root step
+        at = {} if node else {"step": self.step}
+        where = node or " · ".join(p for p in (scope, f"step {self.step}") if p)
         value = payload.get("progress") if isinstance(payload, Mapping) else None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             stage = str(payload.get("stage", ""))
-            label = str(payload.get("label") or " · ".join(p for p in (node, stage) if p) or "progress")
-            return [self._patch("progress", f"{scope}|{node}|{stage}", node=node, ns=scope, stage=stage,
+            label = str(payload.get("label") or " · ".join(p for p in (where, stage) if p))
+            bar = f"{scope}|{node}|{stage}" if node else f"{scope}||{stage}|step {self.step}"
+            return [self._patch("progress", bar, node=node, ns=scope, stage=stage,
                                 label=label, value=min(1.0, max(0.0, float(value))))]
-        return [self._patch("log", self._next_id(), node=node, ns=scope, payload=jsonable(payload))]
+        return [self._patch("log", self._next_id(), node=node, ns=scope, payload=jsonable(payload), **at)]
 
     # -- errors ------------------------------------------------------------------
     def error_patch(self, exc: BaseException) -> tuple[str | None, Patch | None]:

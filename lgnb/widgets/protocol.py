@@ -141,6 +141,7 @@ class Log(TypedDict):
     node: str
     ns: str
     payload: Any
+    step: NotRequired[int]  # with node "": the stream does not say which node wrote it (root step)
 
 
 class Update(TypedDict):

@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import traitlets
 
-from lgnb.draw import jsonable, layout
+from lgnb.draw import START, jsonable, layout
 from lgnb.pregel._lease import check_multitask
+from lgnb.pregel._run import CUSTOM_WITH_TASK
 from lgnb.types import MultitaskStrategy
 from lgnb.widgets._async_nodes import needs_async
 from lgnb.widgets._forms import FormInvalid, answer_for, asked, describe, form_for, tools_of
@@ -171,6 +172,36 @@ def _has_checkpointer(graph: Any) -> bool:
     return saver is not None and saver is not False
 
 
+def view_modes(graph: Any, modes: list[str], *, checkpointed: bool) -> list[str]:
+    """The stream modes a run view asks `graph` for (`modes`: the view's and the user's).
+
+    An lgnb graph streams custom events naming their task (`CUSTOM_WITH_TASK`, instead of
+    `custom`), so the view shows each under the node that wrote it, also while parallel
+    branches run. A local graph with a saver streams its `checkpoints`, whose steps the view
+    numbers its steps by (not a remote one's: each would carry the whole state over the wire).
+    """
+    from lgnb.pregel.main import Pregel
+    from lgnb.remote._edge import is_remote
+
+    if isinstance(graph, Pregel):
+        modes = [CUSTOM_WITH_TASK if mode == "custom" else mode for mode in modes]
+    if checkpointed and not is_remote(graph):
+        modes.append("checkpoints")
+    return list(dict.fromkeys(modes))
+
+
+def first_step(graph: Any) -> int:
+    """The checkpoint step of a fresh thread's first task: 1 for a graph whose input is
+    written by a hidden `__start__` task (a StateGraph: that is step 0), 0 for one whose input
+    starts its first node directly (a functional-API `@entrypoint`, a hand-built Pregel)."""
+    from lgnb.remote._edge import is_remote
+
+    nodes = None if is_remote(graph) else getattr(graph, "nodes", None)
+    if isinstance(nodes, Mapping) and nodes and START not in nodes:
+        return 0
+    return 1
+
+
 def _command_type(graph: Any) -> Any:
     """`Command` from the graph's own library (lgnb or langgraph)."""
     root = type(graph).__module__.split(".")[0]
@@ -230,7 +261,7 @@ class Run:
             self.config["configurable"] = configurable
         modes = stream_options.pop("stream_mode", None) or []
         modes = [modes] if isinstance(modes, str) else list(modes)
-        self._modes = list(dict.fromkeys([*VIEW_MODES, *modes]))
+        self._modes = view_modes(graph, [*VIEW_MODES, *modes], checkpointed=self.checkpointed)
         stream_options.pop("subgraphs", None)
         self._options = stream_options
         self._use_async = use_async
@@ -244,7 +275,7 @@ class Run:
         self.view._set_graph(graph)
         self.view.thread = str(configurable.get("thread_id", ""))
         edges = {(e.source, e.target) for e in layout(graph, expanded=True).edges}
-        self._reducer = StreamReducer(edges=edges)
+        self._reducer = StreamReducer(edges=edges, first_step=first_step(graph))
         self._panel = StatePanel()
         self._store = ContentStore()
         self._pending: list[Patch] = []

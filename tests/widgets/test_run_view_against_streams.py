@@ -970,12 +970,10 @@ def test_the_v2_stream_format_shows_the_same_run() -> None:
 
 def test_a_functional_api_entrypoint_streams_its_tasks_tokens_and_events() -> None:
     """@entrypoint calling @task functions: each task's tokens under the task, the
-    entrypoint's events, every task lit and its result listed.
+    entrypoint's events, every task lit and its result listed, all in checkpoint step 0.
 
-    Step numbers are left out: an entrypoint's tasks run in checkpoint step 0 and the view
-    counts the run's first step as 1 (it cannot see checkpoint numbers); reported, not fixed.
-    A task's own custom events are left out too: LangGraph streams them under the caller's
-    namespace and lgnb under the root (an engine divergence, reported)."""
+    A task's own custom events are left out: both engines stream them under the caller's
+    namespace, and only lgnb's says which task wrote them (tests/widgets/test_run_view_attribution.py)."""
 
     def build(E: Any) -> Any:
         model = FakeStreamingChat(replies=["outline ready", "essay written"])
@@ -998,11 +996,12 @@ def test_a_functional_api_entrypoint_streams_its_tasks_tokens_and_events() -> No
     def expect(s: dict) -> None:
         assert s["tokens"] == {"|outline": ["outline ready"], "|essay": ["essay written"]}
         assert s["progress"] == {"|writer_flow|writing": ("writer_flow · writing", 0.5)}
-        assert s["updates"] == [("outline", "outline ready"), ("essay", "essay written"),
-                                ("writer_flow", "essay written")]
+        assert s["updates"] == {0: [("outline", "outline ready"), ("essay", "essay written"),
+                                    ("writer_flow", "essay written")]}
+        assert s["lit"] == {0: ["essay", "outline", "writer_flow"]}
         assert s["final"] == "essay written"
 
-    check(build, expect=expect, transcript=False, steps=False)
+    check(build, expect=expect, transcript=False)
 
 
 def test_a_deferred_node_after_a_fan_out_is_lit_after_every_branch() -> None:
