@@ -26,7 +26,6 @@ reads as usual.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import threading
 from collections import OrderedDict
@@ -34,6 +33,8 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+
+from lgnb.widgets._loops import loop_bound_error, refuses_sync_here
 
 #: serialized bytes above which the timeline does not decode a value
 PREVIEW_MAX = 64 * 1024
@@ -44,37 +45,6 @@ CACHE_ENTRIES = 2048
 _ATOMS = (str, bytes, int, float, bool, type(None))
 #: the channel of pending Sends (the planner reads it: never left out)
 TASKS = "__pregel_tasks"
-
-
-def loop_of(saver: Any) -> asyncio.AbstractEventLoop | None:
-    """The event loop `saver` is bound to, or None: LangGraph's async savers
-    (``AsyncSqliteSaver``, ``AsyncPostgresSaver``) remember the loop they were made on.
-    Their sync methods hand each call to that loop and wait for it, so they work from any
-    other thread while that loop is free, and raise ``InvalidStateError`` on its own
-    thread — which, in a notebook, is where every cell and every widget message runs."""
-    bound = getattr(saver, "loop", None)
-    return bound if isinstance(bound, asyncio.AbstractEventLoop) else None
-
-
-def refuses_sync_here(saver: Any) -> bool:
-    """Whether `saver` is bound to the event loop running on this thread (see `loop_of`)."""
-    bound = loop_of(saver)
-    if bound is None:
-        return False
-    try:
-        return asyncio.get_running_loop() is bound
-    except RuntimeError:
-        return False
-
-
-def loop_bound_error(saver: Any, what: str) -> RuntimeError:
-    """The error for a sync read of a loop-bound saver from its loop's thread (see
-    :func:`refuses_sync_here`), naming what works instead."""
-    return RuntimeError(
-        f"{what}: the graph's {type(saver).__name__} takes no synchronous calls on its event loop's "
-        "thread, where this cell runs. The view's buttons and clicks work (they read on a thread of "
-        f"their own); from code, call it off the loop: `await asyncio.to_thread(view.{what.split('.')[-1]})`, "
-        "or use lgnb's saver (lgnb.checkpoint.sqlite.aio.AsyncSqliteSaver), which reads from any thread.")
 
 
 class NotLoaded:

@@ -14,6 +14,7 @@ import heapq
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 _bg_loop: asyncio.AbstractEventLoop | None = None
 _bg_lock = threading.Lock()
@@ -48,6 +49,41 @@ def background_loop() -> asyncio.AbstractEventLoop:
 def loop_for_run() -> asyncio.AbstractEventLoop:
     """The caller's running loop (a kernel cell) or the background loop."""
     return running_loop() or background_loop()
+
+
+def loop_of(saver: Any) -> asyncio.AbstractEventLoop | None:
+    """The event loop `saver` is bound to, or None: LangGraph's async savers
+    (``AsyncSqliteSaver``, ``AsyncPostgresSaver``) remember the loop they were made on.
+    Their sync methods hand each call to that loop and wait for it, so they work from any
+    other thread while that loop is free, and raise ``InvalidStateError`` on its own
+    thread — which, in a notebook, is where every cell and every widget message runs."""
+    bound = getattr(saver, "loop", None)
+    return bound if isinstance(bound, asyncio.AbstractEventLoop) else None
+
+
+def refuses_sync_here(saver: Any) -> bool:
+    """Whether `saver` is bound to the event loop running on this thread (see `loop_of`)."""
+    bound = loop_of(saver)
+    if bound is None:
+        return False
+    try:
+        return asyncio.get_running_loop() is bound
+    except RuntimeError:
+        return False
+
+
+def loop_bound_error(saver: Any, what: str, *, instead: str | None = None) -> RuntimeError:
+    """The error for a call on the thread of the loop `saver` is bound to that would read
+    the saver there, or block while the graph saves through it (see `loop_of`), naming
+    what works instead (`instead`; by default, calling `what` off the loop)."""
+    name = what.rsplit(".", 1)[-1]
+    owner = what.rsplit(".", 1)[0].lower().replace("historyview", "view")
+    instead = instead or f"`await asyncio.to_thread({owner}.{name})`"
+    return RuntimeError(
+        f"{what}: the graph's {type(saver).__name__} is bound to the event loop of this thread, where "
+        "this cell runs: it takes no synchronous call here, and it saves only while this loop is free. "
+        f"The view's buttons work (they run on a thread of their own); from code, use {instead}. "
+        "lgnb's savers (lgnb.checkpoint.sqlite.aio.AsyncSqliteSaver, ...) work from any thread.")
 
 
 class Timer:

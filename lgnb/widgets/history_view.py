@@ -22,7 +22,7 @@ Each action has one busy guard here and one in the page: a double click starts o
 A graph whose saver is bound to the notebook's event loop (LangGraph's
 ``AsyncSqliteSaver`` / ``AsyncPostgresSaver``, made in a cell) is read on a thread of the
 view's own: the first page, clicks, forms, forks and a followed run's redraws are handed
-to it and land once the loop is free (see `_history_read.loop_of`).
+to it and land once the loop is free (see `_loops.loop_of`).
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ from lgnb.draw.history_runs import MAX_DRAWN, collapse, reveal
 from lgnb.widgets._async_nodes import needs_async
 from lgnb.widgets._history_fork import FORM_TEXT_MAX, ForkError, fork_form, parse_edits
 from lgnb.widgets._history_pages import MAX_LOADED, PAGE, HistoryPages
-from lgnb.widgets._history_read import HistoryReader, loop_bound_error, loop_of, refuses_sync_here
-from lgnb.widgets._loops import Repeating
+from lgnb.widgets._history_read import HistoryReader
+from lgnb.widgets._loops import Repeating, loop_bound_error, loop_of, refuses_sync_here
 from lgnb.widgets._runtime import View
 from lgnb.widgets._snapshot import history_html
 from lgnb.widgets._snapshot_svg import svg_for_dot

@@ -33,7 +33,7 @@ from lgnb.pregel.records import to_jsonable
 from lgnb.whatif import REDUCERS, reducer_name, what_if
 from lgnb.widgets._async_nodes import needs_async
 from lgnb.widgets._forms import FormInvalid, answer_for, form_for, tools_of
-from lgnb.widgets._loops import background_loop
+from lgnb.widgets._loops import background_loop, loop_bound_error, refuses_sync_here
 from lgnb.widgets._runtime import View, show_in_notebook
 from lgnb.widgets._snapshot import lens_html
 from lgnb.widgets._snapshot_svg import mark, path_marks, svg_for_dot
@@ -228,21 +228,25 @@ class Lens:
         """Advance one super-step; return it (None when the run has nothing more to do).
         At a static breakpoint (`interrupt_before` / `interrupt_after`) the run goes on
         past it; an `interrupt()` waits for `resume`."""
+        self._not_on_saver_loop("step")
         return self._request(self._advance).result(timeout)
 
     def run(self, timeout: float | None = 120) -> Any:
         """Step until the run ends or is interrupted; return the latest state values."""
+        self._not_on_saver_loop("run")
         self._request(self._run_all).result(timeout)
         return self.result
 
     def reset(self) -> Lens:
         """Start over from the input (on a fresh thread when the lens made the thread id)."""
+        self._not_on_saver_loop("reset")
         self._request(self._reset).result(30)
         return self
 
     def resume(self, value: Any = None, timeout: float | None = 60) -> dict[str, Any] | None:
         """Answer the pending interrupt(s) (a value, or ``{interrupt_id: value}``) and
         advance one step; at a static breakpoint (no question asked) continue the run."""
+        self._not_on_saver_loop("resume")
         return self._request(lambda: self._resume(value)).result(timeout)
 
     def what_if(self, reducer: str | Callable[[Any, Any], Any], *, step: int | None = None,
@@ -289,6 +293,14 @@ class Lens:
         return f"<lgnb.Lens {self._status} steps={len(self._builder.steps)}>"
 
     # -- the worker --------------------------------------------------------------------------
+    def _not_on_saver_loop(self, what: str) -> None:
+        """Refuse to wait for a step on the thread of the loop the graph's saver is bound to
+        (LangGraph's async savers made in a cell): the step saves through that loop, so
+        it would wait for itself until the timeout."""
+        saver = getattr(self.graph, "checkpointer", None)
+        if refuses_sync_here(saver):
+            raise loop_bound_error(saver, f"Lens.{what}")
+
     def _request(self, fn: Callable[[], Any]) -> Future[Any]:
         self.view.busy = True
 

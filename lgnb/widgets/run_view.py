@@ -35,7 +35,15 @@ from lgnb.pregel._run import CUSTOM_WITH_TASK
 from lgnb.types import MultitaskStrategy
 from lgnb.widgets._async_nodes import needs_async
 from lgnb.widgets._forms import FormInvalid, answer_for, asked, describe, form_for, tools_of
-from lgnb.widgets._loops import Timer, background_loop, call_later, loop_for_run, running_loop
+from lgnb.widgets._loops import (
+    Timer,
+    background_loop,
+    call_later,
+    loop_bound_error,
+    loop_for_run,
+    refuses_sync_here,
+    running_loop,
+)
 from lgnb.widgets._panel import StatePanel
 from lgnb.widgets._pump import Pump
 from lgnb.widgets._runtime import View, show_in_notebook
@@ -377,6 +385,9 @@ class Run:
         the view while the cell waits (nothing needs the blocked kernel loop), and the
         browser keeps receiving updates live.
         """
+        saver = getattr(self.graph, "checkpointer", None)
+        if not self._settled.is_set() and refuses_sync_here(saver):  # it would wait for itself
+            raise loop_bound_error(saver, "Run.wait", instead="`await run`")
         if not self._settled.is_set() and not self._settled.wait(timeout):
             raise TimeoutError(f"run still {self._status} after {timeout} s")
         self.view._publish_snapshot()  # from the waiting cell, so a headless run saves it too

@@ -1,4 +1,4 @@
-"""`lgnb.history` over an async saver, called where a notebook calls it: on the event loop.
+"""The views over an async saver, called where a notebook calls them: on the event loop.
 
 In JupyterLab every cell and every widget message runs on the kernel's event loop.
 LangGraph's ``AsyncSqliteSaver`` and ``AsyncPostgresSaver`` made in a cell take no sync
@@ -6,7 +6,9 @@ call on that loop's thread (``InvalidStateError``), so a timeline read the usual
 failed before it showed anything. The view now reads on a thread of its own: the first
 page, a click's details, a fork from the page and a replay all work; the direct API
 called from the loop says how to call it instead. lgnb's own async saver reads from any
-thread, so with it nothing changes.
+thread, so with it nothing changes. The same holds for `lgnb.run` and `lgnb.lens`, whose
+runs save through that loop: their buttons work, and a call that would block the loop
+until the run saves (`run.wait()`, `lens.step()`) says what to call instead.
 
 Each test runs its scenario in ``asyncio.run`` and calls the view's API from inside the
 coroutine, as a cell with top-level ``await`` does, then yields to the loop while the
@@ -207,5 +209,70 @@ def test_lgnbs_async_saver_is_read_in_the_cell_itself(eng, tmp_path):
             ids = await _ids(app, cfg)
             assert view.values_at(ids[1]) == {"x": 6, "log": ["double"]}
             view.close()
+
+    asyncio.run(cell())
+
+
+async def _a(s: dict) -> dict:
+    """An async node: the views drive such a graph with `astream`."""
+    await asyncio.sleep(0)
+    return {"x": s["x"] * 2, "log": s["log"] + ["double"]}
+
+
+def _app_async(eng: Any, saver: Any) -> Any:
+    g = eng.StateGraph(S)
+    g.add_node("double", _a)
+    g.add_node("add_one", lambda s: {"x": s["x"] + 1, "log": s["log"] + ["add_one"]})
+    g.add_edge(eng.START, "double")
+    g.add_edge("double", "add_one")
+    return g.compile(checkpointer=saver)
+
+
+@pytest.mark.parametrize("nodes", ["sync", "async"])
+@pytest.mark.parametrize("kind", LOOP_BOUND)
+def test_run_view_saves_and_await_run_returns_the_result(eng, kind, nodes, tmp_path, request):
+    """`lgnb.run` from a cell: the run saves every step through the loop-bound saver,
+    `await run` gives the result, and `run.wait()` (which would block the loop the run
+    saves on) raises at once, naming `await run`."""
+    async def cell() -> None:
+        async with _savers(tmp_path, kind, request).aopen(kind, eng) as saver:
+            app = (_app if nodes == "sync" else _app_async)(eng, saver)
+            cfg = thread("r")
+            run = lgnb.run(app, {"x": 3, "log": []}, cfg, display=False)
+            with pytest.raises(RuntimeError, match=r"`await run`"):
+                run.wait()
+            assert await run == {"x": 7, "log": ["double", "add_one"]}
+            assert run.status == "done"
+            assert len(await _ids(app, cfg)) == 4
+            assert run.wait() == {"x": 7, "log": ["double", "add_one"]}  # settled: nothing to wait for
+
+    asyncio.run(cell())
+
+
+@pytest.mark.parametrize("nodes", ["sync", "async"])
+@pytest.mark.parametrize("kind", LOOP_BOUND)
+def test_lens_steps_from_the_page_and_refuses_to_block_the_loop(eng, kind, nodes, tmp_path, request):
+    """`lgnb.lens` from a cell: the page's Step button advances one super-step at a time
+    and each is saved; `lens.step()` in the cell raises, naming
+    `await asyncio.to_thread(lens.step)`, and that call works."""
+    async def cell() -> None:
+        async with _savers(tmp_path, kind, request).aopen(kind, eng) as saver:
+            app = (_app if nodes == "sync" else _app_async)(eng, saver)
+            cfg = thread("l")
+            lens = lgnb.lens(app, {"x": 3, "log": []}, cfg, display=False)
+            with pytest.raises(RuntimeError, match=r"asyncio\.to_thread\(lens\.step\)"):
+                lens.step()
+            lens.view._dispatch(lens.view, {"kind": "step"}, [])
+            await _until("the first step", lambda: not lens.view.busy and len(lens.steps) >= 1)
+            first = len(lens.steps)
+            await asyncio.to_thread(lens.step)
+            assert len(lens.steps) == first + 1
+            while lens.status not in ("done", "error"):
+                lens.view._dispatch(lens.view, {"kind": "step"}, [])
+                await _until("a step", lambda: not lens.view.busy)
+            assert lens.status == "done", lens.view.error
+            assert lens.result == {"x": 7, "log": ["double", "add_one"]}
+            assert (await app.aget_state(cfg)).values == lens.result
+            lens.view.close()
 
     asyncio.run(cell())
