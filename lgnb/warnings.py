@@ -1,4 +1,5 @@
-"""Deprecation warnings, with LangGraph's class names so filters written for them port."""
+"""Deprecation warnings, with LangGraph's class names so filters written for them port, and
+lgnb's own warnings about input LangGraph takes silently."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ __all__ = (
     "LangGraphDeprecatedSinceV05",
     "LangGraphDeprecatedSinceV10",
     "LangGraphDeprecatedSinceV11",
+    "UnknownStateKeyWarning",
 )
+
+
+class UnknownStateKeyWarning(UserWarning):
+    """`update_state` was given a key the graph's state does not have: nothing is written for
+    it (LangGraph drops it silently too). Usually a misspelt key; the message names the
+    state's keys and the closest one."""
 
 
 class LangGraphDeprecationWarning(DeprecationWarning):

@@ -9,7 +9,11 @@ the result as a new checkpoint (`source: "update"`) — on an old checkpoint, a 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+import difflib
+import os
+import sys
+import warnings
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, cast, overload
 from uuid import UUID, uuid5
@@ -22,6 +26,7 @@ from lgnb._internal.constants import (
     INTERRUPT,
     NULL_TASK_ID,
     PUSH,
+    ROOT,
     START,
 )
 from lgnb._internal.context import TASK_CTX, TaskContext
@@ -43,6 +48,7 @@ from lgnb.pregel._run import RunContext
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task, WriteBatch
 from lgnb.types import PregelTask, StateSnapshot, StateUpdate
+from lgnb.warnings import UnknownStateKeyWarning
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -514,6 +520,7 @@ def _update_steps(
             chosen.append((as_node, values, task_id))
     batches: list[Any] = []
     for i, (as_node, values, task_id) in enumerate(chosen):
+        _warn_unknown_keys(graph, as_node, values)
         node = graph.nodes[as_node]
         ids = planned.get(as_node) or []
         tid = task_id or (ids.pop(0) if ids else str(uuid5(UUID(loop.checkpoint_id), INTERRUPT if i == 0 else f"{INTERRUPT}:{i}")))
@@ -528,6 +535,37 @@ def _update_steps(
     _with_parents(loop, saved)
     loop._put_checkpoint({"source": "update"})
     return loop
+
+
+def _warn_unknown_keys(graph: Pregel, as_node: str, values: Any) -> None:
+    """Warn of the keys of a dict update to a StateGraph's state that name no state key:
+    the node's writers drop them, as LangGraph's do, so a misspelt key would be lost
+    without a word."""
+    if not isinstance(values, Mapping) or getattr(graph, "builder", None) is None or ROOT in graph.channels:
+        return
+    unknown = [k for k in values if isinstance(k, str) and k not in graph.channels]
+    if not unknown:
+        return
+    keys = sorted(k for k in graph.channels if not k.startswith(("__", "branch:")))
+    hints = [f"{k!r} (did you mean {near[0]!r}?)" if (near := difflib.get_close_matches(k, keys, 1)) else repr(k)
+             for k in unknown]
+    warnings.warn(
+        f"update_state(..., as_node={as_node!r}): {', '.join(hints)} "
+        f"{'is not a key' if len(unknown) == 1 else 'are not keys'} of the graph's state, so nothing was "
+        f"written for {'it' if len(unknown) == 1 else 'them'} (state keys: {', '.join(keys)}).",
+        UnknownStateKeyWarning,
+        stacklevel=_outside_lgnb(),
+    )
+
+
+def _outside_lgnb() -> int:
+    """The `stacklevel` of the caller's first frame outside the lgnb package (the user's
+    `update_state` call), however deep the update program ran."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _store_delta_update(
