@@ -562,7 +562,8 @@ def _outside_lgnb() -> int:
     """The `stacklevel` of the caller's first frame outside the lgnb package (the user's
     `update_state` call), however deep the update program ran."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    frame, level = sys._getframe(1), 1
+    frame: Any = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(package):
         frame, level = frame.f_back, level + 1
     return level
