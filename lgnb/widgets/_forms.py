@@ -47,9 +47,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, is_dataclass
 from typing import Any, Protocol, TypeGuard
 
+from lgnb._internal.pydantic_loaded import is_model
 from lgnb.draw import jsonable
 
 OPTION_KEYS = ("options", "choices")
@@ -728,7 +729,9 @@ def _context(interrupt: Mapping[str, Any], context: Mapping[str, Any] | None) ->
 
 def form_for(interrupt: Mapping[str, Any], context: Mapping[str, Any] | None = None) -> Form:
     """The form of one pending interrupt (``{"id", "value", "node"?, "response_schema"?}``);
-    `context` may hold ``tools`` (name → tool) for argument forms."""
+    `context` may hold ``tools`` (name → tool) for argument forms. A payload that is an
+    object (a pydantic model, a dataclass) is read as its JSON form, as the views send it."""
+    interrupt = _as_json_payload(interrupt)
     value = interrupt.get("value")
     renderer = renderer_for(interrupt)
     ctx = _context(interrupt, context)
@@ -745,9 +748,21 @@ def form_for(interrupt: Mapping[str, Any], context: Mapping[str, Any] | None = N
     return jsonable(form)
 
 
+def _as_json_payload(interrupt: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`interrupt` with an object payload (pydantic model, dataclass) as its JSON form, which
+    is what the views give `form_for` (so code calling it directly gets the same form)."""
+    value = interrupt.get("value")
+    if value is None or isinstance(value, (str, int, float, bool, Mapping, list, tuple)):
+        return interrupt
+    if is_model(value) or (is_dataclass(value) and not isinstance(value, type)):
+        return {**interrupt, "value": jsonable(value)}
+    return interrupt
+
+
 def answer_for(interrupt: Mapping[str, Any], picks: Picks, context: Mapping[str, Any] | None = None) -> tuple[Any, str]:
     """The resume value and its one-line summary for the browser's `picks`; FormInvalid
     when they do not fit (the errors name the inputs)."""
+    interrupt = _as_json_payload(interrupt)
     value = interrupt.get("value")
     form = form_for(interrupt, context)
     renderer = _USER.get(form["kind"]) or next((r for r in BUILTINS if r.kind == form["kind"]), BUILTINS[-1])

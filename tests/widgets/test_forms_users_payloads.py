@@ -240,6 +240,20 @@ def test_a_dataclass_payload_is_drawn_like_its_fields() -> None:
     assert {"key": "body", "text": EVIL} in ref["form"]["fields"]
 
 
+@pytest.mark.parametrize("payload", [Question(question="Which plan?", options=["basic", "pro"]),
+                                     Draft("Edit the reply?", EVIL)], ids=["pydantic", "dataclass"])
+def test_form_for_called_on_an_object_payload_draws_what_the_view_draws(payload: Any) -> None:
+    """A user's own renderer or test calling `form_for` on the raw `Interrupt` value (an
+    object, not its JSON) gets the form the view draws, and `answer_for` the same answer."""
+    from lgnb.draw import jsonable
+
+    raw = form_for({"id": "i", "value": payload})
+    assert shape(raw) == shape(form_for({"id": "i", "value": jsonable(payload)}))
+    choice = pick("1") if isinstance(payload, Question) else pick("send", answer="ok as is")
+    assert answer_for({"id": "i", "value": payload}, choice) == \
+        answer_for({"id": "i", "value": jsonable(payload)}, choice)
+
+
 # ---------------------------------------------------------------------------- response_schema
 TICKET = {"type": "object", "title": "Ticket", "required": ["title", "copies"], "properties": {
     "title": {"type": "string", "description": "short"}, "copies": {"type": "integer", "minimum": 1},
