@@ -22,6 +22,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,9 +74,22 @@ def _savers(tmp_path: Path, kind: str, request: pytest.FixtureRequest) -> Savers
     return Savers(tmp_path, url)
 
 
+@asynccontextmanager
+async def _timeline(eng: Any, kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Any:
+    """A cell's work: the saver opened on this loop, a run on a thread, `lgnb.history` on
+    it, and its first page read (the view's thread, the loop free meanwhile)."""
+    async with _savers(tmp_path, kind, request).aopen(kind, eng) as saver:
+        app = _app(eng, saver)
+        cfg = thread("h")
+        await app.ainvoke({"x": 3, "log": []}, cfg)
+        view = lgnb.history(app, cfg)
+        await _until("the first page", lambda: bool(_shown(view)))
+        yield app, cfg, view
+
+
 @pytest.mark.parametrize("kind", LOOP_BOUND)
 def test_timeline_called_from_a_cell_shows_every_checkpoint(eng, kind, tmp_path, request):
-    """`lgnb.history(app, cfg)` in a cell returns at once, says it is reading, and the
+    """`lgnb.history(app, cfg)` in a cell returns at once, without an error, and the
     timeline fills in with exactly the thread's checkpoints once the loop is free."""
     async def cell() -> None:
         async with _savers(tmp_path, kind, request).aopen(kind, eng) as saver:
@@ -98,12 +112,7 @@ def test_clicking_a_checkpoint_shows_its_values_and_fork_form(eng, kind, tmp_pat
     """Selecting a checkpoint on the page (the synced `selected` trait) fills in its
     values, next node and fork form, read on the view's thread."""
     async def cell() -> None:
-        async with _savers(tmp_path, kind, request).aopen(kind, eng) as saver:
-            app = _app(eng, saver)
-            cfg = thread("h")
-            await app.ainvoke({"x": 3, "log": []}, cfg)
-            view = lgnb.history(app, cfg)
-            await _until("the first page", lambda: bool(_shown(view)))
+        async with _timeline(eng, kind, tmp_path, request) as (app, cfg, view):
             newest, after_double = (await _ids(app, cfg))[:2]
             view.selected = after_double
             await _until("the details", lambda: view.details.get("id") == after_double)
@@ -124,12 +133,7 @@ def test_fork_from_the_page_writes_a_new_branch(eng, kind, tmp_path, request):
     """The page's Fork button with an edited field: the saver gets a new checkpoint with
     the edit, the view selects it and answers the page with ok."""
     async def cell() -> None:
-        async with _savers(tmp_path, kind, request).aopen(kind, eng) as saver:
-            app = _app(eng, saver)
-            cfg = thread("h")
-            await app.ainvoke({"x": 3, "log": []}, cfg)
-            view = lgnb.history(app, cfg)
-            await _until("the first page", lambda: bool(_shown(view)))
+        async with _timeline(eng, kind, tmp_path, request) as (app, cfg, view):
             before = await _ids(app, cfg)
             replies: list[dict] = []
             view.send = lambda content, buffers=None: replies.append(content)  # the page's side
@@ -153,12 +157,7 @@ def test_replay_from_the_page_runs_and_the_timeline_grows(eng, kind, tmp_path, r
     """Replay from the checkpoint after `double`: the run re-executes `add_one`, and the
     timeline it follows shows the replay's new checkpoint."""
     async def cell() -> None:
-        async with _savers(tmp_path, kind, request).aopen(kind, eng) as saver:
-            app = _app(eng, saver)
-            cfg = thread("h")
-            await app.ainvoke({"x": 3, "log": []}, cfg)
-            view = lgnb.history(app, cfg)
-            await _until("the first page", lambda: bool(_shown(view)))
+        async with _timeline(eng, kind, tmp_path, request) as (app, cfg, view):
             before = await _ids(app, cfg)
             view._dispatch(view, {"kind": "replay", "id": before[1], "request": 1}, [])
             await _until("the replay", lambda: bool(view.runs) and view.runs[-1].status not in ("running", "pending"))
@@ -179,12 +178,7 @@ def test_direct_reads_on_the_loop_say_how_to_call_them(eng, kind, tmp_path, requ
     """`view.refresh()` called in a cell cannot run there: the error names the way that
     works, `await asyncio.to_thread(view.refresh)`, and that way works."""
     async def cell() -> None:
-        async with _savers(tmp_path, kind, request).aopen(kind, eng) as saver:
-            app = _app(eng, saver)
-            cfg = thread("h")
-            await app.ainvoke({"x": 3, "log": []}, cfg)
-            view = lgnb.history(app, cfg)
-            await _until("the first page", lambda: bool(_shown(view)))
+        async with _timeline(eng, kind, tmp_path, request) as (app, cfg, view):
             await app.ainvoke({"x": 5, "log": []}, cfg)  # a second run: new checkpoints
             with pytest.raises(RuntimeError, match=r"asyncio\.to_thread\(view\.refresh\)"):
                 view.refresh()
