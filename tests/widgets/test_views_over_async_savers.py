@@ -270,3 +270,34 @@ def test_lens_steps_from_the_page_and_refuses_to_block_the_loop(eng, kind, nodes
             lens.view.close()
 
     asyncio.run(cell())
+
+
+@pytest.mark.parametrize("kind", LOOP_BOUND)
+def test_a_question_answered_on_the_page_resumes_the_run(eng, kind, tmp_path, request):
+    """A node asks `interrupt({"question", "options"})`; the run view draws its form, the
+    page's answer (a click on "pro") resumes the run through the loop-bound saver, and the
+    node gets the option."""
+    def ask(s: dict) -> dict:
+        plan = eng.interrupt({"question": "Which plan?", "options": ["basic", "pro"]})
+        return {"log": s["log"] + [plan]}
+
+    async def cell() -> None:
+        async with _savers(tmp_path, kind, request).aopen(kind, eng) as saver:
+            g = eng.StateGraph(S)
+            g.add_node("ask", ask)
+            g.add_edge(eng.START, "ask")
+            app = g.compile(checkpointer=saver)
+            cfg = thread("q")
+            run = lgnb.run(app, {"x": 0, "log": []}, cfg, display=False)
+            await run
+            assert run.status == "interrupted"
+            (form,) = run.forms
+            replies: list[dict] = []
+            run.view.send = lambda content, buffers=None: replies.append(content)
+            run.view._dispatch(run.view, {"kind": "answer", "id": 1, "interrupt_id": form["id"],
+                                          "picks": [{"part": 0, "choice": "1", "inputs": {}}]}, [])
+            assert replies and replies[-1]["ok"] is True, replies
+            assert await run == {"x": 0, "log": ["pro"]}
+            assert (await app.aget_state(cfg)).values["log"] == ["pro"]
+
+    asyncio.run(cell())
