@@ -171,7 +171,7 @@ export function createContent(store) {
       }
       case "log":
         addRow("log", h("div", { class: "lgnb-row" },
-          h("span", { class: "lgnb-tag", text: p.node || unattributed(p) }), h("pre", { class: "lgnb-json", text: jsonText(p.payload) })),
+          h("span", { class: "lgnb-tag", text: p.task || p.node || unattributed(p) }), h("pre", { class: "lgnb-json", text: jsonText(p.payload) })),
         dropped ?? store.dropped);
         break;
       case "update":

@@ -100,7 +100,7 @@ def _progress(p: Mapping[str, Any]) -> str:
 
 
 def _log(entry: Mapping[str, Any]) -> str:
-    where = entry.get("node") or ""
+    where = entry.get("task") or entry.get("node") or ""  # "worker #2": one of a node's tasks
     if not where and isinstance(entry.get("step"), int):  # the writer is unknown: namespace and step
         where = " · ".join(p for p in (str(entry.get("ns") or ""), f"step {entry['step']}") if p)
     return f"<pre>{esc(where)}: {esc(_json(entry.get('payload'), MAX_JSON))}</pre>"

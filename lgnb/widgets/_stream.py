@@ -20,6 +20,13 @@ names it (`"node"`), lgnb's engine names the task (`CUSTOM_WITH_TASK`), or all t
 in the event's namespace are of one node. Otherwise (a LangGraph graph with parallel
 branches: a v1 `custom` chunk carries only its namespace) the event is shown under its
 namespace and root step ("step 3 · <stage>"), never under a node that may not be the writer.
+
+A node run as several tasks in one step (a `Send` fan-out, or an `@entrypoint` calling one
+`@task` several times) gets one progress bar per task when lgnb's engine names the task:
+"worker #1", "worker #2", ... in the order the step's tasks started (for `Send`s, their
+order in the list), as the lens counts them "worker ×3"; its log rows carry that label as
+`task`. A LangGraph `custom` chunk names no task, so there all tasks of the node share the
+node's one bar and rows ("worker"): which worker wrote an event is unknowable from it.
 """
 
 from __future__ import annotations
@@ -128,6 +135,7 @@ class StreamReducer:
         self._counted = False
         self._saved: int | None = None
         self.active: dict[str, tuple[str, str]] = {}  # task id → (namespace key, node key)
+        self._nth: dict[str, int] = {}  # running task id → its number among its node's tasks of the step
         self.visited: list[str] = []
         self.taken: list[list[str]] = []
         self.values: Any = None
@@ -189,6 +197,7 @@ class StreamReducer:
     def end_segment(self, *, finished: bool) -> None:
         """The stream ended; when it `finished` (not paused/failed) mark the way to END."""
         self.active.clear()
+        self._nth.clear()
         self._replan = not finished and bool(self.interrupts or self.failed_node)
         if finished:
             last = self._cur.get("") or self._prev.get("") or []
@@ -255,6 +264,7 @@ class StreamReducer:
                 self._take(source, key)
             self._cur.setdefault(scope, []).append(key)
             self.active[tid] = (scope, key)
+            self._nth[tid] = self._cur[scope].count(key)
             self._visit(key)
             self.runs[key] = self.runs.get(key, 0) + 1
             if key in self._resumed:  # a resumed node runs again from its first line
@@ -265,6 +275,7 @@ class StreamReducer:
                                             f"run {self.runs[key]} of this node in this thread)")]
             return []
         self.active.pop(tid, None)
+        self._nth.pop(tid, None)
         for intr in payload.get("interrupts") or ():
             iid = str(intr.get("id", "") if isinstance(intr, Mapping) else getattr(intr, "id", "") or "")
             if iid and iid not in self.interrupt_nodes:  # the innermost task reports first
@@ -378,6 +389,7 @@ class StreamReducer:
         # the root's barrier: every task of the step is over, also those that send no end
         # (a write restored on resume, a node cache hit), so the next task starts a new step
         self.active.clear()
+        self._nth.clear()
         out: list[Patch] = []
         # Messages the stream did not show: the thread's history (first values), and
         # messages a reducer made from plain data (e.g. ("ai", "hi") tuples).
@@ -412,17 +424,35 @@ class StreamReducer:
         running = {k for sc, k in self.active.values() if sc == scope}
         return running.pop() if len(running) == 1 else ""
 
+    def task_of(self, node: str, task: Mapping[str, Any] | None) -> tuple[int, str]:
+        """The writing task's number among the tasks of `node` in the step (1: the first or
+        only one) and its label when the node runs as several ("worker #2", else "").
+
+        Known only from lgnb's `CUSTOM_WITH_TASK` (`task`): a LangGraph `custom` chunk names
+        no task, so its events stay the node's (number 1, no label) whatever task wrote them."""
+        entry = self.active.get(str(task.get("id"))) if task is not None else None
+        if task is None or entry is None or entry[1] != node:
+            return 1, ""
+        nth = self._nth.get(str(task.get("id")), 1)
+        several = self._cur.get(entry[0], []).count(node) > 1  # the tasks of its step, where it started
+        return nth, f"{node} #{nth}" if several else ""
+
     def _on_custom(self, ns: tuple[str, ...], payload: Any, task: Mapping[str, Any] | None = None) -> list[Patch]:
         scope = ns_key(ns)
         node = self.writer_of(ns, payload, task)
+        nth, who = self.task_of(node, task) if node else (1, "")
         # a writer the stream does not name: shown under its namespace and root step
-        at = {} if node else {"step": self.step}
-        where = node or " · ".join(p for p in (scope, f"step {self.step}") if p)
+        at: dict[str, Any] = {"step": self.step} if not node else {"task": who} if who else {}
+        where = who or node or " · ".join(p for p in (scope, f"step {self.step}") if p)
         value = payload.get("progress") if isinstance(payload, Mapping) else None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             stage = str(payload.get("stage", ""))
-            label = str(payload.get("label") or " · ".join(p for p in (where, stage) if p))
-            bar = f"{scope}|{node}|{stage}" if node else f"{scope}||{stage}|step {self.step}"
+            own = payload.get("label")
+            label = str(" · ".join(p for p in (who, str(own)) if p) if own else
+                        " · ".join(p for p in (where, stage) if p))
+            # the first task of a node keeps the node's bar; each further one of the step has its own
+            bar = (f"{scope}|{node}|{stage}" + (f"|#{nth}" if nth > 1 else "") if node
+                   else f"{scope}||{stage}|step {self.step}")
             return [self._patch("progress", bar, node=node, ns=scope, stage=stage,
                                 label=label, value=min(1.0, max(0.0, float(value))))]
         return [self._patch("log", self._next_id(), node=node, ns=scope, payload=jsonable(payload), **at)]

@@ -122,7 +122,9 @@ class MsgFinal(TypedDict):
 
 
 class Progress(TypedDict):
-    """Set progress bar `id` (one per namespace, node and stage) to `value` in [0, 1]."""
+    """Set progress bar `id` (one per namespace, node and stage; with lgnb's engine, one per
+    task of a node run as several in a step, its `label` naming it "worker #2") to `value`
+    in [0, 1]."""
     kind: Literal["progress"]
     id: str
     seq: int
@@ -142,6 +144,7 @@ class Log(TypedDict):
     ns: str
     payload: Any
     step: NotRequired[int]  # with node "": the stream does not say which node wrote it (root step)
+    task: NotRequired[str]  # the writing task, when its node runs as several in the step: "worker #2"
 
 
 class Update(TypedDict):
