@@ -33,7 +33,7 @@ from lgnb.pregel.records import to_jsonable
 from lgnb.whatif import REDUCERS, reducer_name, what_if
 from lgnb.widgets._async_nodes import needs_async
 from lgnb.widgets._forms import FormInvalid, answer_for, form_for, tools_of
-from lgnb.widgets._loops import background_loop, loop_bound_error, refuses_sync_here
+from lgnb.widgets._loops import background_loop, loop_bound_error, loop_of, refuses_sync_here
 from lgnb.widgets._runtime import View, show_in_notebook
 from lgnb.widgets._snapshot import lens_html
 from lgnb.widgets._snapshot_svg import mark, path_marks, svg_for_dot
@@ -341,7 +341,7 @@ class Lens:
                                     update=getattr(inp, "update", None) if command else None)
         stream = self.graph.astream if self.use_async else self.graph.stream
         gen = self._ctx.run(stream, inp, self.config, stream_mode=modes, subgraphs=True, **self._options)
-        self._gen = _drive(gen) if self.use_async else gen
+        self._gen = _drive(gen, loop_of(getattr(self.graph, "checkpointer", None))) if self.use_async else gen
 
     def _at_breakpoint(self) -> bool:
         """Stopped by `interrupt_before` / `interrupt_after`: no question is pending, so
@@ -534,10 +534,11 @@ class Lens:
         return [START]
 
 
-def _drive(agen: Any) -> Any:
+def _drive(agen: Any, loop: asyncio.AbstractEventLoop | None = None) -> Any:
     """An async generator advanced from the lens's worker thread: each item is awaited on
-    the background loop (in the worker's context, copied by the scheduling call)."""
-    loop = background_loop()
+    `loop` (the loop the graph's saver is bound to, see `loop_of`), else on the background
+    loop (in the worker's context, copied by the scheduling call)."""
+    loop = loop or background_loop()
     try:
         while True:
             try:

@@ -41,6 +41,7 @@ from lgnb.widgets._loops import (
     call_later,
     loop_bound_error,
     loop_for_run,
+    loop_of,
     refuses_sync_here,
     running_loop,
 )
@@ -629,8 +630,10 @@ class Run:
             def astream() -> Any:
                 return graph.astream(input, config, **kwargs)
 
+            # a LangGraph async saver made in a cell takes calls on its own loop only (the
+            # kernel's: its asyncio.Lock and connection are bound there), so drive astream there
             pump.start_async((lambda: aleased_stream(astream, graph, config, multitask, control)) if lease
-                             else astream, background_loop())
+                             else astream, loop_of(getattr(graph, "checkpointer", None)) or background_loop())
         else:
             ctx = contextvars.copy_context()
 

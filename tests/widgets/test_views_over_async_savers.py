@@ -301,3 +301,22 @@ def test_a_question_answered_on_the_page_resumes_the_run(eng, kind, tmp_path, re
             assert (await app.aget_state(cfg)).values["log"] == ["pro"]
 
     asyncio.run(cell())
+
+
+@pytest.mark.parametrize("kind", LOOP_BOUND)
+def test_a_sync_run_and_an_async_run_share_the_saver_at_once(eng, kind, tmp_path, request):
+    """Two `lgnb.run` cells on one loop-bound saver, one graph of sync nodes (driven by
+    `stream` in a thread, saving through the loop) and one with an async node (driven by
+    `astream`): both save on the saver's own loop, so they finish side by side. (`astream`
+    on another loop took the saver's lock from two loops: "bound to a different event loop".)"""
+    async def cell() -> None:
+        async with _savers(tmp_path, kind, request).aopen(kind, eng) as saver:
+            runs = [lgnb.run(build(eng, saver), {"x": 3, "log": []}, cfg, display=False)
+                    for build, cfg in ((_app, thread("s")), (_app_async, thread("a")), (_app, thread("s2")))]
+            results = [await run for run in runs]
+            assert [run.status for run in runs] == ["done"] * 3, [run.view.error for run in runs]
+            assert results == [{"x": 7, "log": ["double", "add_one"]}] * 3
+            for run in runs:
+                assert len(await _ids(run.graph, run.config)) == 4
+
+    asyncio.run(cell())
