@@ -118,13 +118,15 @@ def _is_node_error(annotation: Any) -> bool:
 class NodeCallable:
     """A node's code, called with the task's input and only the extras it declared."""
 
-    __slots__ = ("name", "func", "afunc", "runnable", "inject", "is_async", "subgraph")
+    __slots__ = ("name", "func", "afunc", "runnable", "steps", "inject", "is_async", "subgraph")
 
     def __init__(self, action: Any, *, name: str) -> None:
         self.name = name
         self.func: Callable[..., Any] | None = None
         self.afunc: Callable[..., Any] | None = None
         self.runnable: Any = None  # a LangChain Runnable
+        # a RunnableSequence's steps: traced, they run as the node's own steps (`_steps`)
+        self.steps: tuple[Any, ...] | None = None
         self.subgraph: Any = None
         self.inject: tuple[str, ...] = ()
         runnable_cls = _loaded_runnable_class()
@@ -138,6 +140,8 @@ class NodeCallable:
         ):
             self.runnable = action
             self.is_async = False
+            if type(action).__name__ == "RunnableSequence":
+                self.steps = tuple(action.steps)
         else:
             func = action
             if _is_plain_lambda_runnable(action):
@@ -184,6 +188,10 @@ class NodeCallable:
         if self.subgraph is not None:
             return self.subgraph._run_as_subgraph(value, ctx)
         if self.runnable is not None:
+            if self.steps is not None and ctx.node_run is not None:
+                for i, step in enumerate(self.steps):
+                    value = step.invoke(value, _step_config(ctx, i))
+                return value
             return self.runnable.invoke(value, ctx.config)
         raise TypeError(
             f'No synchronous function provided to "{self.name}".\n'
@@ -202,8 +210,21 @@ class NodeCallable:
         if self.subgraph is not None:
             return await self.subgraph._arun_as_subgraph(value, ctx)
         if self.runnable is not None:
+            if self.steps is not None and ctx.node_run is not None:
+                for i, step in enumerate(self.steps):
+                    value = await step.ainvoke(value, _step_config(ctx, i))
+                return value
             return await self.runnable.ainvoke(value, ctx.config)
         raise TypeError(f"Node `{self.name}` has no async implementation.")
+
+
+def _step_config(ctx: TaskContext, i: int) -> Any:
+    """The config of step `i` of a traced RunnableSequence node: LangGraph flattens the
+    sequence into the node's own (`seq:step:1`, `seq:step:2`, ... under the node's run),
+    so LangSmith shows the steps as the node's children, with no run of the sequence."""
+    if i == 0:
+        return ctx.config  # its callbacks: the node run's `seq:step:1` child
+    return {**ctx.config, "callbacks": ctx.node_run.get_child(f"seq:step:{i + 1}")}
 
 
 def _is_plain_lambda_runnable(action: Any) -> bool:

@@ -165,8 +165,9 @@ def lower(
 
     for source, branches in builder.branches.items():
         # traced, a path function's run is step N of its node's sequence, numbered as
-        # LangGraph's writers: the node, its update, one per edge and join leaving it
-        step = 3 + sum(1 for s, e in builder.edges if s == source and e != END) + sum(
+        # LangGraph's writers: the node (START has none), its update, one per edge and
+        # join leaving it
+        step = (2 if source == START else 3) + sum(1 for s, e in builder.edges if s == source and e != END) + sum(
             1 for starts, e in builder.waiting_edges if source in starts and e != END)
         for offset, branch in enumerate(branches.values()):
             writer = _branch_writer(builder, source, branch)

@@ -41,7 +41,15 @@ from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import NO_WRITES
 from lgnb._internal.context import TaskContext
-from lgnb.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
+from lgnb.errors import (
+    ErrorCode,
+    GraphBubbleUp,
+    GraphDrained,
+    GraphInterrupt,
+    GraphRecursionError,
+    create_error_message,
+    is_invalid_resume,
+)
 from lgnb.pregel._background import AsyncBackgroundSaves, BackgroundSaves, close_writer
 from lgnb.pregel._cache import aread_cache, read_cache
 from lgnb.pregel._call import await_calls, wait_calls
@@ -50,6 +58,7 @@ from lgnb.pregel._inline import Batch, known_quick, learn
 from lgnb.pregel._lifecycle import aon_interrupt, aon_resume, on_interrupt, on_resume, wants_lifecycle
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._migrate import save_request
+from lgnb.pregel._options import DEFAULT_RECURSION_LIMIT
 from lgnb.pregel._program import Program, aanswer, answer
 from lgnb.pregel._runner import CONTROL_WRITES, arun_task, commit_writes, run_task, task_program
 from lgnb.pregel._task import Task
@@ -706,9 +715,32 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
     if tracing:
         if loop.drained:  # the consumer has every event before the graph's run ends
             yield _EMIT
-        yield from graph_ended(loop, None if swallow else exc)
+        # a run out of steps (or drained) raises once its stream is drained: its trace
+        # ends with that error already, as LangGraph's does
+        ended = exc if exc is not None else exit_error(loop, loop.config)
+        yield from graph_ended(loop, None if swallow else ended)
     if exc is not None and not swallow:
         raise exc
+
+
+def exit_error(loop: Loop, config: dict[str, Any]) -> Exception | None:
+    """The error a run that finished its steps without failing ends with, if any: the
+    recursion limit reached (`GraphRecursionError`) or the run drained (`GraphDrained`)."""
+    if loop.status == "draining":
+        return GraphDrained(loop.run.control.drain_reason or "shutdown")
+    if loop.status == "out_of_steps":
+        limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
+        return GraphRecursionError(
+            create_error_message(
+                message=(
+                    f"Recursion limit of {limit} reached without "
+                    "hitting a stop condition. You can increase the limit by setting "
+                    "the `recursion_limit` config key."
+                ),
+                error_code=ErrorCode.GRAPH_RECURSION_LIMIT,
+            )
+        )
+    return None
 
 
 async def _saving(loop: Loop) -> None:

@@ -148,6 +148,11 @@ async def _afinish(task: Task, output: Any, start: int = 0) -> None:
         writes.extend(node.static_writes)
 
 
+def _routes(node: Any) -> bool:
+    """Whether conditional edges leave `node` (a writer of it routes)."""
+    return any(getattr(writer, "route", None) is not None for writer in node.writers)
+
+
 def _traced_finish(ctx: TaskContext, output: Any, is_async: bool) -> Program[None]:
     """`_finish` of a traced task: each conditional edge's path function runs as a chain
     run named after it, a child of the node's run (LangGraph's `seq:step:N`)."""
@@ -171,8 +176,12 @@ def _traced_finish(ctx: TaskContext, output: Any, is_async: bool) -> Program[Non
                 branch.call.call(value, ctx))
             writes.extend(branch.writes(result))
             continue
-        manager = ctx.node_run.get_child(f"seq:step:{getattr(writer, 'trace_step', 3)}")
+        # after a RunnableSequence node's steps, each its own step of the node's sequence
+        step = getattr(writer, "trace_step", 3) + len(getattr(node.bound, "steps", None) or (0,)) - 1
+        manager = ctx.node_run.get_child(f"seq:step:{step}")
         name = getattr(branch.path, "name", None) or getattr(branch.path, "__name__", branch.name)
+        if name == "<lambda>":  # a lambda router has no name in LangGraph: its sync run is
+            name = None if is_async else "RunnableCallable"  # named by class, its async "Unnamed"
         run = yield (manager.on_chain_start, manager.on_chain_start, (None, value), {"name": name})
         try:
             if branch.is_async:
@@ -279,8 +288,10 @@ def task_program(
     attempt = 0
     run = ctx.loop.run
     messages = bool(run.node_messages)
-    # the input's `__start__` task is LangGraph's bare untraced write: no run of its own
-    node_run = (yield from node_started(ctx, is_async)) if run.tracing and not task.node.hidden else None
+    # the input's `__start__` task is LangGraph's bare untraced write: no run of its own,
+    # unless conditional edges leave START (LangGraph traces it then, tagged hidden)
+    node_run = (yield from node_started(ctx, is_async)) if run.tracing and (
+        not task.node.hidden or _routes(task.node)) else None
     # the task is current while it runs (`get_config()`, `interrupt()`, ...)
     token = TASK_CTX.set(ctx)
     lc_token = (
@@ -310,6 +321,9 @@ def task_program(
                     node_run = None
                 return None
             except ParentCommand as exc:
+                if node_run is not None:  # the node's run ends with it, as in LangGraph
+                    yield from node_failed(node_run, exc)
+                    node_run = None
                 if not isinstance(command := _as_command(task, exc), Command):
                     return _note_no_parent(ctx, command, token)
                 if (rest := _finish(task, command, is_async)) is not None:

@@ -102,11 +102,19 @@ def _graph_manager(loop: Loop, *, is_async: bool) -> Any:
     if parent is not None and parent.node_run is not None:
         # a sync graph invoked in a sync node of an async run (or back): its manager is
         # of this run's kind, its handlers, parent and metadata the node run's child's
-        manager = _of_kind(parent.node_run.get_child(), cls)
+        # (tagged `seq:step:1`: the node's code runs as step 1 of its sequence)
+        manager = _of_kind(parent.node_run.get_child("seq:step:1"), cls)
         if "checkpoint_ns" not in manager.inheritable_metadata:
             # as LangGraph's config of a subgraph: the outermost task's ns, copied from
             # `configurable` (deeper subgraphs keep it)
             manager.add_metadata({"checkpoint_ns": parent.task.ns})
+        # the tags and metadata it was given (`.with_config(tags=...)` on a graph invoked
+        # in the node, or on a subgraph node, whose loop shares the parent's run)
+        config = run.user_config if loop.is_run_root else (loop.graph.config or {})
+        if tags := config.get("tags"):
+            manager.add_tags(tags)
+        if metadata := config.get("metadata"):
+            manager.add_metadata(metadata)
         return _with_own_handlers(manager, run.callbacks)
     config = run.user_config
     # as LangGraph's graph runs: the run's address (thread_id, ...) and the integration
@@ -114,7 +122,7 @@ def _graph_manager(loop: Loop, *, is_async: bool) -> Any:
     if run.caller_run is not None:  # on a thread of its own, invoked in a traced node
         from lgnb.pregel._messages import without_own_graph_handlers
 
-        manager = _of_kind(without_own_graph_handlers(run.caller_run.get_child()), cls)
+        manager = _of_kind(without_own_graph_handlers(run.caller_run.get_child("seq:step:1")), cls)
         manager.add_metadata(metadata)
         return _with_own_handlers(manager, run.callbacks)
     metadata.setdefault("ls_integration", "langgraph")
@@ -158,7 +166,9 @@ def graph_started(loop: Loop, input: Any, is_async: bool) -> Program[None]:
     start = _graph_manager(loop, is_async=is_async).on_chain_start
     root = loop.is_run_root
     kwargs = {
-        "name": loop.config.get("run_name", loop.graph.name) if root else loop.graph.name,
+        # a subgraph node's name is its own, or the run name it was given (`with_config`)
+        "name": loop.config.get("run_name", loop.graph.name) if root else (
+            (loop.graph.config or {}).get("run_name") or loop.graph.name),
         "run_id": loop.config.get("run_id") if root else None,
     }
     loop.run_manager = yield (start, start, (None, input), kwargs)

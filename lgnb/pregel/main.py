@@ -15,10 +15,9 @@ from lgnb._internal.constants import CONF, CONFIG_KEY_DURABILITY, INTERRUPT
 from lgnb._internal.context import TASK_CTX, TaskContext
 from lgnb._internal.runnable_compat import register_when_loaded, runnable_attribute
 from lgnb.channels.base import BaseChannel
-from lgnb.errors import ErrorCode, GraphDrained, GraphRecursionError, create_error_message
 from lgnb.pregel._builder import NodeBuilder
 from lgnb.pregel._delta import hydrating
-from lgnb.pregel._driver import adrive, drive, run_to_end
+from lgnb.pregel._driver import adrive, drive, exit_error, run_to_end
 from lgnb.pregel._invoke import Collector
 from lgnb.pregel._lease import check_multitask, leased
 from lgnb.pregel._live import (
@@ -762,19 +761,8 @@ class Pregel(CompiledGraphBase):
         self._check_exit(loop, run_config)
 
     def _check_exit(self, loop: Loop, config: dict[str, Any]) -> None:
-        if loop.status == "draining":
-            raise GraphDrained(loop.run.control.drain_reason or "shutdown")
-        if loop.status == "out_of_steps":
-            raise GraphRecursionError(
-                create_error_message(
-                    message=(
-                        f"Recursion limit of {config.get('recursion_limit', DEFAULT_RECURSION_LIMIT)} reached without "
-                        "hitting a stop condition. You can increase the limit by setting "
-                        "the `recursion_limit` config key."
-                    ),
-                    error_code=ErrorCode.GRAPH_RECURSION_LIMIT,
-                )
-            )
+        if (error := exit_error(loop, config)) is not None:
+            raise error
 
     # ------------------------------------------------------------------ event streams
     def stream_events(
