@@ -33,12 +33,12 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
 
 import _diff  # noqa: E402
 from langchain_core.messages import AIMessageChunk, BaseMessage, ToolMessage  # noqa: E402
+from page_spy import SENT, page_spy, sent_patches  # noqa: E402,F401
 from widget_fakes import FakeStreamingChat  # noqa: E402
 
 import lgnb.widgets.run_view as rv  # noqa: E402
 from lgnb.widgets._panel import fold  # noqa: E402
 from lgnb.widgets._stream import StreamReducer, node_key, ns_key, text_of  # noqa: E402
-from lgnb.widgets._wire import wire_safe  # noqa: E402
 
 differential = _diff.differential
 TIMEOUT = 60
@@ -46,7 +46,6 @@ REF_MODES = ["values", "updates", "messages", "custom", "tasks", "debug"]
 EVIL = '<img src=x onerror="alert(1)">'
 
 # --------------------------------------------------------------------------- the view, spied on
-SENT: dict[int, list[dict[str, Any]]] = {}
 
 
 class _LitReducer(StreamReducer):
@@ -60,11 +59,7 @@ class _LitReducer(StreamReducer):
 
 
 @pytest.fixture(autouse=True)
-def _spy(monkeypatch: pytest.MonkeyPatch) -> None:
-    def send(self: Any, content: Any, buffers: Any = None) -> None:
-        SENT.setdefault(id(self), []).append(wire_safe(content))
-
-    monkeypatch.setattr(rv.RunView, "send", send)
+def _lit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rv, "StreamReducer", _LitReducer)
 
 
@@ -126,7 +121,7 @@ def view_record(build: Callable[[Any], Any], E: Any, answers: list[str], *, use_
             pass
     if r.status == "interrupted":
         asked.append([(i["value"], i["node"]) for i in r.interrupts])
-    patches = [p for m in SENT.get(id(r.view), []) if m.get("kind") == "patches" for p in m["patches"]]
+    patches = sent_patches(r)
     msgs: dict[str, dict[str, Any]] = {}
     logs, progress, updates = [], {}, {}
     for p in patches:

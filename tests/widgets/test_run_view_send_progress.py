@@ -23,40 +23,22 @@ import threading
 from pathlib import Path
 from typing import Annotated, Any
 
-import pytest
 from typing_extensions import TypedDict
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
 
 import _diff  # noqa: E402
+from page_spy import SENT, page_spy, sent_patches  # noqa: E402,F401
 from widget_graphs import _engine  # noqa: E402
 
-import lgnb.widgets.run_view as rv  # noqa: E402
 from lgnb.widgets import run  # noqa: E402
 from lgnb.widgets._snapshot import run_html  # noqa: E402
-from lgnb.widgets._wire import wire_safe  # noqa: E402
 
 differential = _diff.differential
 TIMEOUT = 30
 WORKERS = 3
 #: worker i reports these values, in turn with the others (0, 1, 2, 0, 1, 2, ...)
 VALUES = {0: (0.1, 0.2, 0.3), 1: (0.4, 0.5, 0.6), 2: (0.7, 0.8, 1.0)}
-
-SENT: dict[int, list[dict[str, Any]]] = {}
-
-
-@pytest.fixture(autouse=True)
-def _spy(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep every custom message the kernel sends a view (as the page would get it)."""
-
-    def send(self: Any, content: Any, buffers: Any = None) -> None:
-        SENT.setdefault(id(self), []).append(wire_safe(content))
-
-    monkeypatch.setattr(rv.RunView, "send", send)
-
-
-def sent_patches(r: Any) -> list[dict[str, Any]]:
-    return [p for m in SENT.get(id(r.view), []) if m.get("kind") == "patches" for p in m["patches"]]
 
 
 class Job(TypedDict):
