@@ -50,6 +50,7 @@ def draw_graph(graph: Any, *, xray: int | bool = False) -> Graph:
     builder = getattr(graph, "builder", None)
     if builder is None:
         return _draw_wired(graph)
+    builder = vars(graph).get("compiled_structure") or builder  # (the builder may have changed)
     edges: set[_Edge] = set()
     # a plain edge to END writes nothing, so LangGraph does not discover it: END edges of
     # plain nodes are drawn afterwards, for the nodes nothing leaves (the termini below)

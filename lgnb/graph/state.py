@@ -354,11 +354,17 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
                 "Adding an edge to a graph that has already been compiled. This will not be "
                 "reflected in the compiled graph."
             )
-        name = getattr(path, "name", None) or getattr(path, "__name__", None) or "condition"
-        if name == "<lambda>":
-            name = "condition"
+        given = getattr(path, "name", None) or getattr(path, "__name__", None)
+        if given == "<lambda>":
+            given = None
+        name = given or "condition"
         if name in self.branches[source]:
-            raise ValueError(f"Branch with name `{name}` already exists for node `{source}`")
+            # LangGraph's text names an unnamed path function (a lambda) `None`
+            hint = "" if given else (
+                "\nAn unnamed path function (a lambda) is named `condition`, and a node "
+                "has one branch of each name: give the second one a name (a `def`)."
+            )
+            raise ValueError(f"Branch with name `{given}` already exists for node `{source}`{hint}")
         branch = Branch(path, path_map, name=name)
         self.branches[source][name] = branch
         if branch.input_schema is not None:
@@ -497,6 +503,22 @@ class CompiledStateGraph(Pregel, Generic[StateT, ContextT, InputT, OutputT]):
 
     def attach_builder(self, builder: StateGraph[StateT, ContextT, InputT, OutputT]) -> None:
         self.builder = builder
+        # what `get_graph()` draws: the structure as compiled, not the builder's nodes and
+        # edges a later notebook cell adds (as LangGraph, which draws its compiled nodes)
+        self.compiled_structure = CompiledStructure(builder)
+
+
+class CompiledStructure:
+    """The nodes, edges, joins and branches of a builder when it was compiled (copies of
+    its containers: the builder may change afterwards)."""
+
+    __slots__ = ("nodes", "edges", "waiting_edges", "branches")
+
+    def __init__(self, builder: StateGraph[Any, Any, Any, Any]) -> None:
+        self.nodes = dict(builder.nodes)
+        self.edges = set(builder.edges)
+        self.waiting_edges = set(builder.waiting_edges)
+        self.branches = {source: dict(b) for source, b in builder.branches.items()}
 
 
 _DEFAULT_ERROR_HANDLER = "__default_error_handler__"

@@ -334,8 +334,15 @@ class Pregel(CompiledGraphBase):
 
         clone = copy.copy(self)
         merged: dict[str, Any] = dict(self.config or {})
-        merged.update(config or {})
-        merged.update(kwargs)
+        for k, v in [*(config or {}).items(), *kwargs.items()]:
+            # as LangGraph's merge_configs: a chained `with_config(configurable=...)`
+            # adds to the keys given before, tags accumulate
+            if k in ("configurable", "metadata") and isinstance(v, dict) and merged.get(k):
+                merged[k] = {**merged[k], **v}
+            elif k == "tags" and v and merged.get(k):
+                merged[k] = [*merged[k], *v]
+            else:
+                merged[k] = v
         clone.config = cast("RunnableConfig", merged)
         return clone
 
