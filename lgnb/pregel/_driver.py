@@ -469,7 +469,14 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
             if is_async:  # its requests go straight to the driver's answerer
                 exc = yield from task_program(ctx, policies, True)
             else:  # one request: while it runs, no generator of the driver is on the stack
-                exc = yield (run_task, None, (ctx, policies))  # (see `run_task`)
+                try:
+                    exc = yield (run_task, None, (ctx, policies))  # (see `run_task`)
+                except _Closed as closed:  # the consumer stopped the stream meanwhile
+                    if closed.outcome is not _DROPPED:
+                        _commit(loop, task, closed.outcome, errors)
+                        if loop.io:
+                            yield (flush_io, aflush_io, (loop,))
+                    raise
             if timed:
                 learn(task.node, time.perf_counter() - began)
             if exc is not None and not isinstance(exc, Exception):
@@ -532,6 +539,14 @@ def _inline(loop: Loop, runtime: Any, tasks: list[Task], errors: list[BaseExcept
             if handler is not None:
                 order[id(handler)] = order[id(task)] + 0.5
                 batch.push_front(handler)
+    except _Closed:
+        # the consumer closed the stream between two tasks: LangGraph starts a step's
+        # tasks together, so the rest still run (their side effects happen) before the
+        # stream ends; with no checkpointer (the only case here) nothing is saved
+        while (task := batch.take()) is not None:
+            batch.run(run_task, _context(loop, task, runtime), task.node.retry_policy or default)
+        wait([fut for fut, _task in batch.handed])
+        raise
     except BaseException:
         batch.stop()
         for fut, _task in batch.handed:
@@ -558,6 +573,9 @@ def _inline(loop: Loop, runtime: Any, tasks: list[Task], errors: list[BaseExcept
             if run.cancelled:  # (a failure stops no sibling: LangGraph's pool runs them all)
                 for fut in running:
                     fut.cancel()
+    except _Closed:
+        yield from _settle(loop, running, _THREADS, errors)
+        raise
     except BaseException:
         for fut in running:
             fut.cancel()
@@ -623,6 +641,15 @@ def _concurrently(
                 stopping = True
                 for fut in running:
                     ex.cancel(fut)
+    except _Closed:
+        if ex.is_async:
+            for fut in running:
+                ex.cancel(fut)
+            if running:
+                yield (ex.wait_all, ex.wait_all, (list(running),))
+        else:
+            yield from _settle(loop, running, ex, errors)
+        raise
     except BaseException:
         for fut in running:
             ex.cancel(fut)
@@ -633,8 +660,10 @@ def _concurrently(
 
 def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseException]
             ) -> Generator[Request, Any, None]:
-    """Wait for the `running` threads of a timed-out step, committing each as it ends
-    (those not started yet are dropped)."""
+    """Wait for the `running` threads of a timed-out step, or of a stream its consumer
+    closed, committing each as it ends (those not started yet are dropped): as in
+    LangGraph, a thread cannot be stopped, so its writes are kept and a resume does not
+    run the node again."""
     for fut in running:
         ex.cancel(fut)
     while running:
@@ -756,7 +785,12 @@ async def _saving(loop: Loop) -> None:
 
 class _Closed(BaseException):
     """Thrown into `_run` when the caller closes the driver: the run ends (and saves what
-    it must) without handing control back."""
+    it must) without handing control back. `outcome`: what the lone task running in a
+    thread at that moment returned (`run_task`'s result; `_DROPPED`: none ran)."""
+
+    def __init__(self, outcome: Any = _DROPPED) -> None:
+        super().__init__()
+        self.outcome = outcome
 
 
 # ---------------------------------------------------------------------- the two drivers
@@ -812,6 +846,9 @@ def drive(loop: Loop, input: Any, *, resuming: bool | None = None,
         except GeneratorExit:  # the consumer stopped while a task ran in a thread
             closed = True
             error = _Closed()
+        except _Closed as e:  # ... a lone task, which finished: `_step` keeps its writes
+            closed = True
+            error = e
         except BaseException as e:  # noqa: BLE001 - the run decides what to do with it
             error = e
     if closed:
@@ -829,7 +866,12 @@ def _live(sink: StreamSink, fn: Any, args: tuple) -> Generator[None, None, Any]:
             learn(ctx.task.node, time.perf_counter() - began)
             return exc
         fut = _pool().submit(contextvars.copy_context().run, _run_in_worker, ctx, policies)
-        yield from _drain_until(sink, (fut,), None)
+        try:
+            yield from _drain_until(sink, (fut,), None)
+        except GeneratorExit:
+            # the consumer stopped: a thread cannot be stopped, so, as LangGraph, the
+            # task ends and its writes are kept (a resume does not run the node again)
+            raise _Closed(_DROPPED if fut.exception() is not None else fut.result()) from None
         return fut.result()
     running, timeout = args
     done = yield from _drain_until(sink, running, timeout)
