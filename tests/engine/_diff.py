@@ -37,10 +37,12 @@ import enum
 import importlib
 import inspect
 import os
+import logging
 import pprint
 import re
 import difflib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Callable
 
 # ---------------------------------------------------------------------------------------
@@ -551,3 +553,30 @@ def snapshot_summary(s: Any, *, errors: bool = False) -> Any:
         "ns": s.config["configurable"].get("checkpoint_ns"),
         "parent_ns": (s.parent_config or {}).get("configurable", {}).get("checkpoint_ns"),
     }
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+
+
+@contextmanager
+def logged_warnings(*, first_lines: bool = False) -> Iterator[list[str]]:
+    """The warning lines both engines log while the block runs, object addresses removed;
+    `first_lines`: only each record's first line (lgnb may add help below LangGraph's)."""
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handler = Keep(logging.WARNING)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    lines: list[str] = []
+    try:
+        yield lines
+    finally:
+        root.removeHandler(handler)
+        for r in records:
+            if r.levelno >= logging.WARNING:
+                text = _ADDRESS.sub("", r.getMessage())
+                lines.append(text.splitlines()[0] if first_lines else text)

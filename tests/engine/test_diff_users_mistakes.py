@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import logging
 import operator
 import re
-from contextlib import contextmanager
 from typing import Annotated, Any, Optional
 
 import _diff
@@ -89,27 +87,10 @@ def _pipeline(E, bad, *, checkpointer=False, schema=S):
     return g.compile(checkpointer=E.InMemorySaver() if checkpointer else None)
 
 
-_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 
 
-@contextmanager
 def _logged():
-    """The warning lines both engines log while the block runs (addresses removed)."""
-    records: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            records.append(record)
-
-    handler = Keep(logging.WARNING)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    lines: list[str] = []
-    try:
-        yield lines
-    finally:
-        root.removeHandler(handler)
-        lines.extend(_ADDRESS.sub("", r.getMessage()) for r in records if r.levelno >= logging.WARNING)
+    return _diff.logged_warnings(first_lines=False)
 
 
 def _first_lines(lines: list[str]) -> list[str]:

@@ -17,12 +17,10 @@ graph, or one cell, to the next.
 from __future__ import annotations
 
 import importlib
-import logging
 import operator
 import re
 import sys
 import threading
-from contextlib import contextmanager
 from typing import Annotated, Any
 
 import _diff
@@ -42,29 +40,8 @@ def _cfg(thread: str = "nb") -> dict:
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 
 
-@contextmanager
 def _logged():
-    """The warning lines both engines log while the block runs (first lines: lgnb may
-    add help below LangGraph's line)."""
-    records: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            records.append(record)
-
-    handler = Keep(logging.WARNING)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    lines: list[str] = []
-    try:
-        yield lines
-    finally:
-        root.removeHandler(handler)
-        lines.extend(
-            _ADDRESS.sub("", r.getMessage()).splitlines()[0]
-            for r in records
-            if r.levelno >= logging.WARNING
-        )
+    return _diff.logged_warnings(first_lines=True)
 
 
 def _step(name: str):
