@@ -89,7 +89,8 @@ def _step(lens: Any, *, timeout: float = 20.0) -> tuple[str, str]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         now, state = where.text_content() or "", status.text_content() or ""
-        if state in ("paused", "done", "interrupted", "error") and (now != before or state == "done"):
+        # every click shows a new super-step: the status may land before the step's label
+        if state in ("paused", "done", "interrupted", "error") and now != before:
             return now, state
         time.sleep(0.05)
     raise AssertionError(f"the lens did not advance past {before!r}: {status.text_content()!r}")
