@@ -68,6 +68,7 @@ class StepBuilder:
         self._starting = False  # the next checkpoint streamed is the one a resume starts from
         self._resume_values = False  # the next values streamed are the state a resume starts from
         self._command_update: Any = None
+        self._start_values: tuple[int, Any] | None = None  # step 0 to open with the next chunk
         # the tasks the last checkpoint planned (LangGraph's `checkpoints` payload): the
         # plan of a step stopped at a breakpoint, and the writes a resumed step restores
         self._next_tasks: list[Mapping[str, Any]] = []
@@ -104,6 +105,8 @@ class StepBuilder:
 
     def end_segment(self, error: BaseException | None = None) -> dict[str, Any] | None:
         """The stream ended (done, interrupted, or `error`): close the open step."""
+        if self._start_values is not None:
+            self._start_step()
         if error is not None:
             step = self._step()
             step["error"] = {"type": type(error).__name__, "message": str(error).split("\nFor troubleshooting")[0]}
@@ -170,6 +173,8 @@ class StepBuilder:
     # -- feeding -------------------------------------------------------------------------
     def feed(self, chunk: Any) -> bool:
         """Take one chunk; True when a step just became complete (`last_closed`)."""
+        if self._start_values is not None:
+            self._start_step()
         ns, mode, payload = normalize(chunk)
         if not _root(ns):
             if mode == "pregel" and isinstance(payload, Mapping):
@@ -359,6 +364,8 @@ class StepBuilder:
             # a resume's first values: the state it starts from (the lens may not have seen it)
             self.raw_values, self.values = payload, to_jsonable(payload)
             return False
+        if first and not resumed and self._command_update is None:
+            return self._input_steps(payload)
         # the step opens (its `before` taken) before the new values land
         step = self._step() if self.open is not None or first or resumed else None
         before, self.raw_values, self.values = self.values, payload, to_jsonable(payload)
@@ -373,6 +380,53 @@ class StepBuilder:
         if not self._native_seen and step["update"] is None:
             step["update"] = self._update_from_values(step, before, first or resumed)
         return self._complete(step)
+
+    def _input_steps(self, payload: Any) -> bool:
+        """The input's two steps, as lgnb's records show them: the input lands in
+        ``__start__`` (step -1, the "input" checkpoint), then the hidden ``__start__`` task
+        maps it to the state keys (step 0, a "loop" checkpoint). LangGraph's streams hide
+        that task; its checkpoints and the values after it tell both steps. The first is
+        complete now; the second opens with the next chunk (`_start_step`), complete once
+        its checkpoint is saved or the next step begins."""
+        given = to_jsonable(self.input)
+        first = self._step()
+        if first["step"] is None:
+            first["step"] = -1
+        first["update"] = self._record({
+            "kind": "update", "step": first["step"], "ns": "", "source": "input",
+            "channels": [{"channel": "__start__", "reducer": None, "before": None, "had_value": False,
+                          "writes": [{"task_id": None, "node": "__input__", "value": given}],
+                          "after": given, "has_value": True, "version": None, "internal": True}],
+            "error": None})
+        first["after"] = self.values = {}
+        self.last_closed = self._close("done")
+        self._start_values = (first["step"] + 1, payload)
+        return True
+
+    def _start_step(self) -> None:
+        """Step 0 of an input run on a graph that is not lgnb's: the hidden ``__start__``
+        task, its writes (the input's state keys) and the values after its barrier."""
+        number, payload = self._start_values
+        self._start_values = None
+        given = to_jsonable(self.input)
+        step = self._step()
+        step["step"] = number
+        planned = next((t for t in self._next_tasks if t.get("name") == "__start__"), {})
+        task_id = str(planned.get("id") or "")
+        step["plan"] = self._record({"kind": "plan", "step": number, "ns": "", "tasks": [
+            {"id": task_id, "node": "__start__", "send": None, "path": [],
+             "triggers": [{"channel": "__start__", "version": None}]}]})
+        step["counts"] = _counts(step["plan"])
+        self.raw_values, self.values = payload, to_jsonable(payload)
+        kept = self.values if isinstance(self.values, Mapping) else {}
+        writes = [[k, v] for k, v in given.items() if k in kept] if isinstance(given, Mapping) else []
+        step["execute"] = self._record({"kind": "execute", "step": number, "ns": "", "tasks": [
+            {"id": task_id, "node": "__start__", "writes": writes, "duration_ms": None, "error": None,
+             "interrupts": []}]})
+        step["after"] = self.values
+        step["_values"] = True
+        step["update"] = self._update_from_values(step, step["before"], False)
+        self._last_step = max(self._last_step, number)
 
     def _update_from_values(self, step: dict[str, Any], before: Any, first: bool) -> dict[str, Any]:
         b = before if isinstance(before, Mapping) else {}

@@ -11,9 +11,11 @@ records; on LangGraph it reads the public ``tasks`` / ``updates`` / ``checkpoint
   interrupt values, the barrier (per state key: before, the writes by node, after), the
   state before / after and the keys changed, the interrupts, the checkpoints (step, source)
   saved after each step, the error that ended the run, the final status and values.
-  lgnb shows the input in two steps (step -1: the input lands in ``__start__``; step 0: the
-  hidden ``__start__`` task maps it to the state keys), LangGraph's streams in one: they are
-  folded into one "input" entry. Tasks, writes and interrupts of one step are compared
+  Both show the input in two steps (step -1: the input lands in ``__start__``; step 0: the
+  hidden ``__start__`` task maps it to the state keys; LangGraph's streams hide that task, the
+  reduced lens tells it from the checkpoints and the values); `shown` folds them into one
+  "input" entry, `test_the_input_takes_two_steps_*` compares them one by one.
+  Tasks, writes and interrupts of one step are compared
   as multisets: LangGraph runs parallel sync nodes in a thread pool and streams them in
   completion order.
 * `mechanism` (checkpointed graphs) — what only lgnb's records say, against LangGraph's
@@ -284,6 +286,64 @@ def test_a_sequence_shows_one_task_per_step_and_last_value_overwrites() -> None:
 
     ref = differential(scenario)
     assert [s.get("plan") for s in ref["shown"]["steps"]] == [None, [["a", None]], [["b", None]], [["c", None]]]
+
+
+def _numbered(lens: Lens) -> list[Any]:
+    """Each step as a lesson lists it: number, tasks, keys changed, checkpoints saved."""
+    out = []
+    for s in lens.steps:
+        execute = [[t["node"], [[c, v] for c, v in t["writes"] if not _internal(str(c))]]
+                   for t in (s["execute"] or {}).get("tasks") or ()]
+        out.append([s["step"], s["counts"], execute, sorted(s["changed"]), s["before"], s["after"],
+                    [[c["step"], c["source"]] for c in s["checkpoints"]], s["status"]])
+    return out
+
+
+@pytest.mark.parametrize("checkpointed", [True, False], ids=["saver", "no-saver"])
+def test_the_input_takes_two_steps_the_input_then_the_hidden_start_task(checkpointed: bool) -> None:
+    """Step -1: the input lands in ``__start__`` (the "input" checkpoint); step 0: the hidden
+    ``__start__`` task writes the input's state keys (a "loop" checkpoint); then the nodes
+    from step 1. On LangGraph too, whose streams never show the ``__start__`` task: its
+    checkpoints and values tell it. Each `step()` returns one of them."""
+    def scenario(E: Any) -> Any:
+        g = E.StateGraph(Log)
+        g.add_node("a", _node("a"))
+        g.add_edge(E.START, "a")
+        g.add_edge("a", E.END)
+        lens = Lens(g.compile(checkpointer=saver(E) if checkpointed else None), {"log": ["in"], "last": ""})
+        returned = []
+        while (step := lens.step()) is not None:
+            returned.append(step["step"])
+        return {"returned": returned, "steps": _numbered(lens), "text": lens.text()}
+
+    ref = differential(scenario)
+    assert ref["returned"] == [-1, 0, 1]
+    assert [s[1] for s in ref["steps"]] == [{}, {"__start__": 1}, {"a": 1}]
+    assert ref["steps"][1][2] == [["__start__", [["log", ["in"]], ["last", ""]]]]
+    if checkpointed:
+        assert [s[6] for s in ref["steps"]] == [[[-1, "input"]], [[0, "loop"]], [[1, "loop"]]]
+
+
+def test_the_input_on_a_thread_with_history_takes_the_next_two_step_numbers() -> None:
+    """A second input on a thread: its input step and its ``__start__`` step are numbered
+    after the thread's last checkpoint, as `get_state_history` numbers them."""
+    def scenario(E: Any) -> Any:
+        g = E.StateGraph(Log)
+        g.add_node("a", _node("a"))
+        g.add_edge(E.START, "a")
+        g.add_edge("a", E.END)
+        app = g.compile(checkpointer=saver(E))
+        cfg = {"configurable": {"thread_id": "t"}}
+        app.invoke({"log": ["first"], "last": ""}, cfg)
+        lens = Lens(app, {"log": ["second"]}, cfg)
+        lens.run()
+        history = [[s.metadata["step"], s.metadata["source"]] for s in app.get_state_history(cfg)]
+        return {"steps": _numbered(lens), "text": lens.text(), "history": history}
+
+    ref = differential(scenario)
+    assert [s[0] for s in ref["steps"]] == [2, 3, 4]
+    assert [s[6] for s in ref["steps"]] == [[[2, "input"]], [[3, "loop"]], [[4, "loop"]]]
+    assert ref["history"][:3] == [[4, "loop"], [3, "loop"], [2, "input"]]
 
 
 def test_a_sequence_without_a_checkpointer_shows_the_same_steps() -> None:
