@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import html
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +35,30 @@ class Snapshotted:
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._snapshot_displayed = False
+        self._snapshot_holds = 0  # open `hold_sync` blocks: the snapshot waits for their end
+        self._snapshot_stale = False
         if self._snapshot_on:
-            self.observe(lambda _change: self._publish_snapshot(), names=list(self._snapshot_on))  # type: ignore[attr-defined]
+            self.observe(lambda _change: self._snapshot_asked(), names=list(self._snapshot_on))  # type: ignore[attr-defined]
+
+    def _snapshot_asked(self) -> None:
+        if self._snapshot_holds:
+            self._snapshot_stale = True  # traits set after this one in the block belong in it
+        else:
+            self._publish_snapshot()
+
+    @contextmanager
+    def hold_sync(self) -> Iterator[None]:
+        """The widget's `hold_sync`; a snapshot asked for inside it is made once the block's
+        traits are all set (a run's final status is set before its final step, in one block)."""
+        self._snapshot_holds += 1
+        try:
+            with super().hold_sync():  # type: ignore[misc]
+                yield
+        finally:
+            self._snapshot_holds -= 1
+            if not self._snapshot_holds and self._snapshot_stale:
+                self._snapshot_stale = False
+                self._publish_snapshot()
 
     def _static_html(self) -> str:
         """This view's snapshot: an HTML fragment with no script (views override it)."""

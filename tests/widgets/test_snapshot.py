@@ -9,6 +9,8 @@ and must hold no executable markup while showing the payloads as text.
 from __future__ import annotations
 
 import html
+import re
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
@@ -205,3 +207,37 @@ def test_run_snapshot_draws_the_path_the_run_took(lg: SimpleNamespace) -> None:
     assert taken == {f"{dot['__start__']}->{dot['a']}", f"{dot['a']}->{dot['__end__']}"}, groups
     assert f"{dot['a']}->{dot['b']}" in groups and dot["b"] in groups  # drawn, not marked
     assert_inert(svg)
+
+
+def test_the_saved_snapshot_of_a_finished_run_shows_its_final_step(lg: SimpleNamespace, monkeypatch: Any) -> None:
+    """The notebook saved after a run holds the snapshot published when the run settled:
+    it shows the run's last step with its final status, not the step before it (the
+    status and the step change in one trait sync; the snapshot waits for both)."""
+    import IPython.display
+
+    published: list[str] = []
+    monkeypatch.setattr(IPython.display, "update_display",
+                        lambda data, **_: published.append(data["text/html"]))
+
+    def node(name: str) -> Any:
+        return lambda state: {"messages": [("ai", name)]}
+
+    builder = lg.StateGraph(lg.MessagesState)
+    names = [f"n{i}" for i in range(40)]  # quick steps: the last ones reach the page with the status
+    for name in names:
+        builder.add_node(name, node(name))
+    for a, b in zip([lg.START, *names], names):
+        builder.add_edge(a, b)
+    run = lgnb.run(builder.compile(), {"messages": []}, display=False)
+    run.view._snapshot_displayed = True  # as `_ipython_display_` leaves it in a notebook
+
+    def status_line(snapshot: str) -> tuple[str, str]:
+        found = re.search(r'data-testid="snap-status">([^<]*)</span>(?: · step (\d+))?', snapshot)
+        assert found is not None, snapshot
+        return found.group(1), found.group(2)
+
+    deadline = time.monotonic() + 30  # the cell returned (no `wait()`); the run settles on its own
+    while not (published and status_line(published[-1])[0] == "done") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert run.status == "done" and run.view.step == 40
+    assert status_line(published[-1]) == ("done", "40")
