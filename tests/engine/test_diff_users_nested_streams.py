@@ -21,11 +21,9 @@ from typing import Annotated, Any
 
 import pytest
 from _diff import acollect, collect
-from _scripted import Scripted
+from _scripted import Echo, Scripted
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.prebuilt import ToolNode, tools_condition
 from typing_extensions import TypedDict
@@ -33,45 +31,6 @@ from typing_extensions import TypedDict
 HI = {"messages": [HumanMessage("hi there", id="h1")], "out": []}
 CFG = {"configurable": {"thread_id": "chat"}}
 HELPER = {"configurable": {"thread_id": "helper"}}
-
-
-class Echo(BaseChatModel):
-    """A user's streaming chat model: `<who> heard <last message>`, word by word, then a
-    last chunk with the finish reason (sync and async)."""
-
-    who: str = "helper"
-
-    @property
-    def _llm_type(self) -> str:
-        return "echo-chat"
-
-    def _words(self, messages):
-        last = messages[-1]
-        text = last.content if isinstance(last, BaseMessage) else str(last)
-        words = f"{self.who} heard {text}".split(" ")
-        for i, w in enumerate(words):
-            yield ChatGenerationChunk(message=AIMessageChunk(content=w if i == 0 else " " + w))
-        yield ChatGenerationChunk(message=AIMessageChunk(
-            content="", response_metadata={"finish_reason": "stop"}, chunk_position="last"))
-
-    def _stream(self, messages, stop=None, run_manager=None, **kwargs):
-        for chunk in self._words(messages):
-            if run_manager:
-                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
-            yield chunk
-
-    async def _astream(self, messages, stop=None, run_manager=None, **kwargs):
-        for chunk in self._words(messages):
-            if run_manager:
-                await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
-            await asyncio.sleep(0)
-            yield chunk
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        total = None
-        for c in self._stream(messages, stop, run_manager, **kwargs):
-            total = c if total is None else total + c
-        return ChatResult(generations=[ChatGeneration(message=total.message)])
 
 
 def _state(E):
@@ -85,7 +44,7 @@ def _state(E):
 def _helper(E, *, own_thread, model=None):
     """The sub-agent: a node writing a note (a message no model streams), then a model
     node answering; with its own checkpointer when it runs on a thread of its own."""
-    model = model or Echo()
+    model = model or Echo(who="helper")
     g = E.StateGraph(_state(E))
     g.add_node("note", lambda s: {"messages": [AIMessage(f"note {len(s['messages'])}", id=f"note-{len(s['messages'])}")]})
     g.add_node("answer", lambda s: {"messages": [model.invoke(s["messages"])]})
