@@ -13,7 +13,9 @@ Step numbers are the checkpoints' `metadata["step"]`: a task that starts a root 
 is at the step after the last root checkpoint the stream showed (`checkpoints` mode, which
 `lgnb.run` asks for on a local graph with a saver). Without checkpoints, the count starts
 at `first_step`: 1 for a StateGraph (its input is written by a hidden `__start__` step,
-checkpoint 0), 0 for a functional-API `@entrypoint` (the input triggers it directly).
+checkpoint 0), 0 for a functional-API `@entrypoint` (the input triggers it directly). A
+graph the view cannot look into (a remote one) starts at 1 unless its first task says it was
+triggered by `__start__` itself, as an `@entrypoint`'s is: then at 0.
 
 Custom events are shown under the node that wrote them when that is known: the payload
 names it (`"node"`), lgnb's engine names the task (`CUSTOM_WITH_TASK`), or all tasks running
@@ -253,8 +255,8 @@ class StreamReducer:
                         self._replan = False
                     elif self._counted:
                         self.step += 1
-                    else:
-                        self.step = self._first_step
+                    else:  # an input that triggers the task itself: no hidden `__start__` step came first
+                        self.step = 0 if START in (payload.get("triggers") or ()) else self._first_step
                     self._counted = True
             prev = self._prev.get(scope) or []
             if not prev and not scope:

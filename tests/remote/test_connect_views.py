@@ -61,7 +61,7 @@ def test_connect_returns_a_remote_graph_for_the_servers_graph(server_url: str) -
 def test_connect_to_an_unknown_graph_lists_the_servers_graphs(server_url: str) -> None:
     with pytest.raises(UnknownGraphError) as info:
         lgnb.connect(server_url, "agnet")
-    assert info.value.available == ("agent", "rich", "slow")
+    assert info.value.available == ("agent", "flow", "rich", "slow")
     assert "'agnet'" in str(info.value) and "'agent'" in str(info.value)
 
 
@@ -140,6 +140,19 @@ def test_remote_run_of_a_graph_with_a_subgraph_and_events_shows_what_the_local_r
     assert [e["payload"] for e in remote["log"]] == [{"note": "summarized 1 notes"}]
     assert remote["interrupts"] == [("review", {"question": "ship the report?", "options": ["ship", "hold"]})]
     assert {k["key"] for k in remote["panel"]["keys"]} == {"messages", "notes"}
+
+
+def test_a_remote_entrypoint_s_steps_are_its_checkpoints_steps(server_url: str) -> None:
+    """An `@entrypoint` on the server: the view gets neither its nodes nor its checkpoints,
+    yet shows its tasks at step 0, the step of the checkpoint the server saved for them."""
+    graph = lgnb.connect(server_url, "flow")
+    config = _thread()
+    run = lgnb.run(graph, "bees", config, display=False)
+    assert run.wait(60) == "essay from outline of bees"
+    saved = [(s.metadata["source"], s.metadata["step"]) for s in graph.get_state_history(config)][::-1]
+    assert saved == [("input", -1), ("loop", 0)]
+    assert run.view.step == 0
+    assert {u["step"] for u in run.content["updates"]} == {0}
 
 
 def test_a_form_answer_resumes_the_servers_thread(server_url: str) -> None:

@@ -314,3 +314,31 @@ def test_a_subgraph_s_events_are_its_inner_node_s_while_a_sibling_branch_runs() 
                 "root_bars_with_team_values": [k for k, v in bars.items() if set(v) & set(B_VALUES)]}
 
     differential(scenario, expect={"status": "done", "team": list(B_VALUES), "root_bars_with_team_values": []})
+
+
+def test_a_graph_the_view_cannot_look_into_numbers_an_entrypoint_from_its_first_task() -> None:
+    """A remote graph: the view sees neither its nodes nor (without the full state over the
+    wire) its checkpoints, so it cannot tell an @entrypoint from a StateGraph up front. The
+    entrypoint's first task is triggered by the input itself (`__start__`), so it is shown at
+    step 0, as its checkpoint is numbered; a StateGraph's first node, behind the hidden
+    `__start__` step, at 1."""
+    from lgnb.widgets._stream import StreamReducer
+    from lgnb.widgets.run_view import VIEW_MODES
+
+    def steps_seen(graph: Any, inp: Any) -> list[int]:
+        reducer, seen = StreamReducer(first_step=1), []  # what a remote graph gets
+        for chunk in graph.stream(inp, stream_mode=list(VIEW_MODES), subgraphs=True):
+            reducer.feed(chunk)
+            seen.append(reducer.step)
+        return sorted(set(seen))
+
+    def scenario(E: Any) -> Any:
+        g = E.StateGraph(Log)
+        g.add_node("a", lambda s: {"log": ["a"]})
+        g.add_node("b", lambda s: {"log": ["b"]})
+        g.add_edge(E.START, "a")
+        g.add_edge("a", "b")
+        return {"entrypoint": steps_seen(writer_flow(E, saver=False), "bees"),
+                "state graph": steps_seen(g.compile(), {"log": []})}
+
+    differential(scenario, expect={"entrypoint": [0], "state graph": [0, 1, 2]})
