@@ -17,6 +17,7 @@ the records through `format_record`. It is *complete* once the barrier was cross
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from functools import partial
 from typing import Any
@@ -26,9 +27,27 @@ from lgnb.widgets._stream import normalize
 
 PUSH = "__pregel_push"
 REDUCED_NOTICE = ("This graph is not an lgnb graph: the lens builds its steps from the public "
-                  "tasks, updates and checkpoints stream modes, which do not say which reducer "
-                  "each channel has, nor channel versions, triggering versions or task durations. "
-                  "Those cells are left empty (—).")
+                  "tasks, updates and checkpoints stream modes, which do not say channel versions, "
+                  "triggering versions or task durations (the reducers are read from the compiled "
+                  "graph's channels when it runs here). Those cells are left empty (—).")
+
+
+def reducer_names(graph: Any) -> dict[str, str]:
+    """Each state key's reducer, named as lgnb's records name them, read from a compiled
+    graph's channels (LangGraph's too); empty when the graph runs elsewhere (remote)."""
+    from lgnb.pregel.records import reducer_name
+
+    channels = getattr(graph, "channels", None)
+    if not isinstance(channels, Mapping):
+        return {}
+    add_messages = getattr(sys.modules.get("langgraph.graph.message"), "add_messages", None)
+    names = {}
+    for key, channel in channels.items():
+        if not isinstance(key, str):
+            continue
+        op = getattr(channel, "operator", None)
+        names[key] = "add_messages" if op is not None and op is add_messages else reducer_name(channel)
+    return names
 
 
 def _root(ns: Any) -> bool:
@@ -45,8 +64,10 @@ def changed_keys(before: Any, after: Any) -> list[str]:
 class StepBuilder:
     """Folds chunks into records and steps; `feed` says when the open step is complete."""
 
-    def __init__(self, *, native: bool, checkpointed: bool, input: Any = None) -> None:
+    def __init__(self, *, native: bool, checkpointed: bool, input: Any = None,
+                 reducers: Mapping[str, str] | None = None) -> None:
         self.native = native  # records come from the "pregel" stream mode
+        self.reducers = dict(reducers or {})  # state key → reducer name (graphs not lgnb's)
         self.checkpointed = checkpointed
         self.input = input
         self.records: list[dict[str, Any]] = []  # root-namespace records so far
@@ -394,7 +415,8 @@ class StepBuilder:
             first["step"] = -1
         first["update"] = self._record({
             "kind": "update", "step": first["step"], "ns": "", "source": "input",
-            "channels": [{"channel": "__start__", "reducer": None, "before": None, "had_value": False,
+            "channels": [{"channel": "__start__", "reducer": self.reducers.get("__start__"), "before": None,
+                          "had_value": False,
                           "writes": [{"task_id": None, "node": "__input__", "value": given}],
                           "after": given, "has_value": True, "version": None, "internal": True}],
             "error": None})
@@ -441,7 +463,7 @@ class StepBuilder:
                 given = []
             for item in given:
                 if isinstance(item, (list, tuple)) and len(item) == 2:
-                    channels.append(_chan(str(item[0]), b, a, [{"task_id": None, "node": "input",
+                    channels.append(_chan(str(item[0]), b, a, self.reducers, [{"task_id": None, "node": "input",
                                                                 "value": to_jsonable(item[1])}]))
         else:
             source = "loop"
@@ -449,7 +471,7 @@ class StepBuilder:
             for task in (step["execute"] or {}).get("tasks", []):
                 for chan, value in task["writes"]:
                     order.setdefault(chan, []).append({"task_id": task["id"], "node": task["node"], "value": value})
-            channels = [_chan(k, b, a, w) for k, w in order.items()]
+            channels = [_chan(k, b, a, self.reducers, w) for k, w in order.items()]
         return self._record({"kind": "update", "step": -1 if first else step["step"], "ns": "", "source": source,
                              "channels": channels, "error": None})
 
@@ -498,8 +520,9 @@ def _writes(result: Any) -> list[list[Any]]:
     return []
 
 
-def _chan(key: str, b: Mapping[str, Any], a: Mapping[str, Any], writes: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"channel": key, "reducer": None, "before": b.get(key), "had_value": key in b, "writes": writes,
+def _chan(key: str, b: Mapping[str, Any], a: Mapping[str, Any], reducers: Mapping[str, str],
+          writes: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"channel": key, "reducer": reducers.get(key), "before": b.get(key), "had_value": key in b, "writes": writes,
             "after": a.get(key), "has_value": key in a, "version": None, "internal": False}
 
 

@@ -39,7 +39,7 @@ from lgnb.widgets._snapshot import lens_html
 from lgnb.widgets._snapshot_svg import mark, path_marks, svg_for_dot
 from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import GraphMixin, check_graph
-from lgnb.widgets.lens_steps import REDUCED_NOTICE, StepBuilder, public_step
+from lgnb.widgets.lens_steps import REDUCED_NOTICE, StepBuilder, public_step, reducer_names
 from lgnb.widgets.run_view import NO_CHECKPOINTER, _command_type, _has_checkpointer
 
 if TYPE_CHECKING:
@@ -320,7 +320,8 @@ class Lens:
             configurable["thread_id"] = f"lgnb-lens-{uuid.uuid4().hex[:12]}"
         if configurable:
             self.config["configurable"] = configurable
-        self._builder = StepBuilder(native=self.native, checkpointed=self.checkpointed, input=self.input)
+        self._builder = StepBuilder(native=self.native, checkpointed=self.checkpointed, input=self.input,
+                                    reducers=None if self.native else reducer_names(self.graph))
         self._status = "ready"
         self._shown = 0
         self._error: BaseException | None = None

@@ -509,6 +509,35 @@ def test_custom_reducers_fold_parallel_writes() -> None:
     assert ref["mechanism"]["reducers"] == {"best": "_keep_max", "votes": "_merge"}
 
 
+def test_each_written_key_shows_its_reducer_on_both_engines() -> None:
+    """A reducers lesson on a graph built with LangGraph: the lens names each key's reducer
+    in every step's barrier (`add_messages`, `operator.add`, the user's function, LastValue),
+    read from the compiled graph's channels, as it does for an lgnb graph from its records."""
+    def scenario(E: Any) -> Any:
+        class Chat(TypedDict):
+            messages: Annotated[list, E.add_messages]
+            log: Annotated[list, operator.add]
+            best: Annotated[int, _keep_max]
+            last: str
+
+        g = E.StateGraph(Chat)
+        g.add_node("a", lambda s: {"messages": [AIMessage("a", id="m-a")], "log": ["a"], "best": 3, "last": "a"})
+        g.add_node("b", lambda s: {"log": ["b"], "best": 2, "last": "b"})
+        g.add_edge(E.START, "a")
+        g.add_edge("a", "b")
+        lens = Lens(g.compile(), {"messages": [HumanMessage("hi", id="m-h")], "log": [], "best": 0, "last": ""})
+        lens.run()
+        return [[s["step"], sorted((c["channel"], c["reducer"]) for c in s["update"]["channels"]
+                                   if not c["internal"])] for s in lens.steps]
+
+    differential(scenario, expect=[
+        [-1, []],
+        [0, [("best", "_keep_max"), ("last", "LastValue"), ("log", "operator.add"), ("messages", "add_messages")]],
+        [1, [("best", "_keep_max"), ("last", "LastValue"), ("log", "operator.add"), ("messages", "add_messages")]],
+        [2, [("best", "_keep_max"), ("last", "LastValue"), ("log", "operator.add")]],
+    ])
+
+
 class Batch(TypedDict):
     items: list
     results: Annotated[list, operator.add]
