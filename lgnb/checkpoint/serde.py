@@ -140,11 +140,23 @@ except ImportError:  # pragma: no cover - a future langgraph-checkpoint moved th
 class UnsafeCheckpointTypeError(TypeError):
     """A checkpoint names a type that is not on the serializer's allowlist."""
 
-    def __init__(self, module: str, name: str, *, writing: bool) -> None:
+    def __init__(
+        self, module: str, name: str, *, writing: bool, method: str | None = None
+    ) -> None:
         self.module = module
         self.name = name
+        self.method = method
         dotted = f"{module}.{name}"
         action = "store" if writing else "load"
+        if method is not None:  # allowed or not, the class is rebuilt by a method call
+            super().__init__(
+                f"Refused to {action} a checkpoint value of type {dotted}: it is stored "
+                f"as a call of {dotted}.{method}(...), and lgnb calls no method a "
+                "checkpoint names except datetime.datetime.fromisoformat (LangGraph's "
+                "serializer loads such a value back as a str). Store a datetime.datetime "
+                "instead (for a pandas Timestamp: ts.to_pydatetime())."
+            )
+            return
         super().__init__(
             f"Refused to {action} a checkpoint value of type {dotted}: it is not on "
             "lgnb's checkpoint allowlist, and lgnb never imports or calls code named "
@@ -371,6 +383,8 @@ class _Decoder:
             return _DeltaSnapshot(inner) if self.build else None
         if code == _EXT_NUMPY_ARRAY:
             self._require("numpy", "ndarray")
+            if self.writing:
+                _storable_array(self._inner(data))
             return self._numpy(self._inner(data)) if self.build else None
         if code not in _BUILDERS:
             raise CheckpointDecodeError(
@@ -383,13 +397,13 @@ class _Decoder:
                 f"Malformed typed value (extension code {code}) in checkpoint data."
             )
         module, name = str(parts[0]), str(parts[1])
-        self._require(module, name)
-        if code == _EXT_METHOD_ONE_ARG:
+        if code == _EXT_METHOD_ONE_ARG:  # refused whether or not the class is allowed
             method = str(parts[3]) if len(parts) > 3 else ""
             if (module, name, method) not in _ALLOWED_METHODS:
                 raise UnsafeCheckpointTypeError(
-                    module, f"{name}.{method}", writing=self.writing
+                    module, name, writing=self.writing, method=method
                 )
+        self._require(module, name)
         if not self.build:
             return None
         try:
@@ -422,6 +436,17 @@ class _Decoder:
                 "Refused to load a numpy array of Python objects from a checkpoint."
             )
         return numpy.frombuffer(buf, dtype=dtype).reshape(shape, order=order)
+
+
+def _storable_array(parts: Any) -> None:
+    import numpy
+
+    if numpy.dtype(parts[0]).hasobject:
+        raise TypeError(
+            "Cannot store a numpy array of dtype object in a checkpoint: its bytes are "
+            "the memory addresses of Python objects, not the objects (LangGraph's "
+            "serializer loads it back as None)."
+        )
 
 
 _warned_unfound: set[tuple[str, str]] = set()

@@ -144,6 +144,15 @@ def _portable_send_class() -> Any:
             class PortableSend(Send):
                 __slots__ = ()
 
+                def __reduce__(self) -> Any:
+                    # pickled (a saver's pickle_fallback) as LangGraph's own Send, whose
+                    # name this class borrows; with lgnb's timeout policy, as lgnb's Send
+                    if self.timeout is not None:
+                        return (Send, (self.node, self.arg, self.timeout))
+                    from langgraph.types import Send as LangGraphSend
+
+                    return (LangGraphSend, (self.node, self.arg))
+
             PortableSend.__module__ = "langgraph.types"
             PortableSend.__name__ = PortableSend.__qualname__ = "Send"
             _portable_send = PortableSend
@@ -201,8 +210,40 @@ def save_request(saver: Any, op: tuple) -> Request:
     """The request that carries out a queued `("put", ...)` / `("put_writes", ...)`
     call (answered with the saver's sync or async method); a put answers its config."""
     if op[0] == "put":
-        return (saver.put, saver.aput, (op[1], portable_checkpoint(op[2]), op[3], op[4]))
+        return (_put, _aput, (saver, op))
     return (_put_writes, _aput_writes, (saver, op))
+
+
+def _put_args(op: tuple) -> tuple[Any, ...]:
+    return (op[1], portable_checkpoint(op[2]), op[3], op[4])
+
+
+def _named(exc: TypeError, saver: Any, op: tuple) -> None:
+    """Say in `exc` (raised saving `op`) which value could not be stored and where."""
+    from lgnb.checkpoint._unstorable import name_unstorable
+
+    if op[0] == "put":
+        values = op[2]["channel_values"]
+        writes: Any = [(k, values[k]) for k in op[4] if k in values]
+    else:
+        writes = op[2]
+    name_unstorable(exc, getattr(saver, "serde", None), writes)
+
+
+def _put(saver: Any, op: tuple) -> Any:
+    try:
+        return saver.put(*_put_args(op))
+    except TypeError as exc:
+        _named(exc, saver, op)
+        raise
+
+
+async def _aput(saver: Any, op: tuple) -> Any:
+    try:
+        return await saver.aput(*_put_args(op))
+    except TypeError as exc:
+        _named(exc, saver, op)
+        raise
 
 
 def _writes_args(method: Any, op: tuple) -> tuple[Any, ...]:
@@ -211,11 +252,19 @@ def _writes_args(method: Any, op: tuple) -> tuple[Any, ...]:
 
 
 def _put_writes(saver: Any, op: tuple) -> None:
-    saver.put_writes(*_writes_args(saver.put_writes, op))
+    try:
+        saver.put_writes(*_writes_args(saver.put_writes, op))
+    except TypeError as exc:
+        _named(exc, saver, op)
+        raise
 
 
 async def _aput_writes(saver: Any, op: tuple) -> None:
-    await saver.aput_writes(*_writes_args(saver.aput_writes, op))
+    try:
+        await saver.aput_writes(*_writes_args(saver.aput_writes, op))
+    except TypeError as exc:
+        _named(exc, saver, op)
+        raise
 
 
 # ---------------------------------------------------------------------- untracked values
