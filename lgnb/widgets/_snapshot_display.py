@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,13 +46,16 @@ class Snapshotted:
         else:
             self._publish_snapshot()
 
-    @contextmanager
-    def hold_sync(self) -> Iterator[None]:
+    def hold_sync(self) -> AbstractContextManager[Any]:
         """The widget's `hold_sync`; a snapshot asked for inside it is made once the block's
         traits are all set (a run's final status is set before its final step, in one block)."""
+        return self._snapshot_hold(super().hold_sync())  # type: ignore[misc]
+
+    @contextmanager
+    def _snapshot_hold(self, held: AbstractContextManager[Any]) -> Iterator[None]:
         self._snapshot_holds += 1
         try:
-            with super().hold_sync():  # type: ignore[misc]
+            with held:
                 yield
         finally:
             self._snapshot_holds -= 1

@@ -428,6 +428,7 @@ class StepBuilder:
     def _start_step(self) -> None:
         """Step 0 of an input run on a graph that is not lgnb's: the hidden ``__start__``
         task, its writes (the input's state keys) and the values after its barrier."""
+        assert self._start_values is not None
         number, payload = self._start_values
         self._start_values = None
         given = to_jsonable(self.input)
