@@ -115,7 +115,7 @@ def _graph_manager(loop: Loop, *, is_async: bool) -> Any:
             manager.add_tags(tags)
         if metadata := config.get("metadata"):
             manager.add_metadata(metadata)
-        return _with_own_handlers(manager, run.callbacks)
+        return _with_own_handlers(_for_own_messages(manager, run), run.callbacks)
     config = run.user_config
     # as LangGraph's graph runs: the run's address (thread_id, ...) and the integration
     metadata = {**run.address_metadata(), **(config.get("metadata") or {})}
@@ -124,13 +124,29 @@ def _graph_manager(loop: Loop, *, is_async: bool) -> Any:
 
         manager = _of_kind(without_own_graph_handlers(run.caller_run.get_child("seq:step:1")), cls)
         manager.add_metadata(metadata)
-        return _with_own_handlers(manager, run.callbacks)
+        return _with_own_handlers(_for_own_messages(manager, run), run.callbacks)
     metadata.setdefault("ls_integration", "langgraph")
     return cls.configure(
         inheritable_callbacks=run.callbacks,
         inheritable_tags=config.get("tags"),
         inheritable_metadata=metadata,
     )
+
+
+def _for_own_messages(manager: Any, run: Any) -> Any:
+    """`manager` (a traced node run's child) less the caller's content-block `messages`
+    handlers when `Pregel._prepare` dropped them from the callbacks of the graph run
+    inside that node (a v1 `sub.stream(..., stream_mode="messages")` in a node of a v3
+    run): the model would report content-block events instead of chunks. LangGraph strips
+    them from the nested run's callbacks whether the caller is traced or not."""
+    handler = run.messages_handler
+    if handler is None:
+        return manager
+    from lgnb.pregel._messages import StreamMessagesHandlerV2, without_v2_handlers
+
+    if isinstance(handler, StreamMessagesHandlerV2) or without_v2_handlers(run.callbacks) is not run.callbacks:
+        return manager  # its own are content-block ones, or it kept them (a v2 stream)
+    return without_v2_handlers(manager)
 
 
 def _with_own_handlers(manager: Any, callbacks: Any) -> Any:

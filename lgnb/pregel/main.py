@@ -431,7 +431,7 @@ class Pregel(CompiledGraphBase):
         subgraphs: bool,
         debug: bool | None,
         control: Any = None,
-        messages_v2: bool = False,
+        version_v2: bool = False,
         multitask: Any = None,
     ) -> tuple[dict[str, Any], RunContext, dict[str, Any], Any]:
         # a RunnableConfig is a plain dict at run time; from here on it is handled as one
@@ -509,9 +509,13 @@ class Pregel(CompiledGraphBase):
                 StreamMessagesHandlerV2,
                 without_v2_handlers,
             )
+            from lgnb.pregel._run_stream import STREAM_MESSAGES_V2
 
+            # a v2 stream whose config asks for content-block events: a v3 run's, or one
+            # in its node sharing its config (the flag comes with the node's `configurable`)
+            messages_v2 = version_v2 and bool((config.get(CONF) or {}).get(STREAM_MESSAGES_V2))
             handler_cls = StreamMessagesHandlerV2 if messages_v2 else StreamMessagesHandler
-            if not messages_v2:
+            if not version_v2:  # as LangGraph, a v2 stream keeps inherited ones
                 callbacks = without_v2_handlers(callbacks)
             handler = handler_cls(sink, subgraphs=subgraphs, parent_ns=parent_ns)
             run.messages_handler = handler
@@ -531,7 +535,7 @@ class Pregel(CompiledGraphBase):
                 # the caller's `messages` streams see this graph's nodes too (the messages
                 # they return), as LangGraph's inherited callbacks do; a v1 `messages`
                 # stream of its own dropped content-block handlers (`without_v2_handlers`)
-                if run.node_messages and not messages_v2:
+                if run.node_messages and not version_v2:
                     from lgnb.pregel._messages import StreamMessagesHandlerV2
 
                     inherited = tuple(h for h in inherited
@@ -549,7 +553,7 @@ class Pregel(CompiledGraphBase):
 
             inherited = without_own_graph_handlers(caller.loop.run.callbacks) or None
             inherited_nodes = tuple(h for h in caller.loop.run.node_messages if h.subgraphs)
-            if run.node_messages and not messages_v2:  # a v1 `messages` stream of its own
+            if run.node_messages and not version_v2:  # a v1 `messages` stream of its own
                 from lgnb.pregel._messages import StreamMessagesHandlerV2
 
                 inherited = without_v2_handlers(inherited)
@@ -591,11 +595,8 @@ class Pregel(CompiledGraphBase):
         self, config: RunnableConfig | None, *, version: str, **options: Any
     ) -> tuple[dict[str, Any], RunContext, dict[str, Any], Any]:
         """What `stream` and `astream` share: options resolved, run context, formatter."""
-        from lgnb.pregel._run_stream import STREAM_MESSAGES_V2
-
-        messages_v2 = version == "v2" and bool(((config or {}).get(CONF) or {}).get(STREAM_MESSAGES_V2))
         run_config, run, loop_kwargs, (stream_mode, prints) = self._prepare(
-            config, messages_v2=messages_v2, **options
+            config, version_v2=version == "v2", **options
         )
         fmt = make_formatter(
             stream_mode,
