@@ -28,7 +28,7 @@ import time
 import weakref
 from typing import Any
 
-from lgnb.checkpoint.sqlite._errors import rollback_quietly
+from lgnb.checkpoint.sqlite._errors import abandoned, rollback_quietly
 
 FLUSH_DELAY = 0.05
 """Seconds buffered writes may wait for a `put` before the flusher commits them."""
@@ -89,6 +89,7 @@ class WriteBehind:
         with self.lock:
             if not self.batches or self.closed:
                 return
+            abandoned(self.conn)
             batches = self.take()
             try:
                 self.conn.execute("BEGIN IMMEDIATE")

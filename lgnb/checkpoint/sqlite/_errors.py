@@ -131,6 +131,19 @@ def _wrap(
     return err
 
 
+def abandoned(conn: sqlite3.Connection) -> None:
+    """Roll back a transaction an interrupted operation left open (call with the
+    connection's lock held, before a BEGIN).
+
+    A KeyboardInterrupt (a notebook's stop button) is raised between two bytecodes of the
+    main thread, so it can land after a BEGIN and before the code that would roll back on
+    failure. The operation that opened the transaction raised, so its caller never took
+    what it wrote as saved; left open, the transaction would make every later BEGIN on
+    this connection fail ("cannot start a transaction within a transaction")."""
+    if conn.in_transaction:
+        rollback_quietly(conn)
+
+
 def rollback_quietly(conn: sqlite3.Connection) -> None:
     """Roll back an open transaction after a failure, keeping that failure the one
     raised (on a damaged or vanished file the ROLLBACK may fail too)."""

@@ -37,7 +37,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from lgnb.checkpoint.sqlite import _refs, _sql
 from lgnb.checkpoint.sqlite._behind import WriteBehind, execute
-from lgnb.checkpoint.sqlite._errors import explain, rollback_quietly
+from lgnb.checkpoint.sqlite._errors import abandoned, explain, rollback_quietly
 from lgnb.checkpoint.sqlite._schema import INLINE_MAX, database_label
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
@@ -159,9 +159,11 @@ class SqliteStore:
         writing = begin != "BEGIN"
         with self.lock:
             try:
-                self.conn.execute(begin)
-                buffered = self.behind.take() if writing else []
+                abandoned(self.conn)
+                buffered: list[Any] = []
                 try:
+                    self.conn.execute(begin)  # in the try: an interrupt right after it rolls back
+                    buffered = self.behind.take() if writing else []
                     if buffered:
                         execute(self.conn, buffered)
                     yield self.conn
