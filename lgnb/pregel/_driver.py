@@ -472,7 +472,7 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
                 try:
                     exc = yield (run_task, None, (ctx, policies))  # (see `run_task`)
                 except _Closed as closed:  # the consumer stopped the stream meanwhile
-                    if closed.outcome is not _DROPPED:
+                    if closed.outcome is not _DROPPED and _keeps_late_writes(loop):
                         _commit(loop, task, closed.outcome, errors)
                         if loop.io:
                             yield (flush_io, aflush_io, (loop,))
@@ -480,6 +480,8 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
             if timed:
                 learn(task.node, time.perf_counter() - began)
             if exc is not None and not isinstance(exc, Exception):
+                if isinstance(exc, _Closed):  # `astream` closed while the node ran: cancelled
+                    yield from _cancelled_by_close(loop, (task,))
                 raise exc  # LangGraph records only an `Exception` as a lone task's error
             handler = _task_ends(loop, task, exc, errors, control)
             if loop.io:  # a task's writes are saved before anything else runs
@@ -643,12 +645,21 @@ def _concurrently(
                     ex.cancel(fut)
     except _Closed:
         if ex.is_async:
+            # as LangGraph: the tasks that ended are kept, the others cancelled (and recorded so)
             for fut in running:
                 ex.cancel(fut)
             if running:
                 yield (ex.wait_all, ex.wait_all, (list(running),))
+            cancelled = []
+            for fut in sorted(running, key=lambda f: order[id(running[f])]):
+                if (exc := ex.outcome(fut)) is _DROPPED:
+                    cancelled.append(running[fut])
+                else:
+                    _commit(loop, running[fut], exc, errors)
+            yield from _committed(loop)
+            yield from _cancelled_by_close(loop, cancelled)
         else:
-            yield from _settle(loop, running, ex, errors)
+            yield from _settle(loop, running, ex, errors, keep=_keeps_late_writes(loop))
         raise
     except BaseException:
         for fut in running:
@@ -658,12 +669,14 @@ def _concurrently(
         raise
 
 
-def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseException]
-            ) -> Generator[Request, Any, None]:
+def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseException], *,
+            keep: bool = True) -> Generator[Request, Any, None]:
     """Wait for the `running` threads of a timed-out step, or of a stream its consumer
     closed, committing each as it ends (those not started yet are dropped): as in
     LangGraph, a thread cannot be stopped, so its writes are kept and a resume does not
-    run the node again."""
+    run the node again (unless `keep` is false: then only those that had ended are kept,
+    see `_keeps_late_writes`)."""
+    ended = () if keep else {fut for fut in running if fut.done()}
     for fut in running:
         ex.cancel(fut)
     while running:
@@ -671,9 +684,29 @@ def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseExce
         for fut in done:
             task = running.pop(fut)
             exc = ex.outcome(fut)
-            if exc is not _DROPPED:
+            if exc is not _DROPPED and (keep or fut in ended):
                 _commit(loop, task, exc, errors)
                 yield from _committed(loop)
+
+
+def _keeps_late_writes(loop: Loop) -> bool:
+    """Whether a task that ends after its stream was closed has its writes kept: not
+    under durability "exit", where LangGraph saves the thread as the stream closes, before
+    the threads still running end (a resume runs their nodes again)."""
+    return loop.durability != "exit"
+
+
+def _cancelled_by_close(loop: Loop, tasks: Any) -> Generator[Request, Any, None]:
+    """An async stream was closed while `tasks` ran: they were cancelled, and, as
+    LangGraph does, each has a `CancelledError` recorded as its error (a resume runs it
+    again) — except under durability "exit", whose save on the way out comes first."""
+    if not _keeps_late_writes(loop):
+        return
+    for task in tasks:
+        if (writes := commit_writes(task, asyncio.CancelledError())) is not None:
+            loop.put_writes(task, writes)
+    if loop.io:
+        yield (flush_io, aflush_io, (loop,))
 
 
 def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Request, Any, None]:
@@ -907,7 +940,7 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
     program = _run(loop, input, resuming, _AIO)
     reply: Any = None
     error: BaseException | None = None
-    closed = False
+    closed = thrown = False
     while True:
         try:
             request = program.send(reply) if error is None else program.throw(error)
@@ -922,7 +955,7 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
             try:
                 yield
             except GeneratorExit:
-                closed = True
+                closed = thrown = True
                 error = _Closed()
             continue
         try:
@@ -936,5 +969,13 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
                 reply = await fn(*request[2])
         except BaseException as e:  # noqa: BLE001
             error = e
-    if closed:
+            if not closed and isinstance(e, asyncio.CancelledError) and loop.__dict__.get("closing"):
+                # `astream`'s consumer closed it while this step ran (`aclose_driver`):
+                # the run ends as when it is closed between two events
+                closed = True
+                error = _Closed()
+                uncancel = getattr(asyncio.current_task(), "uncancel", None)  # 3.11+
+                if uncancel is not None:
+                    uncancel()
+    if thrown:
         raise GeneratorExit

@@ -66,13 +66,17 @@ def install_async_wakeup(sink: StreamSink) -> None:
     sink.event = event  # type: ignore[attr-defined]
 
 
-async def aclose_driver(agen: Any, step: Any) -> None:
+async def aclose_driver(agen: Any, step: Any, closed: Any = None) -> None:
     """Close `adrive` when `astream` ends: a step still in flight (the consumer stopped
     or was cancelled mid-step) is cancelled and awaited first, so the run stops its
-    tasks and saves what it must; closing a generator that is running would fail."""
+    tasks and saves what it must; closing a generator that is running would fail.
+    `closed`: the run's loop when the consumer closed the stream: the driver takes the
+    step's cancellation as that close (the tasks that ended are kept, as LangGraph)."""
     import asyncio
 
     if step is not None and not step.done():
+        if closed is not None:
+            closed.closing = True
         step.cancel()
         try:
             await step
@@ -80,6 +84,8 @@ async def aclose_driver(agen: Any, step: Any) -> None:
             pass
         except Exception:  # noqa: BLE001 - the run failed while stopping: nothing to report to
             pass
+    elif step is not None and not step.cancelled():
+        step.exception()  # ended while the consumer held a chunk: taken, or asyncio logs it
     await agen.aclose()
 
 

@@ -738,10 +738,14 @@ class Pregel(CompiledGraphBase):
         # saved, as with LangGraph
         live = bool(run.modes & {"messages", "custom", "lgnb:custom"}) or subgraphs or self.stream_eager
         loop = await aanswer(self._opening(run, loop_kwargs, run_config))
+        # live, the driver also stops after a lone task (LangGraph yields as each task
+        # ends): it does not pass the step's barrier while the consumer holds its update
+        loop.live = live
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         agen = adrive(loop, input, resuming=resuming)
         step = None
+        closed = False
         try:
             while True:
                 step = ensure_future(agen.__anext__())
@@ -762,8 +766,11 @@ class Pregel(CompiledGraphBase):
                     raise
                 for chunk in drain(items, fmt):
                     yield chunk
+        except GeneratorExit:  # the consumer closed the stream (`aclose()`, `aclosing`)
+            closed = True
+            raise
         finally:
-            await aclose_driver(agen, step)
+            await aclose_driver(agen, step, loop if closed else None)
         for chunk in drain(items, fmt):
             yield chunk
         self._check_exit(loop, run_config)
