@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import END, INTERRUPT, START, TASKS
+from lgnb._internal.interrupts import holds_interrupts, interrupts_held
 from lgnb.pregel._program import Request
 from lgnb.types import Send
 
@@ -232,6 +233,9 @@ def _named(exc: TypeError, saver: Any, op: tuple) -> None:
 
 def _put(saver: Any, op: tuple) -> Any:
     try:
+        if holds_interrupts(saver):  # the stop button lands after the write (interrupts.py)
+            with interrupts_held():
+                return saver.put(*_put_args(op))
         return saver.put(*_put_args(op))
     except TypeError as exc:
         _named(exc, saver, op)
@@ -253,7 +257,11 @@ def _writes_args(method: Any, op: tuple) -> tuple[Any, ...]:
 
 def _put_writes(saver: Any, op: tuple) -> None:
     try:
-        saver.put_writes(*_writes_args(saver.put_writes, op))
+        if holds_interrupts(saver):
+            with interrupts_held():
+                saver.put_writes(*_writes_args(saver.put_writes, op))
+        else:
+            saver.put_writes(*_writes_args(saver.put_writes, op))
     except TypeError as exc:
         _named(exc, saver, op)
         raise

@@ -1,5 +1,5 @@
-"""A notebook's stop button (KeyboardInterrupt) during a run on lgnb's SQLite saver never
-leaves the saver unusable, and never loses a step the saver said it saved.
+"""A notebook's stop button (KeyboardInterrupt) during a run never leaves the saver
+unusable, and never loses a step the saver said it saved.
 
 The interrupt is raised between two bytecodes of the main thread, so it can land right
 after any SQLite statement the saver runs there: after a BEGIN, between the rows of a
@@ -9,12 +9,20 @@ restarted. Here a connection (`sqlite3.connect(..., factory=...)`, a real SQLite
 raises KeyboardInterrupt after its N-th main-thread statement, for every N a run makes;
 each time the same saver must then show the thread, resume it with `invoke(None)` to the
 right result, and list a history with no step missing or doubled.
+
+On PostgreSQL the stop lands while psycopg waits for the server (a write blocked by a lock
+another connection holds): psycopg would cancel the query and close the connection, so
+lgnb holds the signal for the length of the write and raises KeyboardInterrupt after it
+(`lgnb._internal.interrupts`). LangGraph's engine writes from a thread of its own, where no
+KeyboardInterrupt lands; the stop must not cost a user more on lgnb.
 """
 
 from __future__ import annotations
 
+import _thread
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +156,41 @@ def test_a_transaction_an_interrupt_left_open_is_rolled_back_by_the_next_call(tm
     assert app.invoke({"n": 0, "log": []}, {"configurable": {"thread_id": "u"}})["n"] == STEPS
     assert len(list(app.get_state_history(cfg))) == STEPS + 2
     conn.close()
+
+
+def test_a_stop_while_a_postgres_write_waits_keeps_the_connection_and_the_write(postgres_url: str) -> None:
+    """The run's write of its first checkpoint waits for a lock another session holds (reads
+    pass: EXCLUSIVE mode); the
+    stop button is pressed meanwhile. The write completes once the lock is released, then
+    the run stops with KeyboardInterrupt; the same saver resumes the thread to the end."""
+    import psycopg
+
+    from lgnb.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(postgres_url) as saver, \
+            psycopg.connect(postgres_url, autocommit=True) as blocker:
+        saver.setup()
+        app = _graph(saver)
+        thread = f"stop-{time.time_ns()}"
+        cfg = {"configurable": {"thread_id": thread}}
+        blocker.execute("BEGIN")
+        blocker.execute("LOCK TABLE checkpoints IN EXCLUSIVE MODE")
+        stop = threading.Timer(0.3, _thread.interrupt_main)
+        release = threading.Timer(0.8, lambda: blocker.execute("COMMIT"))
+        stop.start()
+        release.start()
+        began = time.monotonic()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                app.invoke({"n": 0, "log": []}, cfg)
+            waited = time.monotonic() - began
+        finally:
+            stop.join()
+            release.join()
+        assert waited >= 0.7, "the stop should wait for the blocked write to finish"
+        assert not saver.conn.closed
+        snap = app.get_state(cfg)
+        assert snap.metadata["step"] == -1 and snap.next == ("__start__",)
+        assert app.invoke(None, cfg) == {"n": STEPS, "log": list(range(STEPS))}
+        steps = sorted(s.metadata["step"] for s in app.get_state_history(cfg))
+        assert steps == list(range(-1, STEPS + 1))

@@ -78,6 +78,11 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
     """`list()` releases the connection between the pages it yields, so callers (the
     engine's `get_state_history`) may read it lazily and call the saver meanwhile."""
 
+    interrupt_safe = True
+    """A KeyboardInterrupt (a notebook's stop button) in a write rolls it back and leaves
+    the connection usable, so the engine need not hold the signal back around writes
+    (`lgnb._internal.interrupts`)."""
+
     def __init__(
         self,
         conn: sqlite3.Connection | str | os.PathLike[str],
