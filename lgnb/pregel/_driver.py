@@ -575,7 +575,9 @@ def _inline(loop: Loop, runtime: Any, tasks: list[Task], errors: list[BaseExcept
             if run.cancelled:  # (a failure stops no sibling: LangGraph's pool runs them all)
                 for fut in running:
                     fut.cancel()
-    except _Closed:
+    except (_Closed, KeyboardInterrupt):
+        # the consumer closed the stream, or the stop button was pressed while the main
+        # thread waited: as LangGraph, the running threads end and their writes are kept
         yield from _settle(loop, running, _THREADS, errors)
         raise
     except BaseException:
@@ -660,6 +662,13 @@ def _concurrently(
             yield from _cancelled_by_close(loop, cancelled)
         else:
             yield from _settle(loop, running, ex, errors, keep=_keeps_late_writes(loop))
+        raise
+    except KeyboardInterrupt:
+        if not ex.is_async:  # the stop button while threads run: as LangGraph, they end, kept
+            yield from _settle(loop, running, ex, errors)
+            raise
+        for fut in running:
+            ex.cancel(fut)
         raise
     except BaseException:
         for fut in running:

@@ -159,6 +159,7 @@ class Lens:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lgnb-lens")
         self._ctx = contextvars.copy_context()
         self._displayed_at: object = object()
+        self._stop_requested = False  # `run()` was interrupted: end it after the step in progress
         self._reset()
 
     # -- public API ------------------------------------------------------------------------
@@ -232,9 +233,18 @@ class Lens:
         return self._request(self._advance).result(timeout)
 
     def run(self, timeout: float | None = 120) -> Any:
-        """Step until the run ends or is interrupted; return the latest state values."""
+        """Step until the run ends or is interrupted; return the latest state values.
+        Interrupted (the notebook's stop button), it takes no step after the one in
+        progress and re-raises KeyboardInterrupt; `.step()` / `.run()` go on from there."""
         self._not_on_saver_loop("run")
-        self._request(self._run_all).result(timeout)
+        self._stop_requested = False
+        future = self._request(self._run_all)
+        try:
+            future.result(timeout)
+        except KeyboardInterrupt:  # the stop button: no step after the one in progress
+            self._stop_requested = True
+            future.cancel()
+            raise
         return self.result
 
     def reset(self) -> Lens:
@@ -397,7 +407,7 @@ class Lens:
     def _run_all(self) -> None:
         if self._at_breakpoint():  # Run continues past the breakpoint it stands at
             self._resume(None)
-        while self._status in ("ready", "paused"):
+        while self._status in ("ready", "paused") and not self._stop_requested:
             self._advance()
 
     def _resume(self, value: Any) -> dict[str, Any] | None:

@@ -384,12 +384,18 @@ class Run:
 
         Works in scripts, under nbclient and in a kernel cell: the run's own thread feeds
         the view while the cell waits (nothing needs the blocked kernel loop), and the
-        browser keeps receiving updates live.
+        browser keeps receiving updates live. Interrupted (the notebook's stop button), it
+        cancels the run (`cancel()`) and re-raises KeyboardInterrupt.
         """
         saver = getattr(self.graph, "checkpointer", None)
         if not self._settled.is_set() and refuses_sync_here(saver):  # it would wait for itself
             raise loop_bound_error(saver, "Run.wait", instead="`await run`")
-        if not self._settled.is_set() and not self._settled.wait(timeout):
+        try:
+            settled = self._settled.is_set() or self._settled.wait(timeout)
+        except KeyboardInterrupt:  # the stop button stops what the cell waits for, then says so
+            self.cancel()
+            raise
+        if not settled:
             raise TimeoutError(f"run still {self._status} after {timeout} s")
         self.view._publish_snapshot()  # from the waiting cell, so a headless run saves it too
         return self._outcome()
