@@ -54,6 +54,17 @@ def _in_threads(fn: Callable[[int], Any], count: int) -> list:
         return list(pool.map(lambda i: capture(lambda: fn(i)), range(count)))
 
 
+
+def _sequence(E, *nodes):
+    """A StateGraph over `S` running `nodes` ((name, fn) pairs) one after the other."""
+    g = E.StateGraph(S)
+    prev = E.START
+    for name, fn in nodes:
+        g.add_node(name, fn)
+        g.add_edge(prev, name)
+        prev = name
+    return g
+
 def _nap(slow: bool) -> None:
     if slow:
         time.sleep(SLOW)
@@ -309,13 +320,7 @@ def test_interrupted_threads_resume_while_other_threads_run(differential, tmp_pa
             _nap(s["n"] % 4 == 1)
             return {"log": [f"sent{len(s['log'])}"]}
 
-        g = E.StateGraph(S)
-        g.add_node("draft", draft)
-        g.add_node("approve", approve)
-        g.add_node("send", send)
-        g.add_edge(E.START, "draft")
-        g.add_edge("draft", "approve")
-        g.add_edge("approve", "send")
+        g = _sequence(E, ("draft", draft), ("approve", approve), ("send", send))
         with _saver(E, saver_kind, tmp_path) as saver:
             app = g.compile(checkpointer=saver)
 
@@ -360,13 +365,7 @@ def test_asyncio_gather_of_ainvoke_and_astream_runs_on_one_app(differential, tmp
                 await asyncio.sleep(SLOW)
             return {"log": [f"c{s['n']}"]}
 
-        g = E.StateGraph(S)
-        g.add_node("a", a)
-        g.add_node("b", b)
-        g.add_node("c", c)
-        g.add_edge(E.START, "a")
-        g.add_edge("a", "b")
-        g.add_edge("b", "c")
+        g = _sequence(E, ("a", a), ("b", b), ("c", c))
         with _saver(E, saver_kind, tmp_path) as saver:
             app = g.compile(checkpointer=saver)
 
@@ -420,16 +419,13 @@ def test_functional_api_entrypoints_under_gather_return_their_own_tasks_results(
 
 def _chain(E: Engine, **compile_kw: Any) -> Any:
     """a -> b -> c -> d, nodes slow for some inputs."""
-    g = E.StateGraph(S)
-    prev = E.START
-    for k, name in enumerate("abcd"):
-        def node(s, name=name, k=k):
+    def node(name: str, k: int) -> Any:
+        def run(s):
             _nap((s["n"] + k) % 2 == 0)
             return {"log": [f"{name}{s['n']}"]}
-        g.add_node(name, node)
-        g.add_edge(prev, name)
-        prev = name
-    return g.compile(**compile_kw)
+        return run
+
+    return _sequence(E, *((name, node(name, k)) for k, name in enumerate("abcd"))).compile(**compile_kw)
 
 
 @pytest.mark.parametrize("checkpointed", [True, False], ids=["own-threads", "no-checkpointer"])
@@ -499,32 +495,21 @@ def test_nested_subgraphs_invoked_in_nodes_by_concurrent_runs(differential, tmp_
             _nap(s["n"] % 2 == 0)
             return {"log": [f"inner{s['n']}"]}
 
-        ig = E.StateGraph(S)
-        ig.add_node("inner_node", inner_node)
-        ig.add_edge(E.START, "inner_node")
-        inner = ig.compile()
+        inner = _sequence(E, ("inner_node", inner_node)).compile()
 
         def call_inner(s):
             out = inner.invoke({"n": s["n"] + 100})
             return {"log": [f"via-inner:{out['log']}"]}
 
-        mg = E.StateGraph(S)
-        mg.add_node("call_inner", call_inner)
-        mg.add_node("tail", lambda s: {"log": [f"tail{len(s['log'])}"]})
-        mg.add_edge(E.START, "call_inner")
-        mg.add_edge("call_inner", "tail")
-        middle = mg.compile()
+        middle = _sequence(E, ("call_inner", call_inner),
+                        ("tail", lambda s: {"log": [f"tail{len(s['log'])}"]})).compile()
 
         def call_middle(s):
             _nap(s["n"] % 3 == 0)
             out = middle.invoke({"n": s["n"]})
             return {"log": [f"via-middle:{len(out['log'])}"]}
 
-        g = E.StateGraph(S)
-        g.add_node("call_middle", call_middle)
-        g.add_node("middle", middle)
-        g.add_edge(E.START, "call_middle")
-        g.add_edge("call_middle", "middle")
+        g = _sequence(E, ("call_middle", call_middle), ("middle", middle))
         with _saver(E, saver_kind, tmp_path) as saver:
             app = g.compile(checkpointer=saver)
 
@@ -552,20 +537,13 @@ def test_interrupt_inside_a_subgraph_called_from_a_node_resumes_per_thread_under
                 return {"log": [f"ok:{E.interrupt({'review': s['n']})}"]}
             return {"log": ["auto-ok"]}
 
-        rg = E.StateGraph(S)
-        rg.add_node("check", check)
-        rg.add_edge(E.START, "check")
-        review = rg.compile()
+        review = _sequence(E, ("check", check)).compile()
 
         def call_review(s):
             out = review.invoke({"n": s["n"], "log": []})
             return {"log": [f"reviewed:{out['log']}"]}
 
-        g = E.StateGraph(S)
-        g.add_node("start", lambda s: {"log": [f"start{s['n']}"]})
-        g.add_node("call_review", call_review)
-        g.add_edge(E.START, "start")
-        g.add_edge("start", "call_review")
+        g = _sequence(E, ("start", lambda s: {"log": [f"start{s['n']}"]}), ("call_review", call_review))
         with _saver(E, saver_kind, tmp_path) as saver:
             app = g.compile(checkpointer=saver)
 
