@@ -160,11 +160,12 @@ class HistoryView(View):
                 self.notice = (f"the view keeps {self._pages.cap:,} checkpoints: "
                                "lgnb.history(..., limit=None) pages through all of them")
             return 0
-        with self._lock:
+        # one sync: the notice arrives with the drawing it describes, never after it
+        with self.hold_sync(), self._lock:
             added = self._pages.load_older()
             self._redraw()
-        self.notice = f"loaded {added:,} older checkpoint{'s' if added != 1 else ''}" if added else \
-            "no older checkpoints"
+            self.notice = f"loaded {added:,} older checkpoint{'s' if added != 1 else ''}" if added else \
+                "no older checkpoints"
         return added
 
     def can_load_older(self) -> bool:
