@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 if TYPE_CHECKING:
     from lgnb.types import Command, Interrupt
@@ -60,7 +60,17 @@ class EmptyChannelError(Exception):
 
 
 class GraphBubbleUp(Exception):
-    """Base of the exceptions that stop a task without being a failure."""
+    """Base of the exceptions that stop a task without being a failure.
+
+    When LangGraph is loaded too, instances are also instances of LangGraph's class of the
+    same role, so library code that lets LangGraph's signals through (`except
+    langgraph.errors.GraphBubbleUp: raise`) lets lgnb's through (`_internal/langgraph_twins.py`).
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> GraphBubbleUp:
+        from lgnb._internal.langgraph_twins import twin_of
+
+        return cast("GraphBubbleUp", super().__new__(twin_of(cls), *args, **kwargs))  # type: ignore[arg-type,unused-ignore]
 
 
 class GraphDrained(GraphBubbleUp):

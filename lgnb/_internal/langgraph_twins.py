@@ -1,0 +1,60 @@
+"""lgnb's control-flow exceptions, caught by code written against LangGraph's classes.
+
+Library code built on LangGraph (LangChain 1.x's agent middleware: `ToolRetryMiddleware`,
+`ModelRetryMiddleware`, `ModelFallbackMiddleware`, `ToolErrorMiddleware`; `langgraph.prebuilt`)
+lets the engine's signals through with `except langgraph.errors.GraphBubbleUp: raise` ahead
+of an `except Exception` that retries, falls back or turns the error into a message. An
+lgnb `GraphInterrupt` (the user's `interrupt()` in a tool, an interrupted subgraph called
+inside a node) is not that class, so such code swallowed it: a tool that asked a human was
+retried and its question became an error message.
+
+So, once `langgraph.errors` is loaded (the only case in which any code can catch its
+classes), each lgnb `GraphBubbleUp` is created as its *twin*: a subclass of the lgnb class
+and of LangGraph's class of the same role (`GraphInterrupt`, `ParentCommand`, else
+`GraphBubbleUp`). The twin is the lgnb class in every respect (name, `isinstance`, the
+engine's handling, pickling, which yields the lgnb class); it only also matches LangGraph's
+`except` clauses. Without LangGraph loaded nothing changes and nothing is imported.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+__all__ = ("twin_of",)
+
+_TWINS: dict[type, type] = {}
+# lgnb class name -> the LangGraph class whose role it plays (anything else: GraphBubbleUp)
+_ROLES = {"GraphInterrupt": "GraphInterrupt", "ParentCommand": "ParentCommand"}
+
+
+def twin_of(cls: type[BaseException]) -> type[BaseException]:
+    """The class to instantiate for lgnb's `cls`: its LangGraph twin when `langgraph.errors`
+    is loaded, else `cls` itself."""
+    twin = _TWINS.get(cls)
+    if twin is not None:
+        return twin
+    errors = sys.modules.get("langgraph.errors")
+    base = getattr(errors, "GraphBubbleUp", None) if errors is not None else None
+    if base is None or issubclass(cls, base):  # not loaded (or still loading); or a twin
+        return cls
+    for klass in cls.__mro__:
+        role = _ROLES.get(klass.__name__)
+        if role is not None and klass.__module__ == "lgnb.errors":
+            base = getattr(errors, role, base)
+            break
+    twin = type(cls.__name__, (cls, base), {
+        "__module__": cls.__module__,
+        "__qualname__": cls.__qualname__,
+        "__doc__": cls.__doc__,
+        "__reduce__": _reducer(cls),
+    })
+    _TWINS[cls] = twin
+    return twin
+
+
+def _reducer(cls: type[BaseException]) -> Any:
+    def __reduce__(self: BaseException) -> Any:  # pickled as the lgnb class it twins
+        return (cls, self.args, self.__dict__ or None)
+
+    return __reduce__

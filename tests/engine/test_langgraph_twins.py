@@ -1,0 +1,54 @@
+"""lgnb's control-flow exceptions are caught by code written against LangGraph's classes
+(`except langgraph.errors.GraphBubbleUp: raise` in LangChain's middleware), and stay lgnb's."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import langgraph.errors as lg_errors
+
+from lgnb.errors import GraphBubbleUp, GraphDrained, GraphInterrupt, ParentCommand
+from lgnb.types import Command, Interrupt
+
+
+def _caught_by_langgraph_clause(exc: BaseException) -> str:
+    try:
+        raise exc
+    except lg_errors.GraphBubbleUp:
+        return "let through"
+    except Exception:  # noqa: BLE001 - what a retry middleware does with everything else
+        return "swallowed"
+
+
+def test_an_interrupt_passes_a_clause_that_lets_langgraphs_signals_through() -> None:
+    exc = GraphInterrupt((Interrupt(value="ok?", id="i1"),))
+    assert _caught_by_langgraph_clause(exc) == "let through"
+    assert isinstance(exc, lg_errors.GraphInterrupt) and isinstance(exc, GraphInterrupt)
+    assert repr(exc).startswith("GraphInterrupt(") and exc.args[0][0].value == "ok?"
+
+
+def test_a_parent_command_is_langgraphs_parent_command_too() -> None:
+    exc = ParentCommand(Command(goto="billing", graph=Command.PARENT))
+    assert isinstance(exc, lg_errors.ParentCommand) and exc.args[0].goto == "billing"
+    assert _caught_by_langgraph_clause(exc) == "let through"
+
+
+def test_other_bubble_ups_keep_their_own_arguments() -> None:
+    exc = GraphDrained("shutdown")
+    assert isinstance(exc, lg_errors.GraphBubbleUp) and not isinstance(exc, lg_errors.GraphDrained)
+    assert str(exc) == "Graph drained: shutdown" and exc.reason == "shutdown"
+
+
+def test_a_pickled_interrupt_comes_back_as_lgnbs() -> None:
+    back = pickle.loads(pickle.dumps(GraphInterrupt((Interrupt(value=1, id="i"),))))
+    assert isinstance(back, GraphInterrupt) and back.args[0][0].id == "i"
+
+
+def test_without_langgraph_loaded_nothing_is_imported_and_the_class_is_plain() -> None:
+    code = ("import sys; from lgnb.errors import GraphInterrupt, GraphBubbleUp; e = GraphInterrupt(());"
+            "assert type(e) is GraphInterrupt, type(e).__mro__;"
+            "assert 'langgraph.errors' not in sys.modules and 'langgraph.types' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert issubclass(GraphInterrupt, GraphBubbleUp)
