@@ -67,21 +67,34 @@ def nested_resuming(loop: Loop) -> bool | None:
 
 
 def config_inside_node(
-    parent: TaskContext, config: RunnableConfig | None
+    parent: TaskContext, config: RunnableConfig | None, *, defaults: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """A graph invoked from a node's code runs as a child of that node's task: it shares
-    the thread (and checkpointer) and lives under the task's namespace."""
+    the thread (and checkpointer) and lives under the task's namespace.
+
+    Its config is, as LangGraph layers it: the caller's, then the invoked graph's own
+    `defaults` (`with_config`: LangChain's `create_agent` names its agent in the metadata
+    this way), then the `config` given to the call. `metadata` and `configurable` merge
+    key by key, tags add up, other keys are replaced.
+    """
     base = parent.loop.run.user_config
     merged: dict[str, Any] = {
         k: v for k, v in base.items() if k not in ("callbacks", "run_name", "run_id")
     }
     conf = dict(base.get(CONF) or {})
-    given: Mapping[str, Any] = config or {}
-    for k, v in given.items():
-        if k == CONF:
-            conf.update(v or {})
-        else:
-            merged[k] = v
+    layers: tuple[Mapping[str, Any], ...] = (defaults or {}, config or {})
+    for layer in layers:
+        for k, v in layer.items():
+            if k == CONF:
+                conf.update(v or {})
+            elif v is None:
+                continue
+            elif k == "metadata" and isinstance(v, Mapping):
+                merged[k] = {**(merged.get(k) or {}), **v}
+            elif k == "tags":
+                merged[k] = list(dict.fromkeys([*(merged.get(k) or ()), *v]))
+            else:
+                merged[k] = v
     conf["checkpoint_ns"] = parent.task.ns
     conf.pop("checkpoint_id", None)
     # the checkpoints of the enclosing graphs, as for a subgraph node: the child's

@@ -298,7 +298,9 @@ class RunContext:
         if parent is not None:
             metadata = dict(parent.config["metadata"])
             metadata.setdefault("checkpoint_ns", parent.task.ns)
-            if own:
+            if parent.loop.run is not self:  # a graph invoked inside a node: its own and
+                metadata.update(user.get("metadata") or {})  # the call's over the caller's
+            elif own:  # a subgraph node: the caller's over its own
                 metadata = {**(own.get("metadata") or {}), **metadata}
         else:
             metadata = dict(user.get("metadata") or {})

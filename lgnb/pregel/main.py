@@ -346,10 +346,12 @@ class Pregel(CompiledGraphBase):
         clone.config = cast("RunnableConfig", merged)
         return clone
 
-    def _merged_config(self, config: Mapping[str, Any] | None) -> dict[str, Any]:
+    def _merged_config(self, config: Mapping[str, Any] | None, *, defaults: bool = True) -> dict[str, Any]:
         # a None value is "not given" (LangGraph's ensure_config): `recursion_limit=None`
-        # keeps the graph's or the default limit
-        merged: dict[str, Any] = {k: v for k, v in (self.config or {}).items() if v is not None}
+        # keeps the graph's or the default limit. `defaults=False`: `config` already holds
+        # this graph's `with_config` values (a graph invoked inside a node)
+        merged: dict[str, Any] = {k: v for k, v in (self.config or {}).items()
+                                  if v is not None} if defaults else {}
         if config:
             for k, v in config.items():
                 if v is None:
@@ -440,9 +442,9 @@ class Pregel(CompiledGraphBase):
         if parent is not None and _own_lineage(parent, given_config):
             parent = None  # a child given its own thread or checkpoint runs as a root graph
         if parent is not None:
-            config = config_inside_node(parent, given_config)
+            config = config_inside_node(parent, given_config, defaults=self.config)
             config[CONF]["checkpoint_ns"] = parent.next_subgraph_ns()
-        config = self._merged_config(config)
+        config = self._merged_config(config, defaults=parent is None)
         if parent is None and caller is not None:
             config = _under_caller(caller, config)
         if stream_mode is None:

@@ -1781,3 +1781,77 @@ def test_a_subgraph_compiled_with_its_own_saver_keeps_its_state_in_the_callers(d
         return out
 
     differential(scenario, expect=[{"log": ["inner"]}, 0, {"log": ["inner"]}, 0, ["", "outer_node"]])
+
+
+def _config_seen(E, sink):
+    """A one-node graph that records what its node sees of its config."""
+    def node(s):
+        c = E.get_config()
+        md = c["metadata"]
+        sink.append({"k": md.get("k"), "only_outer": md.get("only_outer"), "only_inner": md.get("only_inner"),
+                     "recursion_limit": c.get("recursion_limit"), "tags": sorted(c.get("tags") or ()),
+                     "user": c["configurable"].get("user"), "ik": c["configurable"].get("ik")})
+        return {"log": ["seen"]}
+
+    return _one_node_app(E, Log, "inner_node", node)
+
+
+def _configured_inner(E, sink):
+    return _config_seen(E, sink).with_config(
+        metadata={"k": "inner", "only_inner": 2}, recursion_limit=7, tags=["t_inner"],
+        configurable={"user": "inner", "ik": 1})
+
+
+def _configured_outer(E, node):
+    return _one_node_app(E, Log, "outer_node", node).with_config(
+        metadata={"k": "outer", "only_outer": 1}, tags=["t_outer"], configurable={"user": "outer"})
+
+
+def test_a_graph_invoked_in_a_node_keeps_its_own_with_config_over_the_callers(differential):
+    """LangChain's `create_agent` names its agent with `with_config(metadata=...)`; a
+    sub-agent called from a tool must show its own name, not its caller's. The invoked
+    graph's `with_config` (metadata, recursion limit, configurable) layers over the
+    caller's, and a config given to the call over both; tags add up."""
+    def scenario(E):
+        seen = []
+        inner = _configured_inner(E, seen)
+        given = [None, {"metadata": {"k": "given"}, "tags": ["t_given"], "recursion_limit": 9}]
+        for cfg in given:
+            def outer_node(s, cfg=cfg):
+                return {"log": inner.invoke({"log": []}, cfg)["log"]}
+
+            _configured_outer(E, outer_node).invoke({"log": []}, {"recursion_limit": 50})
+        return seen
+
+    ref = differential(scenario)
+    assert [s["k"] for s in ref] == ["inner", "given"] and [s["recursion_limit"] for s in ref] == [7, 9]
+
+
+def test_a_subgraph_node_keeps_the_callers_config_over_its_own_with_config(differential):
+    """The other way round for a subgraph added as a node: the caller's config wins (as
+    LangGraph merges a node's config), and the subgraph's own keys fill in."""
+    def scenario(E):
+        seen = []
+        outer = _configured_outer(E, _configured_inner(E, seen))
+        outer.invoke({"log": []}, {"recursion_limit": 50})
+        return seen
+
+    ref = differential(scenario)
+    assert ref[0]["k"] == "outer" and ref[0]["only_inner"] == 2
+
+
+def test_the_task_events_of_a_graph_invoked_in_a_node_carry_its_own_metadata(differential):
+    """`stream_mode="debug"` task events (what LangChain's v3 `subagents` projection
+    reads the agent name from) carry the invoked graph's own metadata."""
+    def scenario(E):
+        inner = _configured_inner(E, [])
+
+        def outer_node(s):
+            return {"log": inner.invoke({"log": []})["log"]}
+
+        chunks = _configured_outer(E, outer_node).stream({"log": []}, stream_mode="debug", subgraphs=True)
+        return [(len(ns), c["payload"]["name"], c["payload"].get("metadata"))
+                for ns, c in chunks if c["type"] == "task"]
+
+    ref = differential(scenario)
+    assert ref[-1][2]["k"] == "inner"
