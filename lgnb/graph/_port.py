@@ -63,6 +63,8 @@ def from_langgraph(graph: Any) -> Any:
         interrupt_after=_breakpoints(graph.interrupt_after_nodes),
         debug=graph.debug,
         name=graph.name,
+        # create_agent registers its stream transformers (tool calls, middleware's) here
+        transformers=tuple(getattr(graph, "stream_transformers", ()) or ()) or None,
     )
     if getattr(graph, "step_timeout", None):
         compiled.step_timeout = graph.step_timeout

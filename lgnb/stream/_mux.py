@@ -20,7 +20,7 @@ from typing import Any
 
 from lgnb.stream._event import ProtocolEvent
 from lgnb.stream._transformer import StreamTransformer, needs_async_lane
-from lgnb.stream.stream_channel import StreamChannel
+from lgnb.stream.stream_channel import StreamChannel, is_stream_channel
 
 __all__ = ("StreamMux", "TransformerFactory")
 
@@ -94,7 +94,7 @@ class StreamMux:
         native = bool(getattr(transformer, "_native", False))
         self._transformers.append(transformer)
         for value in projection.values():
-            if isinstance(value, StreamChannel):
+            if is_stream_channel(value):
                 self._adopt(value, native=native)
         self.extensions.update(projection)
         for key in projection:

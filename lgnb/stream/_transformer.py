@@ -126,7 +126,10 @@ def needs_async_lane(transformer: StreamTransformer) -> bool:
     if transformer.supports_sync:
         return False
     cls = type(transformer)
+    # the defaults are those of the base it was written against: lgnb's, or LangGraph's
+    # (LangChain's agent transformers subclass `langgraph.stream.StreamTransformer`)
+    base = next((k for k in cls.__mro__ if k.__name__ == "StreamTransformer"), StreamTransformer)
     return any(
-        getattr(cls, name) is not getattr(StreamTransformer, name)
+        getattr(cls, name) is not getattr(base, name)
         for name in ("aprocess", "afinalize", "afail")
     )

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from lgnb.stream._event import ProtocolEvent, from_stream_part
 from lgnb.stream._mux import StreamMux
-from lgnb.stream.stream_channel import StreamChannel
+from lgnb.stream.stream_channel import StreamChannel, is_stream_channel
 
 if TYPE_CHECKING:
     from lgnb.stream.transformers import LifecyclePayload, SubgraphStatus
@@ -172,7 +172,7 @@ class GraphRunStream(_RunState):
         try:
             for name in names:
                 ch = self.extensions[name]
-                if not isinstance(ch, StreamChannel):
+                if not is_stream_channel(ch):
                     raise TypeError(
                         f"interleave() requires StreamChannel projections, got "
                         f"{type(ch).__name__} for {name!r}"

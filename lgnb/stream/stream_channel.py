@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 if TYPE_CHECKING:
     from lgnb.stream._mux import StreamMux
 
-__all__ = ("StreamChannel",)
+__all__ = ("StreamChannel", "is_stream_channel")
 
 T = TypeVar("T")
 
@@ -207,3 +207,13 @@ class StreamChannel(Generic[T]):
 
 
 _MORE: Any = object()
+
+
+def is_stream_channel(value: object) -> bool:
+    """Whether `value` is a projection channel: lgnb's `StreamChannel`, or LangGraph's, which
+    keeps the same wiring (`_bind`, `_bind_mux`, `_wire`, the pump hooks, stamped items), so
+    transformers written for LangGraph (LangChain's agents register some) run on lgnb's mux."""
+    if isinstance(value, StreamChannel):
+        return True
+    return any(k.__name__ == "StreamChannel" and k.__module__ == "langgraph.stream.stream_channel"
+               for k in type(value).__mro__)

@@ -1483,3 +1483,93 @@ def test_agent_with_a_custom_state_key_as_a_node_of_a_parent_sharing_it(differen
         return out["budget"], _msgs(out)
 
     differential(scenario)
+
+
+# --- the engine's signals through middleware that catches errors -----------------------------
+
+
+def _asking_tool(E, asked):
+    @tool
+    def ask_human(question: str) -> str:
+        """Ask a person."""
+        asked.append(question)
+        return f"human said {E.interrupt(question)}"
+
+    return ask_human
+
+
+def test_a_tool_that_asks_a_human_pauses_an_agent_with_retry_and_error_middleware(differential):
+    """A tool calling the engine's `interrupt()` inside `ToolRetryMiddleware` and
+    `ToolErrorMiddleware` (both catch `Exception`, and let LangGraph's `GraphBubbleUp`
+    through): the agent pauses with the question, it is not retried nor turned into an
+    error message, and the resume answers it."""
+    def scenario(E):
+        from langchain.agents.middleware import ToolErrorMiddleware, ToolRetryMiddleware
+
+        asked = []
+        model = _model(_call("ask_human", {"question": "ship it?"}, "q1"), AIMessage(content="shipped"))
+        agent = _on(E, _agent(model, (_asking_tool(E, asked),), checkpointer=E.InMemorySaver(), middleware=[
+            ToolRetryMiddleware(max_retries=3, initial_delay=0, jitter=False),
+            ToolErrorMiddleware(lambda exc, request: f"failed: {exc!r}")]))
+        first = agent.invoke(_hi(), _cfg())
+        paused = ([i.value for i in first["__interrupt__"]], _msgs(first), list(asked))
+        done = agent.invoke(E.Command(resume="yes"), _cfg())
+        return paused, _msgs(done), asked
+
+    ref = differential(scenario)
+    assert ref[0][0] == ["ship it?"] and ref[0][2] == ["ship it?"]
+
+
+def test_a_model_middleware_that_retries_lets_an_interrupting_subagent_pause_the_caller(differential):
+    """`ModelRetryMiddleware` around a model call whose wrapped handler raises the
+    engine's `GraphInterrupt` (a sub-graph called inside it paused): the run pauses,
+    no retry."""
+    def scenario(E):
+        from langchain.agents.middleware import ModelRetryMiddleware, wrap_model_call
+
+        calls = []
+
+        @wrap_model_call
+        def ask_first(request, handler):
+            calls.append("ask")
+            answer = E.interrupt("which model?")
+            return handler(request.override(system_message=SystemMessage(f"use {answer}")))
+
+        model = _model(AIMessage(content="done"))
+        agent = _on(E, _agent(model, (), checkpointer=E.InMemorySaver(), middleware=[
+            ModelRetryMiddleware(max_retries=3, initial_delay=0, jitter=False), ask_first]))
+        first = agent.invoke(_hi(), _cfg())
+        done = agent.invoke(E.Command(resume="small"), _cfg())
+        return [i.value for i in first["__interrupt__"]], _msgs(done), calls
+
+    ref = differential(scenario)
+    assert ref[2] == ["ask", "ask"]
+
+
+def test_the_v3_stream_of_an_agent_has_its_tool_calls_and_subagents_projections(differential):
+    """`stream_events(version="v3")` on an agent: the projections `create_agent`
+    registers (`tool_calls`, `subagents`, written against LangGraph's stream classes) run
+    on lgnb's stream; a sub-agent called from a tool is surfaced under its own name."""
+    def scenario(E):
+        inner = _on(E, _agent(_model(AIMessage(content="sunny")), (), name="weather_agent"))
+
+        @tool
+        def call_weather(city: str) -> str:
+            """Ask the weather agent."""
+            return inner.invoke({"messages": [HumanMessage(f"weather in {city}")]})["messages"][-1].content
+
+        outer = _on(E, _agent(_model(_call("call_weather", {"city": "SF"}, "w1"), AIMessage(content="it is sunny")),
+                              (call_weather,), name="supervisor"))
+        run = outer.stream_events(_hi(), version="v3")
+        out = []
+        for handle in run.subagents:
+            out.append((handle.name, handle.cause))
+            for _ in handle:
+                pass
+        run = outer.stream_events(_hi(), version="v3")
+        calls = [(c.tool_name, c.tool_call_id) for c in run.tool_calls]
+        return out, calls, _msgs(run.output)
+
+    ref = differential(scenario)
+    assert ref[0] == [("weather_agent", {"type": "toolCall", "tool_call_id": "w1"})]
+    assert ref[1] == [("call_weather", "w1")]
