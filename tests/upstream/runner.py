@@ -1,5 +1,8 @@
 """Run LangGraph's own test suite on lgnb: `./dev upstream [options] [-- pytest args]`.
 
+`--suite langchain-agents` runs LangChain's `create_agent` tests instead, each agent rebuilt
+on lgnb (`suites.py`); the steps below are the same for both.
+
 1. Download the pinned `langgraph` sdist from PyPI (sha256 checked; cached, never committed).
 2. Collect its `tests/` on LangGraph itself: the universe of test ids, per file.
 3. Rewrite the imports by the rule in `rewrite.py` and run the suite on lgnb, with the
@@ -31,32 +34,29 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
 from rewrite import Rule, engine_modules_from_sdist  # noqa: E402
+from suites import LANGGRAPH, SUITES, Suite  # noqa: E402
 
-VERSION = "1.2.22"
-SHA256 = "32700dc34b5cf9ebb397258c2e56392f017d4dbc51c9591339225c3c1b7b5126"
-SDIST = f"langgraph-{VERSION}.tar.gz"
 CACHE = Path(os.environ.get("LGNB_UPSTREAM_CACHE", Path.home() / ".cache" / "lgnb-upstream"))
-KNOWN = HERE / "known_failures.txt"
 PASSING = {"passed", "xfail"}
 # "langgraph-fails": the unmodified test fails on LangGraph itself in this environment too
 # (e.g. it pins `lc_versions` metadata that an installed `langchain` package extends).
 NOT_COUNTED = {"skipped", "private", "langgraph-fails"}
 
 
-def fetch_sdist() -> Path:
+def fetch_sdist(suite: Suite = LANGGRAPH) -> Path:
     """The pinned sdist, downloaded once with pip and checked against its sha256."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / SDIST
+    path = CACHE / suite.sdist
     if not path.exists():
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-             "--no-binary", ":all:", f"langgraph=={VERSION}", "-d", str(CACHE)],
+             "--no-binary", ":all:", f"{suite.dist}=={suite.version}", "-d", str(CACHE)],
             check=True,
         )
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if digest != SHA256:
+    if digest != suite.sha256:
         path.unlink()
-        raise SystemExit(f"{SDIST}: sha256 {digest} is not the pinned {SHA256}; deleted it, run again")
+        raise SystemExit(f"{suite.sdist}: sha256 {digest} is not the pinned {suite.sha256}; deleted it, run again")
     return path
 
 
@@ -79,19 +79,22 @@ def _postgres_fixtures(text: str, url: str) -> str:
     return text
 
 
-def unpack(sdist: Path, work: Path, *, rewrite: bool, postgres: str | None) -> dict[str, int]:
+def unpack(sdist: Path, work: Path, *, rewrite: bool, postgres: str | None,
+           suite: Suite = LANGGRAPH) -> dict[str, int]:
     """Extract `tests/` into `work` (rewritten for lgnb when `rewrite`). Returns rule stats."""
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    top = f"langgraph-{VERSION}"
+    top = suite.top
     with tarfile.open(sdist) as tar:
-        names = tar.getnames()
         members = [m for m in tar.getmembers() if m.name.startswith(f"{top}/tests/")]
         tar.extractall(work, members=members, filter="data")
     shutil.move(str(work / top / "tests"), str(work / "tests"))
     shutil.rmtree(work / top)
-    rule = Rule(engine_modules_from_sdist(names, top))
+    with tarfile.open(fetch_sdist(LANGGRAPH)) as tar:  # the engine's modules: LangGraph's
+        rule = Rule(engine_modules_from_sdist(tar.getnames(), LANGGRAPH.top))
+    for rel, text in suite.replace.items():
+        (work / "tests" / rel).write_text(text, encoding="utf-8")
     stats: collections.Counter[str] = collections.Counter()
     for py in sorted((work / "tests").rglob("*.py")):
         text = py.read_text(encoding="utf-8")
@@ -107,37 +110,37 @@ def unpack(sdist: Path, work: Path, *, rewrite: bool, postgres: str | None) -> d
             stats["private"] += len(result.private)
         py.write_text(text, encoding="utf-8")
     shutil.copy(HERE / "private_name.py", work / "tests" / "_lgnb_private.py")
-    (work / "pytest.ini").write_text(
-        "[pytest]\naddopts = --strict-markers -p no:cacheprovider\n"
-        "markers =\n    anyio\n    repeat\n"
-    )
+    if not (work / "tests" / "__init__.py").exists():  # tests import `tests.unit_tests...`
+        (work / "tests" / "__init__.py").write_text("")
+    (work / "pytest.ini").write_text(suite.ini)
     return dict(stats)
 
 
-def run_pytest(work: Path, results: Path, args: list[str], *, postgres: str | None, jobs: int) -> int:
+def run_pytest(work: Path, results: Path, args: list[str], *, postgres: str | None, jobs: int,
+               suite: Suite = LANGGRAPH, lgnb: bool = True) -> int:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(work), str(HERE), env.get("PYTHONPATH", "")])
     env["LGNB_UPSTREAM_RESULTS"] = str(results)
     env["NO_DOCKER"] = "true"
     results.unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:asyncio", "-p", "lgnb_upstream_plugin",
-           "-q", "--no-header", "-o", "console_output_style=classic", "--tb=no",
+    cmd = [sys.executable, "-m", "pytest", *suite.pytest_flags, *(suite.lgnb_plugins if lgnb else ()),
+           "-p", "lgnb_upstream_plugin", "-q", "--no-header", "-o", "console_output_style=classic", "--tb=no",
            "--timeout=120", "-rN", "--continue-on-collection-errors"]
     if jobs > 1:
         cmd += ["-n", str(jobs)]
-    cmd += args or ["tests"]
+    cmd += args or [suite.run]
     return subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.DEVNULL).returncode
 
 
-def collect_universe(sdist: Path, work: Path, postgres: str | None) -> dict[str, str]:
+def collect_universe(sdist: Path, work: Path, postgres: str | None, suite: Suite = LANGGRAPH) -> dict[str, str]:
     """Test ids of the unmodified suite, collected on LangGraph: {id: file} (cached in `work`)."""
-    cache = work.parent / f"universe-{'pg' if postgres else 'nopg'}.json"
+    cache = work.parent / f"universe-{suite.name}-{'pg' if postgres else 'nopg'}.json"
     if cache.exists():
         return dict(json.loads(cache.read_text()))
-    unpack(sdist, work, rewrite=False, postgres=postgres)
+    unpack(sdist, work, rewrite=False, postgres=postgres, suite=suite)
     env = dict(os.environ, PYTHONPATH=str(work), NO_DOCKER="true")
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:asyncio", "--collect-only", "-q", "tests"],
+        [sys.executable, "-m", "pytest", *suite.pytest_flags, "--collect-only", "-q", suite.run],
         cwd=work, env=env, capture_output=True, text=True,
     ).stdout
     universe = {line: line.split("::")[0] for line in out.splitlines() if "::" in line}
@@ -182,15 +185,16 @@ def classify(universe: dict[str, str], results: dict[str, dict[str, object]]) ->
     return out
 
 
-def _control(sdist: Path, work: Path, outcomes: dict[str, dict[str, object]], *, postgres: str | None, jobs: int) -> None:
+def _control(sdist: Path, work: Path, outcomes: dict[str, dict[str, object]], *, postgres: str | None, jobs: int,
+             suite: Suite = LANGGRAPH) -> None:
     """Run each lgnb failure unmodified on LangGraph; one that fails there too is marked
     `langgraph-fails` (shown, not counted): it says nothing about lgnb."""
     failed = [t for t, r in outcomes.items() if str(r["outcome"]) not in PASSING | NOT_COUNTED and "::" in t]
     if not failed:
         return
-    unpack(sdist, work, rewrite=False, postgres=postgres)
+    unpack(sdist, work, rewrite=False, postgres=postgres, suite=suite)
     path = work / "control.jsonl"
-    run_pytest(work, path, failed, postgres=postgres, jobs=min(jobs, 2))
+    run_pytest(work, path, failed, postgres=postgres, jobs=min(jobs, 2), suite=suite, lgnb=False)
     control = load_results(path)
     for t in failed:
         rec = control.get(t)
@@ -199,13 +203,14 @@ def _control(sdist: Path, work: Path, outcomes: dict[str, dict[str, object]], *,
                                message=f"fails on LangGraph too: {rec['message']}")
 
 
-def read_known() -> set[str]:
-    if not KNOWN.exists():
+def read_known(suite: Suite = LANGGRAPH) -> set[str]:
+    if not suite.known.exists():
         return set()
-    return {ln.split("#")[0].strip() for ln in KNOWN.read_text().splitlines() if ln.split("#")[0].strip()}
+    return {ln.split("#")[0].strip() for ln in suite.known.read_text().splitlines() if ln.split("#")[0].strip()}
 
 
-def report(outcomes: dict[str, dict[str, object]], universe: dict[str, str], *, show_failures: bool, engine: str = "lgnb") -> tuple[int, int]:
+def report(outcomes: dict[str, dict[str, object]], universe: dict[str, str], *, show_failures: bool, engine: str = "lgnb",
+           suite: Suite = LANGGRAPH) -> tuple[int, int]:
     per: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for tid, rec in outcomes.items():
         o = str(rec["outcome"])
@@ -220,7 +225,7 @@ def report(outcomes: dict[str, dict[str, object]], universe: dict[str, str], *, 
     print(f"{'TOTAL':52} {sum(tot.values()):6} " + " ".join(f"{tot[k]:7}" for k in cols))
     counted = tot["passed"] + tot["failed"]
     share = 100.0 * tot["passed"] / counted if counted else 0.0
-    print(f"\n{engine} passes {tot['passed']} of {counted} non-private LangGraph {VERSION} tests: {share:.1f}%")
+    print(f"\n{engine} passes {tot['passed']} of {counted} non-private {suite.label} tests: {share:.1f}%")
     if show_failures:
         print("\nfailures:")
         for tid, rec in sorted(outcomes.items()):
@@ -235,6 +240,8 @@ def report(outcomes: dict[str, dict[str, object]], universe: dict[str, str], *, 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--suite", choices=sorted(SUITES), default=LANGGRAPH.name,
+                    help="LangGraph's suite (default) or LangChain's agent tests (suites.py)")
     ap.add_argument("--work", type=Path, default=ROOT / "build" / "upstream")
     ap.add_argument("--jobs", "-n", type=int, default=int(os.environ.get("LGNB_UPSTREAM_JOBS", "4")),
                     help="pytest-xdist workers (default 4: PostgreSQL tests wait on the server more than on CPU)")
@@ -246,36 +253,39 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="write {test id: outcome record} here")
     ap.add_argument("pytest_args", nargs="*", help="tests to run (default: all), pytest options after --")
     ns = ap.parse_args(argv)
-    ns.work = ns.work.resolve()
+    suite = SUITES[ns.suite]
+    ns.work = ns.work.resolve() if suite is LANGGRAPH else ns.work.resolve() / suite.name
     postgres = None if ns.no_postgres else os.environ.get("LGNB_TEST_POSTGRES_URL")
-    sdist = fetch_sdist()
-    universe = collect_universe(sdist, ns.work / "reference", postgres)
+    sdist = fetch_sdist(suite)
+    universe = collect_universe(sdist, ns.work / "reference", postgres, suite)
     if not universe:
         raise SystemExit("collecting the unmodified suite on LangGraph found no tests: is `langgraph` installed?")
     work = ns.work / ("reference" if ns.reference else "lgnb")
-    stats = unpack(sdist, work, rewrite=not ns.reference, postgres=postgres)
-    print(f"LangGraph {VERSION} suite ({len(universe)} tests), "
+    stats = unpack(sdist, work, rewrite=not ns.reference, postgres=postgres, suite=suite)
+    print(f"{suite.label} suite ({len(universe)} tests), "
           f"{'unmodified, on LangGraph' if ns.reference else 'imports rewritten, on lgnb'}; "
           f"savers: memory, SQLite{', PostgreSQL' if postgres else ''}; rule: {stats}", flush=True)
     results_path = work / "results.jsonl"
-    run_pytest(work, results_path, ns.pytest_args, postgres=postgres, jobs=ns.jobs)
+    run_pytest(work, results_path, ns.pytest_args, postgres=postgres, jobs=ns.jobs, suite=suite,
+               lgnb=not ns.reference)
     results = load_results(results_path)
     if ns.pytest_args:  # a subset: report only what ran
         universe = {t: f for t, f in universe.items() if t in results or f in results}
     outcomes = classify(universe, results)
     if not ns.reference:
-        _control(sdist, ns.work / "reference", outcomes, postgres=postgres, jobs=ns.jobs)
-    report(outcomes, universe, show_failures=ns.failures, engine="LangGraph" if ns.reference else "lgnb")
+        _control(sdist, ns.work / "reference", outcomes, postgres=postgres, jobs=ns.jobs, suite=suite)
+    report(outcomes, universe, show_failures=ns.failures, engine="LangGraph" if ns.reference else "lgnb",
+           suite=suite)
     if ns.json:
         ns.json.write_text(json.dumps(outcomes, indent=1, sort_keys=True))
     if ns.check and not ns.reference:
-        known = read_known()
+        known = read_known(suite)
         failed = {t for t, r in outcomes.items() if str(r["outcome"]) not in PASSING | NOT_COUNTED}
         new = sorted(failed - known)
         if new and not ns.pytest_args:
             # A second run of just these tells a flaky test from a regression; both are shown.
             rerun = work / "rerun.jsonl"
-            run_pytest(work, rerun, [t for t in new if "::" in t], postgres=postgres, jobs=1)
+            run_pytest(work, rerun, [t for t in new if "::" in t], postgres=postgres, jobs=1, suite=suite)
             again = load_results(rerun)
             flaky = [t for t in new if str(again.get(t, {}).get("outcome")) in PASSING]
             if flaky:
@@ -287,13 +297,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n{len(fixed)} tests in known_failures.txt now pass (remove them):")
             print("\n".join("  " + t for t in fixed))
         if ns.write_known:
-            KNOWN.write_text(
-                "# LangGraph 1.2.22 tests that fail on lgnb, each with why (see README.md).\n"
+            suite.known.write_text(
+                f"# {suite.label} tests that fail on lgnb, each with why (see README.md).\n"
                 "# Generated by `runner.py --write-known`, then annotated by hand.\n"
                 + "".join(f"{t}  # {str(outcomes[t]['message']).splitlines()[0][:140] if outcomes[t]['message'] else ''}\n"
                           for t in sorted(failed))
             )
-            print(f"\nwrote {len(failed)} failures to {KNOWN}")
+            print(f"\nwrote {len(failed)} failures to {suite.known}")
             return 0
         if new:
             print(f"\n{len(new)} failures not in known_failures.txt:")

@@ -29,3 +29,15 @@ def test_langgraph_suite_on_lgnb_fails_only_where_known(tmp_path: Path) -> None:
     proc = subprocess.run(args, capture_output=True, text=True)
     print(proc.stdout)
     assert proc.returncode == 0, proc.stdout[-20000:] + proc.stderr[-5000:]
+
+
+@pytest.mark.upstream
+@pytest.mark.timeout(600)
+def test_langchain_agent_suite_on_lgnb_fails_only_where_known(tmp_path: Path) -> None:
+    """LangChain 1.x's `create_agent` and middleware tests, each agent rebuilt on lgnb with
+    `from_langgraph` (`suites.py`): the agents users build today port."""
+    args = [sys.executable, str(HERE / "runner.py"), "--suite", "langchain-agents", "--check",
+            "--no-postgres", "--work", str(tmp_path), "-n", "2"]
+    proc = subprocess.run(args, capture_output=True, text=True)
+    print(proc.stdout)
+    assert proc.returncode == 0, proc.stdout[-20000:] + proc.stderr[-5000:]

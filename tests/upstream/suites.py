@@ -1,0 +1,83 @@
+"""The upstream suites run on lgnb: which sdist, which tests, and how each is set up.
+
+- `langgraph`: LangGraph's own `tests/`, imports rewritten (`rewrite.py`).
+- `langchain-agents`: LangChain 1.x's unit tests of `create_agent` and its middleware
+  (`tests/unit_tests/agents`), imports rewritten by the same rule, and every agent the
+  tests build rebuilt on lgnb with `lgnb.graph.from_langgraph` (`lgnb_agents_plugin.py`):
+  what a user does to run a LangChain agent on lgnb.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# LangChain's unit-test conftest sets up VCR cassettes for its integration tests (it needs
+# `langchain_tests` and `vcrpy`); the agent tests use only its BlockBuster fixture.
+_AGENTS_CONFTEST = '''"""lgnb: LangChain's unit-test conftest, reduced to the fixture the agent tests use."""
+from collections.abc import Iterator
+
+import pytest
+from blockbuster import BlockBuster, blockbuster_ctx
+
+
+@pytest.fixture(autouse=True)
+def blockbuster() -> Iterator[BlockBuster]:
+    with blockbuster_ctx() as bb:
+        yield bb
+'''
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One pinned sdist's tests and how to run them."""
+
+    name: str
+    dist: str  # the PyPI name
+    version: str
+    sha256: str
+    run: str  # the tests to run, under the sdist's top directory
+    known: Path  # known failures, each with its reason
+    label: str  # how reports name the suite
+    pytest_flags: tuple[str, ...] = ()  # on both engines
+    lgnb_plugins: tuple[str, ...] = ()  # on lgnb only
+    ini: str = "[pytest]\naddopts = --strict-markers -p no:cacheprovider\nmarkers =\n    anyio\n    repeat\n"
+    replace: dict[str, str] = field(default_factory=dict)  # file under tests/ -> new text
+
+    @property
+    def top(self) -> str:
+        return f"{self.dist}-{self.version}"
+
+    @property
+    def sdist(self) -> str:
+        return f"{self.top}.tar.gz"
+
+
+LANGGRAPH = Suite(
+    name="langgraph",
+    dist="langgraph",
+    version="1.2.22",
+    sha256="32700dc34b5cf9ebb397258c2e56392f017d4dbc51c9591339225c3c1b7b5126",
+    run="tests",
+    known=HERE / "known_failures.txt",
+    label="LangGraph 1.2.22",
+    pytest_flags=("-p", "no:asyncio"),
+)
+
+LANGCHAIN_AGENTS = Suite(
+    name="langchain-agents",
+    dist="langchain",
+    version="1.5.2",
+    sha256="63816aee7f55503db5c4f266a0874047d417957ae70cbf27397325c584982c52",
+    run="tests/unit_tests/agents",
+    known=HERE / "known_failures_langchain_agents.txt",
+    label="LangChain 1.5.2 agents",
+    lgnb_plugins=("-p", "lgnb_agents_plugin"),
+    ini="[pytest]\naddopts = -p no:cacheprovider\nasyncio_mode = auto\n"
+        "asyncio_default_fixture_loop_scope = function\n",
+    replace={"unit_tests/conftest.py": _AGENTS_CONFTEST},
+)
+
+SUITES = {s.name: s for s in (LANGGRAPH, LANGCHAIN_AGENTS)}
