@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -106,6 +106,32 @@ class PregelNode:
         if "bound" in (update or {}):
             clone._subgraphs = None
         return clone
+
+    # Called on its own (`graph.nodes["name"].invoke(input)`, LangGraph's way to unit-test
+    # a node): the node's code on `input`, its return value as is (`_node_call.py`).
+    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        """Run this node's code once on `input`; returns what it returned (no state, no writes)."""
+        from lgnb.pregel._node_call import invoke_node
+
+        return invoke_node(self, input, config, **kwargs)
+
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        """Async `invoke`."""
+        from lgnb.pregel._node_call import ainvoke_node
+
+        return await ainvoke_node(self, input, config, **kwargs)
+
+    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
+        """`invoke` as a stream (a Runnable node's chunks)."""
+        from lgnb.pregel._node_call import stream_node
+
+        return stream_node(self, input, config, **kwargs)
+
+    def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        """Async `stream`."""
+        from lgnb.pregel._node_call import astream_node
+
+        return astream_node(self, input, config, **kwargs)
 
     @property
     def subgraphs(self) -> list[Any]:

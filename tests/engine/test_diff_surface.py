@@ -182,3 +182,57 @@ def test_compiled_graph_nodes_mapping_and_channels_of_user_keys(differential):
         return sorted(app.nodes), user_channels
 
     differential(scenario)
+
+
+def test_a_node_called_on_its_own_returns_what_its_code_returns(differential):
+    """LangGraph's testing guide: `graph.nodes["name"].invoke(input)` runs that node's code
+    alone (no state read, no reducers, no writes): plain, config-taking, Runnable and async
+    nodes, `stream`, and the error for a sync call of an async node."""
+    import asyncio
+
+    from langchain_core.runnables import RunnableLambda
+
+    def scenario(E):
+        def plain(s):
+            return {"log": [s["log"][-1] + "!"]}
+
+        def with_config(s, config):
+            return {"log": [sorted(config["metadata"].items()), sorted(config["tags"])]}
+
+        async def later(s):
+            return {"log": ["async"]}
+
+        g = E.StateGraph(S)
+        g.add_node("plain", plain)
+        g.add_node("with_config", with_config, metadata={"owner": "me"})
+        g.add_node("runnable", RunnableLambda(lambda s: {"log": ["runnable", len(s["log"])]}))
+        g.add_node("later", later)
+        g.add_edge(E.START, "plain")
+        app = g.compile()
+        nodes = app.nodes
+        return [nodes["plain"].invoke({"log": ["a"]}),
+                nodes["with_config"].invoke({"log": []}, {"metadata": {"m": 1}, "tags": ["t"]}),
+                nodes["runnable"].invoke({"log": [1, 2]}),
+                list(nodes["plain"].stream({"log": ["b"]})),
+                asyncio.run(nodes["later"].ainvoke({"log": []})),
+                asyncio.run(nodes["plain"].ainvoke({"log": ["c"]})),
+                capture(lambda: nodes["later"].invoke({"log": []}))]
+
+    ref = differential(scenario)
+    assert ref[0] == {"log": ["a!"]} and ref[4] == {"log": ["async"]}
+
+
+def test_a_node_called_on_its_own_gets_an_empty_runtime():
+    """lgnb only (LangGraph refuses the call): a node that declares `runtime` is called
+    with one that has no context and no store, and a writer that drops."""
+    from lgnb.graph import START, StateGraph
+    from lgnb.runtime import Runtime
+
+    def node(s, runtime: Runtime):
+        runtime.stream_writer("dropped")
+        return {"log": [runtime.context, runtime.store]}
+
+    g = StateGraph(S)
+    g.add_node("node", node)
+    g.add_edge(START, "node")
+    assert g.compile().nodes["node"].invoke({"log": []}) == {"log": [None, None]}

@@ -1,27 +1,39 @@
-"""pytest plugin for LangChain's agent tests on lgnb: every agent `create_agent` builds is
-rebuilt on lgnb with `lgnb.graph.from_langgraph`, as a user porting an agent does.
+"""pytest plugin for agent test suites on lgnb: every agent a library factory builds
+(LangChain's `create_agent`, `langgraph.prebuilt`'s `create_react_agent`) is rebuilt on lgnb
+with `lgnb.graph.from_langgraph`, as a user porting an agent does.
 
-Loaded before the test modules import `create_agent`, so both `langchain.agents` and
-`langchain.agents.factory` hand out the wrapped function.
+Loaded before the test modules import the factories, so every module that hands one out
+hands out the wrapped function.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 from typing import Any
-
-import langchain.agents
-import langchain.agents.factory
 
 from lgnb.graph import from_langgraph
 
-_create_agent = langchain.agents.factory.create_agent
+# (module that defines the factory, modules that re-export it), name
+_FACTORIES = (
+    (("langchain.agents.factory", "langchain.agents"), "create_agent"),
+    (("langgraph.prebuilt.chat_agent_executor", "langgraph.prebuilt"), "create_react_agent"),
+)
 
 
-@functools.wraps(_create_agent)
-def create_agent(*args: Any, **kwargs: Any) -> Any:
-    return from_langgraph(_create_agent(*args, **kwargs))
+def _on_lgnb(factory: Any) -> Any:
+    @functools.wraps(factory)
+    def build(*args: Any, **kwargs: Any) -> Any:
+        return from_langgraph(factory(*args, **kwargs))
+
+    return build
 
 
-langchain.agents.factory.create_agent = create_agent  # type: ignore[assignment]
-langchain.agents.create_agent = create_agent  # type: ignore[assignment]
+for modules, name in _FACTORIES:
+    try:
+        loaded = [importlib.import_module(m) for m in modules]
+    except ImportError:  # that library is not installed: its suite is not run
+        continue
+    wrapped = _on_lgnb(getattr(loaded[0], name))
+    for module in loaded:
+        setattr(module, name, wrapped)

@@ -5,6 +5,9 @@
   (`tests/unit_tests/agents`), imports rewritten by the same rule, and every agent the
   tests build rebuilt on lgnb with `lgnb.graph.from_langgraph` (`lgnb_agents_plugin.py`):
   what a user does to run a LangChain agent on lgnb.
+- `langgraph-prebuilt`: `langgraph.prebuilt`'s own tests (`ToolNode`, `tools_condition`,
+  `ValidationNode`, `create_react_agent`), the same way: the graphs the tests build with
+  `StateGraph` are lgnb's, `create_react_agent`'s are rebuilt with `from_langgraph`.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ class Suite:
 
     @property
     def top(self) -> str:
-        return f"{self.dist}-{self.version}"
+        return f"{self.dist.replace('-', '_')}-{self.version}"
 
     @property
     def sdist(self) -> str:
@@ -80,4 +83,17 @@ LANGCHAIN_AGENTS = Suite(
     replace={"unit_tests/conftest.py": _AGENTS_CONFTEST},
 )
 
-SUITES = {s.name: s for s in (LANGGRAPH, LANGCHAIN_AGENTS)}
+LANGGRAPH_PREBUILT = Suite(
+    name="langgraph-prebuilt",
+    dist="langgraph-prebuilt",
+    version="1.1.3",
+    sha256="7ee72332e925000e3d24d2d491dd0ebb9d3a44dbffe650185943b730a832cf6d",
+    run="tests",
+    known=HERE / "known_failures_langgraph_prebuilt.txt",
+    label="langgraph-prebuilt 1.1.3",
+    lgnb_plugins=("-p", "lgnb_agents_plugin"),
+    ini="[pytest]\naddopts = -p no:cacheprovider\nasyncio_mode = auto\n"
+        "asyncio_default_fixture_loop_scope = function\n",
+)
+
+SUITES = {s.name: s for s in (LANGGRAPH, LANGCHAIN_AGENTS, LANGGRAPH_PREBUILT)}
