@@ -33,6 +33,12 @@ def blockbuster() -> Iterator[BlockBuster]:
 '''
 
 
+# the agent libraries' suites write `async def test_...` without marks (their pyproject's
+# `asyncio_mode = "auto"`)
+_ASYNCIO_AUTO = ("[pytest]\naddopts = -p no:cacheprovider\nasyncio_mode = auto\n"
+                 "asyncio_default_fixture_loop_scope = function\n")
+
+
 @dataclass(frozen=True)
 class Suite:
     """One pinned sdist's tests and how to run them."""
@@ -78,8 +84,7 @@ LANGCHAIN_AGENTS = Suite(
     known=HERE / "known_failures_langchain_agents.txt",
     label="LangChain 1.5.2 agents",
     lgnb_plugins=("-p", "lgnb_agents_plugin"),
-    ini="[pytest]\naddopts = -p no:cacheprovider\nasyncio_mode = auto\n"
-        "asyncio_default_fixture_loop_scope = function\n",
+    ini=_ASYNCIO_AUTO,
     replace={"unit_tests/conftest.py": _AGENTS_CONFTEST},
 )
 
@@ -92,8 +97,7 @@ LANGGRAPH_PREBUILT = Suite(
     known=HERE / "known_failures_langgraph_prebuilt.txt",
     label="langgraph-prebuilt 1.1.3",
     lgnb_plugins=("-p", "lgnb_agents_plugin"),
-    ini="[pytest]\naddopts = -p no:cacheprovider\nasyncio_mode = auto\n"
-        "asyncio_default_fixture_loop_scope = function\n",
+    ini=_ASYNCIO_AUTO,
 )
 
 SUITES = {s.name: s for s in (LANGGRAPH, LANGCHAIN_AGENTS, LANGGRAPH_PREBUILT)}
