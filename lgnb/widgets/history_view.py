@@ -160,8 +160,10 @@ class HistoryView(View):
                 self.notice = (f"the view keeps {self._pages.cap:,} checkpoints: "
                                "lgnb.history(..., limit=None) pages through all of them")
             return 0
-        # one sync: the notice arrives with the drawing it describes, never after it
-        with self.hold_sync(), self._lock:
+        # one sync: the notice arrives with the drawing it describes, never after it. The lock
+        # first (as in `_redraw`): the held sync goes out before another thread's redraw can
+        # start, so that redraw never lands in this hold and is never half sent
+        with self._lock, self.hold_sync():
             added = self._pages.load_older()
             self._redraw()
             self.notice = f"loaded {added:,} older checkpoint{'s' if added != 1 else ''}" if added else \

@@ -57,6 +57,10 @@ def test_hostile_strings_stay_text(lab: Lab, page: Any, artifacts: Path) -> None
 
     texts = run.locator(".lgnb-bubble .lgnb-text").all_text_contents()
     assert texts == [EVIL_TEXT, EVIL_TEXT]  # the user's message and the model's, verbatim
+    # each pane draws its SVG (Graphviz WASM) in its own time, not with the run's status:
+    # wait for the drawings (each inserted whole) before reading their labels
+    page.locator(".lgnb-graph-view g.node").first.wait_for()
+    run.locator("g.node").first.wait_for()
     labels = page.locator(".lgnb-graph-view g.node text").all_text_contents()
     assert EVIL_NODE in labels
     assert EVIL_NODE in run.locator("g.node title").all_text_contents()
