@@ -207,11 +207,12 @@ def placeholders(n: int) -> str:
 
 
 def _json_path(key: str) -> str | None:
-    """A SQLite JSON path for a top-level metadata key, or None if it needs quoting
-    SQLite cannot express (then the key is matched in Python)."""
+    """A SQLite JSON path for a metadata filter key, or None if it needs quoting SQLite
+    cannot express (then the key is matched in Python). A dotted key is a path into
+    nested metadata (`"user.access-level"`), as langgraph.checkpoint.sqlite reads it."""
     if '"' in key or "\\" in key:
         return None
-    return f'$."{key}"'
+    return "$" + "".join(f'."{part}"' for part in key.split("."))
 
 
 def build_list_query(
@@ -285,8 +286,17 @@ def build_list_query(
 
 def metadata_matches(metadata: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
     """The filter keys SQL did not handle, by equality (a missing key is None; tuples
-    compare as the lists JSON stored)."""
-    return all(metadata.get(k) == _as_json(v) for k, v in wanted.items())
+    compare as the lists JSON stored; a dotted key is a path into nested metadata)."""
+    return all(_at_path(metadata, k) == _as_json(v) for k, v in wanted.items())
+
+
+def _at_path(metadata: Mapping[str, Any], key: str) -> Any:
+    value: Any = metadata
+    for part in key.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
 
 
 def _as_json(value: Any) -> Any:

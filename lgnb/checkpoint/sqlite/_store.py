@@ -31,7 +31,7 @@ from langgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
     get_checkpoint_id,
-    get_serializable_checkpoint_metadata,
+    get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
@@ -416,7 +416,8 @@ class SqliteStore:
             key, parent_id, checkpoint["channel_versions"], new_versions
         )
         ctype, cblob = self.serde.dumps_typed(stored)
-        meta = get_serializable_checkpoint_metadata(config, metadata)
+        # all of it, a `writes` key too, as langgraph.checkpoint.sqlite keeps it
+        meta = get_checkpoint_metadata(config, metadata)
         run_id = meta.get("run_id")
         row = (
             thread_id,
