@@ -439,7 +439,7 @@ class Pregel(CompiledGraphBase):
         # a RunnableConfig is a plain dict at run time; from here on it is handled as one
         config = cast("dict[str, Any] | None", given_config)
         parent = caller = TASK_CTX.get()
-        if parent is not None and _own_lineage(parent, given_config):
+        if parent is not None and _own_lineage(parent, given_config, defaults=self.config):
             parent = None  # a child given its own thread or checkpoint runs as a root graph
         if parent is not None:
             config = config_inside_node(parent, given_config, defaults=self.config)
@@ -1101,10 +1101,12 @@ def _under_caller(caller: TaskContext, config: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def _own_lineage(parent: TaskContext, config: RunnableConfig | None) -> bool:
+def _own_lineage(parent: TaskContext, config: RunnableConfig | None, *,
+                 defaults: Mapping[str, Any] | None = None) -> bool:
     """A config naming its own checkpoint coordinates (thread, namespace, checkpoint)
-    addresses its own lineage; the node's own config passed through does not."""
-    conf = (config or {}).get(CONF) or {}
+    addresses its own lineage; the node's own config passed through does not. The
+    invoked graph's `with_config` (`defaults`) counts, under the call's config."""
+    conf = {**((defaults or {}).get(CONF) or {}), **((config or {}).get(CONF) or {})}
     if not any(conf.get(k) for k in ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")):
         return False
     return conf.get("checkpoint_ns") != parent.task.ns

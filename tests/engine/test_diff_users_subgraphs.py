@@ -1855,3 +1855,32 @@ def test_the_task_events_of_a_graph_invoked_in_a_node_carry_its_own_metadata(dif
 
     ref = differential(scenario)
     assert ref[-1][2]["k"] == "inner"
+
+
+def test_a_graph_given_its_own_thread_by_with_config_runs_as_a_root_inside_a_node(differential):
+    """`inner.with_config(configurable={"thread_id": ...})` invoked in a node addresses its
+    own thread, as a thread given to the call does: it does not run in the caller's
+    namespace, nor see the caller's configurable keys."""
+    def scenario(E):
+        seen = []
+
+        def inner_node(s):
+            conf = E.get_config()["configurable"]
+            seen.append({k: conf.get(k) for k in ("thread_id", "user")})
+            return {"log": ["inner"]}
+
+        inner = _one_node_app(E, Log, "inner_node", inner_node).with_config(
+            configurable={"thread_id": "inner-thread"})
+
+        def outer_node(s):
+            return {"log": inner.invoke({"log": []})["log"]}
+
+        saver = E.InMemorySaver()
+        app = _one_node_app(E, Log, "outer_node", outer_node, checkpointer=saver)
+        out = app.invoke({"log": []}, {"configurable": {"thread_id": "outer", "user": "u"}})
+        threads = sorted({(c.config["configurable"]["thread_id"], c.config["configurable"]["checkpoint_ns"].split(":")[0])
+                          for c in saver.list(None)})
+        return out, seen, threads
+
+    ref = differential(scenario)
+    assert ref[1] == [{"thread_id": "inner-thread", "user": None}]
