@@ -49,12 +49,16 @@ def twin_of(cls: type[BaseException]) -> type[BaseException]:
         "__doc__": cls.__doc__,
         "__reduce__": _reducer(cls),
     })
-    _TWINS[cls] = twin
-    return twin
+    # two threads creating the first one at once: both get the one stored first
+    return _TWINS.setdefault(cls, twin)
 
 
 def _reducer(cls: type[BaseException]) -> Any:
-    def __reduce__(self: BaseException) -> Any:  # pickled as the lgnb class it twins
-        return (cls, self.args, self.__dict__ or None)
+    def __reduce__(self: BaseException) -> Any:  # pickled as the lgnb class it twins,
+        # by that class's own `__reduce__` (a user's subclass may define one)
+        reduced = cls.__reduce__(self)
+        if isinstance(reduced, tuple) and reduced and reduced[0] is type(self):
+            reduced = (cls, *reduced[1:])
+        return reduced
 
     return __reduce__

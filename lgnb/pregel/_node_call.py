@@ -73,7 +73,7 @@ def invoke_node(node: PregelNode, input: Any, config: Any = None, **kwargs: Any)
             "Either initialize with a synchronous function or invoke via the async API "
             "(ainvoke, astream, etc.)"
         )
-    return bound.func(input, **_extras(bound, cfg))
+    return bound.func(input, **{**_extras(bound, cfg), **kwargs})  # as LangGraph: keywords reach the code
 
 
 async def ainvoke_node(node: PregelNode, input: Any, config: Any = None, **kwargs: Any) -> Any:
@@ -84,15 +84,16 @@ async def ainvoke_node(node: PregelNode, input: Any, config: Any = None, **kwarg
     if bound.runnable is not None:
         return await bound.runnable.ainvoke(input, cfg, **kwargs)
     if bound.afunc is not None:
-        return await bound.afunc(input, **_extras(bound, cfg))
+        return await bound.afunc(input, **{**_extras(bound, cfg), **kwargs})
     return await asyncio.to_thread(invoke_node, node, input, config, **kwargs)
 
 
 def stream_node(node: PregelNode, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
-    """The node's output as a stream: a Runnable's chunks, else its one result."""
+    """The node's output as a stream: a subgraph's or a Runnable's chunks, else its one result."""
     bound = _bound(node)
-    if bound.runnable is not None:
-        yield from bound.runnable.stream(input, _config(node, config), **kwargs)
+    runnable = bound.subgraph if bound.subgraph is not None else bound.runnable
+    if runnable is not None:
+        yield from runnable.stream(input, _config(node, config), **kwargs)
         return
     yield invoke_node(node, input, config, **kwargs)
 
@@ -100,8 +101,9 @@ def stream_node(node: PregelNode, input: Any, config: Any = None, **kwargs: Any)
 async def astream_node(node: PregelNode, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
     """Async `stream_node`."""
     bound = _bound(node)
-    if bound.runnable is not None:
-        async for chunk in bound.runnable.astream(input, _config(node, config), **kwargs):
+    runnable = bound.subgraph if bound.subgraph is not None else bound.runnable
+    if runnable is not None:
+        async for chunk in runnable.astream(input, _config(node, config), **kwargs):
             yield chunk
         return
     yield await ainvoke_node(node, input, config, **kwargs)

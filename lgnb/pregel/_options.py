@@ -93,6 +93,8 @@ def config_inside_node(
                 merged[k] = {**(merged.get(k) or {}), **v}
             elif k == "tags":
                 merged[k] = list(dict.fromkeys([*(merged.get(k) or ()), *v]))
+            elif k == "callbacks":  # the graph's own handlers and the call's, as LangGraph
+                merged[k] = merge_callbacks(merged.get(k), v)
             else:
                 merged[k] = v
     conf["checkpoint_ns"] = parent.task.ns

@@ -360,6 +360,8 @@ class Pregel(CompiledGraphBase):
                     merged[k] = {**merged.get(k, {}), **v}
                 elif k == "tags":
                     merged[k] = list(merged.get(k, [])) + list(v)
+                elif k == "callbacks":  # `with_config(callbacks=...)` and the call's: both
+                    merged[k] = merge_callbacks(merged.get(k), v)
                 else:
                     merged[k] = v
         merged = lift_config_keys(merged)  # `{"thread_id": "1"}` is a configurable value

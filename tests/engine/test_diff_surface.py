@@ -236,3 +236,32 @@ def test_a_node_called_on_its_own_gets_an_empty_runtime():
     g.add_node("node", node)
     g.add_edge(START, "node")
     assert g.compile().nodes["node"].invoke({"log": []}) == {"log": [None, None]}
+
+
+def test_a_subgraph_node_called_on_its_own_streams_the_subgraphs_chunks(differential):
+    """`nodes["sub"].stream(...)` of a node that is a compiled graph streams that graph
+    (its updates by default, `stream_mode=` passed through), sync and async; keywords
+    given to `invoke` reach a function node's code."""
+    import asyncio
+
+    def scenario(E):
+        inner = E.StateGraph(S)
+        inner.add_node("step", _logger("inner"))
+        inner.add_edge(E.START, "step")
+        g = E.StateGraph(S)
+        g.add_node("sub", inner.compile())
+        g.add_node("keywords", lambda s, **kw: {"log": sorted(kw.items())})
+        g.add_edge(E.START, "sub")
+        nodes = g.compile().nodes
+
+        async def astreamed():
+            return [c async for c in nodes["sub"].astream({"log": []}, None, stream_mode="values")]
+
+        return [list(nodes["sub"].stream({"log": ["x"]})),
+                list(nodes["sub"].stream({"log": []}, None, stream_mode="updates")),
+                asyncio.run(astreamed()),
+                nodes["keywords"].invoke({"log": []}, None, extra=1),
+                asyncio.run(nodes["keywords"].ainvoke({"log": []}, None, extra=2))]
+
+    ref = differential(scenario)
+    assert ref[0] == [{"step": {"log": ["inner"]}}] and ref[3] == {"log": [("extra", 1)]}

@@ -1884,3 +1884,40 @@ def test_a_graph_given_its_own_thread_by_with_config_runs_as_a_root_inside_a_nod
 
     ref = differential(scenario)
     assert ref[1] == [{"thread_id": "inner-thread", "user": None}]
+
+
+def test_a_graph_keeps_its_with_config_callbacks_when_a_call_gives_others(differential):
+    """`graph.with_config(callbacks=[h])` then `invoke(..., {"callbacks": [g]})`: both
+    handlers see the run (LangGraph merges callbacks), at the top level, inside a node
+    and inside a node on a thread of its own."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class Seen(BaseCallbackHandler):
+        def __init__(self, label, sink):
+            self.label, self.sink = label, sink
+
+        def on_chain_start(self, serialized, inputs, *, name=None, **kw):
+            self.sink.append((self.label, kw.get("name") or name))
+
+    def scenario(E):
+        out = []
+        for where in ("top", "in a node", "own thread"):
+            sink = []
+            inner = _one_node_app(E, Log, "inner_node", _logger("inner")).with_config(
+                callbacks=[Seen("own", sink)])
+            call = {"callbacks": [Seen("call", sink)]}
+            if where == "top":
+                inner.invoke({"log": []}, call)
+            else:
+                if where == "own thread":
+                    call["configurable"] = {"thread_id": "other"}
+
+                def outer_node(s, call=call, inner=inner):
+                    return inner.invoke({"log": []}, call)
+
+                _one_node_app(E, Log, "outer_node", outer_node).invoke({"log": []})
+            out.append((where, sorted(set(sink))))
+        return out
+
+    ref = differential(scenario)
+    assert ("own", "inner_node") in ref[1][1] and ("call", "inner_node") in ref[1][1]

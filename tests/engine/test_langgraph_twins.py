@@ -52,3 +52,47 @@ def test_without_langgraph_loaded_nothing_is_imported_and_the_class_is_plain() -
             "assert 'langgraph.errors' not in sys.modules and 'langgraph.types' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
     assert issubclass(GraphInterrupt, GraphBubbleUp)
+
+
+class _Carrying(GraphBubbleUp):
+    """A user's bubble-up with a constructor of its own and the `__reduce__` it needs."""
+
+    def __init__(self, what: str, extra: int) -> None:
+        super().__init__(what)
+        self.extra = extra
+
+    def __reduce__(self) -> tuple:
+        return (_Carrying, (self.args[0], self.extra))
+
+
+def test_a_subclass_that_defines_its_own_reduce_pickles_and_copies_by_it() -> None:
+    import copy
+
+    exc = _Carrying("up", 3)
+    for back in (pickle.loads(pickle.dumps(exc)), copy.copy(exc), copy.deepcopy(exc)):
+        assert isinstance(back, _Carrying) and isinstance(back, lg_errors.GraphBubbleUp)
+        assert back.args == ("up",) and back.extra == 3
+
+
+def test_threads_raising_a_class_for_the_first_time_at_once_share_one_twin() -> None:
+    import threading
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # interleave the threads as much as possible
+    try:
+        for n in range(50):
+            cls = type(f"Fresh{n}", (GraphInterrupt,), {"__module__": __name__})
+            barrier, kinds = threading.Barrier(8), []
+
+            def first() -> None:
+                barrier.wait()
+                kinds.append(type(cls(())))
+
+            threads = [threading.Thread(target=first) for _ in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert len(set(kinds)) == 1, n
+    finally:
+        sys.setswitchinterval(switch)
