@@ -182,9 +182,10 @@ class NodeCallable:
     def call(self, value: Any, ctx: TaskContext) -> Any:
         """Run synchronously (sync functions, Runnables, subgraphs)."""
         if self.func is not None:
-            if self.inject:
-                return self.func(value, **self._kwargs(ctx))
-            return self.func(value)
+            out = self.func(value, **self._kwargs(ctx)) if self.inject else self.func(value)
+            if type(out) is dict or (runnable := _returned_runnable(out)) is None:
+                return out
+            return runnable.invoke(value, ctx.config)  # as LangGraph: a returned Runnable runs
         if self.subgraph is not None:
             return self.subgraph._run_as_subgraph(value, ctx)
         if self.runnable is not None:
@@ -204,9 +205,10 @@ class NodeCallable:
     async def acall(self, value: Any, ctx: TaskContext) -> Any:
         """Run asynchronously (async functions, Runnables, subgraphs)."""
         if self.afunc is not None:
-            if self.inject:
-                return await self.afunc(value, **self._kwargs(ctx))
-            return await self.afunc(value)
+            out = await (self.afunc(value, **self._kwargs(ctx)) if self.inject else self.afunc(value))
+            if type(out) is dict or (runnable := _returned_runnable(out)) is None:
+                return out
+            return await runnable.ainvoke(value, ctx.config)
         if self.subgraph is not None:
             return await self.subgraph._arun_as_subgraph(value, ctx)
         if self.runnable is not None:
@@ -232,6 +234,13 @@ def _is_plain_lambda_runnable(action: Any) -> bool:
     return type(action).__name__ in ("RunnableLambda", "RunnableCallable") and (
         getattr(action, "func", None) is not None or getattr(action, "afunc", None) is not None
     )
+
+
+def _returned_runnable(out: Any) -> Any:
+    """`out` if a node returned a LangChain Runnable (LangGraph then runs it on the node's
+    input, as a RunnableLambda does), else None."""
+    runnable_cls = _loaded_runnable_class()
+    return out if runnable_cls is not None and isinstance(out, runnable_cls) else None
 
 
 def _loaded_runnable_class() -> Any:

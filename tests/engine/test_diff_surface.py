@@ -265,3 +265,37 @@ def test_a_subgraph_node_called_on_its_own_streams_the_subgraphs_chunks(differen
 
     ref = differential(scenario)
     assert ref[0] == [{"step": {"log": ["inner"]}}] and ref[3] == {"log": [("extra", 1)]}
+
+
+def test_a_node_that_returns_a_runnable_runs_it_on_its_input(differential):
+    """LangChain's RunnableLambda rule, kept by LangGraph for nodes: a node may return a
+    Runnable (a chain chosen at run time), which then runs on the node's input, and its
+    output is the node's update (sync and async nodes)."""
+    import asyncio
+
+    from langchain_core.runnables import RunnableLambda
+
+    def scenario(E):
+        def pick(s):
+            return RunnableLambda(lambda st: {"log": ["chain saw " + ",".join(st["log"])]})
+
+        async def apick(s):
+            return RunnableLambda(lambda st: {"log": ["async chain"]})
+
+        def build(*names):
+            g = E.StateGraph(S)
+            g.add_node("a", _logger("a"))
+            g.add_edge(E.START, "a")
+            last = "a"
+            for name in names:
+                g.add_node(name, {"pick": pick, "apick": apick}[name])
+                g.add_edge(last, name)
+                last = name
+            return g.compile()
+
+        return (list(build("pick").stream({"log": []})),
+                asyncio.run(build("pick", "apick").ainvoke({"log": []})))
+
+    ref = differential(scenario)
+    assert ref[0][-1] == {"pick": {"log": ["chain saw a"]}}
+    assert ref[1] == {"log": ["a", "chain saw a", "async chain"]}
