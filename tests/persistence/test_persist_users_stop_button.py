@@ -243,11 +243,27 @@ def test_asyncio_run_stopped_inside_a_node_leaves_the_thread_resumable(
             stopped = True
         assert time.monotonic() - began < 5, "the stop did not stop the run"
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        _wait_until_unlocked(path)
         return {"stopped": stopped, **asyncio.run(session(first=False))}
 
     ref = differential(scenario)
     assert ref["stopped"] and ref["resume"] == {"log": ["a", "b", "x", "c"]}
     assert ref["ran"].count("x") == 1 and ref["ran"].count("b") == 2
+
+
+def _wait_until_unlocked(path: str) -> None:
+    """The stopped session's connection closes in aiosqlite's own thread, which a loaded
+    machine may run a little late: wait (up to 30 s) until the file takes a write lock, as
+    a user re-running the cell would, so the resume does not race that close."""
+    import sqlite3
+
+    if Path(path).exists():
+        conn = sqlite3.connect(path, timeout=30)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.rollback()
+        finally:
+            conn.close()
 
 
 def _blocking_graph(release: threading.Event, started: threading.Event, ran: list[str]) -> Any:
