@@ -909,7 +909,9 @@ def test_persistence_claim_exercise_a_task_killed_before_it_finished_runs_again(
     def scenario(E):
         job = Pipeline(E, hang=("quick", "slow"))
         try:
-            after_kill = job.start_and_kill(lambda snapshot: True)
+            # the step-1 checkpoint is saved while quick and slow run (durability "async"):
+            # the claim is about that checkpoint, so wait for it, as the lesson's kill does
+            after_kill = job.start_and_kill(lambda snapshot: (snapshot.metadata or {}).get("step") == 1)
             ran_before = list(job.ran)
             result = job.graph.invoke(None, job.config)
             return after_kill[0], sorted(job.ran[len(ran_before):]), result["notes"]
