@@ -266,6 +266,18 @@ def _wait_until_unlocked(path: str) -> None:
             conn.close()
 
 
+def _stop_while(wait: Any, started: threading.Event, release: threading.Event) -> None:
+    """Press stop (a real SIGINT) once the blocking node started, while the main thread is
+    in `wait()`: the call re-raises KeyboardInterrupt; then let the node end."""
+    presser = _press_when(started, real_signal=True)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            wait()
+    finally:
+        presser.join()
+        release.set()
+
+
 def _blocking_graph(release: threading.Event, started: threading.Event, ran: list[str]) -> Any:
     from lgnb.checkpoint.memory import InMemorySaver
 
@@ -295,13 +307,7 @@ def test_a_stop_while_run_wait_blocks_cancels_the_run_and_reraises() -> None:
     app = _blocking_graph(release, started, ran)
     cfg = thread("view")
     run = lgnb.run(app, {"log": []}, cfg, display=False)
-    presser = _press_when(started, real_signal=True)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            run.wait(timeout=10)
-    finally:
-        presser.join()
-        release.set()
+    _stop_while(lambda: run.wait(timeout=10), started, release)
     assert run.status == "cancelled" and run.view.status == "cancelled"
     assert run.cancel() is False  # nothing left to cancel
     time.sleep(0.3)  # the busy node ends in its thread, unseen
@@ -318,13 +324,7 @@ def test_a_stop_while_lens_run_waits_takes_no_step_after_the_one_in_progress() -
     release, started = threading.Event(), threading.Event()
     app = _blocking_graph(release, started, ran)
     lens = lgnb.lens(app, {"log": []}, thread("lens"), display=False)
-    presser = _press_when(started, real_signal=True)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            lens.run(timeout=10)
-    finally:
-        presser.join()
-        release.set()
+    _stop_while(lambda: lens.run(timeout=10), started, release)
     lens._request(lambda: None).result(10)  # the step in progress ends
     assert lens.status == "paused" and ran == ["a", "b"]
     assert lens.run(timeout=10) == {"log": ["a", "b", "c"]}
