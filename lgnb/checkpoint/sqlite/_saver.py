@@ -10,6 +10,7 @@ directly and are safe from any thread (the store serializes access with a lock).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import os
 import random
 import sqlite3
@@ -29,6 +30,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from lgnb.checkpoint.serde import AllowEntry, saver_serializer
 from lgnb.checkpoint.sqlite import _schema
 from lgnb.checkpoint.sqlite._errors import cannot_open, explain
+from lgnb.checkpoint.sqlite._langgraph_tables import LangGraphTables
 from lgnb.checkpoint.sqlite._schema import Synchronous
 from lgnb.checkpoint.sqlite._store import SqliteStore
 from lgnb.checkpoint.sqlite._stored import StoredValue, list_stored
@@ -119,6 +121,7 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
             raise
         self.conn = conn
         self.store = SqliteStore(conn, self.serde)
+        self.store.langgraph = LangGraphTables.find(conn)
 
     @property
     def serde(self) -> SerializerProtocol:
@@ -239,6 +242,25 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
         writes), drop the rest and the values only they used. `"delete"`: drop all."""
         self.store.prune(thread_ids, strategy=strategy)
 
+    def import_langgraph_threads(self) -> builtins.list[str]:
+        """Copy every thread that LangGraph's own `SqliteSaver` saved in this file (its
+        `checkpoints`/`writes` tables) into lgnb's tables; return the ids copied now.
+
+        Reads do this by themselves, one thread at a time (`get_tuple` on a thread,
+        `list()`): a program ported from `langgraph.checkpoint.sqlite` finds its threads
+        where they were. Call it to copy them all up front, or to take in threads a
+        LangGraph process saved after this saver opened the file. Each thread is copied
+        once (a thread deleted in lgnb is not copied back); LangGraph's tables are only
+        read. A file without LangGraph's tables copies nothing."""
+        store = self.store
+        if store.langgraph is None:
+            with store.lock:
+                store.langgraph = LangGraphTables.find(store.conn)
+            if store.langgraph is None:
+                return []
+        store.langgraph.all_settled = False
+        return store.langgraph.ensure_all(store)
+
     # --- async protocol: the same calls, in a worker thread ---
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -275,6 +297,10 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         await asyncio.to_thread(self.store.put_writes, config, writes, task_id, task_path)
+
+    async def aimport_langgraph_threads(self) -> builtins.list[str]:
+        """`import_langgraph_threads`, in a worker thread."""
+        return await asyncio.to_thread(self.import_langgraph_threads)
 
     async def adelete_thread(self, thread_id: str) -> None:
         await asyncio.to_thread(self.store.delete_thread, thread_id)

@@ -24,6 +24,11 @@ the other.
   (`run_id`, `host`, `pid`), `acquired_at` and `expires_at` (epoch seconds; the run's
   heartbeat renews it), and `cancel_requested` (set by a run of another process that
   interrupts it). One run per thread, across processes: see `lgnb.pregel._lease`.
+* `lgnb_imported_threads` — the threads of LangGraph's own tables in the same file
+  (`checkpoints`/`writes`) that were copied into these, or never will be (deleted
+  here first, or an id lgnb already used), so each is copied once; `imported_at` is
+  NULL while a copy is under way. See `_langgraph_tables`. Added without a schema
+  version: an older lgnb ignores it.
 
 Layout for speed (schema 3): a step's commit writes every B-tree page it touched, so
 blobs and writes are `WITHOUT ROWID` (the primary key *is* the table: one
@@ -124,6 +129,10 @@ CREATE TABLE IF NOT EXISTS lgnb_values (
     id INTEGER PRIMARY KEY,
     ref BLOB NOT NULL UNIQUE,
     data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lgnb_imported_threads (
+    thread_id TEXT PRIMARY KEY,
+    imported_at REAL
 );
 CREATE TABLE IF NOT EXISTS lgnb_thread_leases (
     thread_id TEXT PRIMARY KEY,

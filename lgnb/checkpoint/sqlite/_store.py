@@ -38,6 +38,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from lgnb.checkpoint.sqlite import _refs, _sql
 from lgnb.checkpoint.sqlite._behind import WriteBehind, execute
 from lgnb.checkpoint.sqlite._errors import abandoned, explain, rollback_quietly
+from lgnb.checkpoint.sqlite._langgraph_tables import LangGraphTables  # noqa: TC001
 from lgnb.checkpoint.sqlite._schema import INLINE_MAX, database_label
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
@@ -141,6 +142,9 @@ class SqliteStore:
         self.refs = _refs.RefsEncoder()
         # the file, named by errors (a failing connection may not say it any more)
         self.label = database_label(conn) if label is None else label
+        # threads LangGraph's own SqliteSaver saved in this file, copied in on first
+        # read; set by the saver that opens the file (`LangGraphTables.find`)
+        self.langgraph: LangGraphTables | None = None
 
     def with_serde(self, serde: SerializerProtocol) -> SqliteStore:
         """A store on the same connection (and lock) with another serializer."""
@@ -148,6 +152,7 @@ class SqliteStore:
         clone.lock = self.lock
         clone.behind = self.behind
         clone.refs = self.refs
+        clone.langgraph = self.langgraph
         return clone
 
     # --- transactions ---
@@ -298,6 +303,8 @@ class SqliteStore:
         thread_id = str(configurable["thread_id"])
         ns = configurable.get("checkpoint_ns", "") or ""
         checkpoint_id = get_checkpoint_id(config)
+        if self.langgraph is not None:
+            self.langgraph.ensure(self, thread_id)
         with self.reading() as conn:
             if checkpoint_id:
                 row = conn.execute(_sql.SELECT_ONE, (thread_id, ns, checkpoint_id)).fetchone()
@@ -333,6 +340,12 @@ class SqliteStore:
     ) -> Iterator[builtins.list[Sequence[Any]]]:  # `list` here is the method
         """The `lgnb_checkpoints` rows of `list()`, in pages: each page one indexed
         query that resumes after the last row of the previous one (never all rows)."""
+        if self.langgraph is not None:
+            thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
+            if thread_id is None:
+                self.langgraph.ensure_all(self)
+            else:
+                self.langgraph.ensure(self, str(thread_id))
         before_id = get_checkpoint_id(before) if before else None
         config = self._with_only_namespace(config)
         left = None if limit is None else max(int(limit), 0)
@@ -463,16 +476,28 @@ class SqliteStore:
                 "put_writes needs configurable.checkpoint_id: pass the config "
                 "returned by put()."
             )
+        self.put_indexed_writes(thread_id, ns, checkpoint_id, [
+            (task_id, task_path, WRITES_IDX_MAP.get(channel, i), channel, value)
+            for i, (channel, value) in enumerate(writes)
+        ])
+
+    def put_indexed_writes(
+        self,
+        thread_id: str,
+        ns: str,
+        checkpoint_id: str,
+        writes: Sequence[tuple[str, str, int, str, Any]],
+    ) -> None:
+        """`put_writes` of `(task_id, task_path, idx, channel, value)` rows, each at its
+        own index (copied threads keep LangGraph's, `_langgraph_tables`)."""
         special: list[tuple[Any, ...]] = []
         regular: list[tuple[Any, ...]] = []
         large: list[tuple[bytes, bytes]] = []
-        for i, (channel, value) in enumerate(writes):
-            wtype, wblob, wref = self._encode(
-                value, large, remember=channel not in WRITES_IDX_MAP
-            )
-            idx = WRITES_IDX_MAP.get(channel, i)
+        for task_id, task_path, idx, channel, value in writes:
+            is_special = channel in WRITES_IDX_MAP
+            wtype, wblob, wref = self._encode(value, large, remember=not is_special)
             row = (thread_id, ns, checkpoint_id, task_id, idx, channel, wtype, wblob, wref, task_path)
-            (special if channel in WRITES_IDX_MAP else regular).append(row)
+            (special if is_special else regular).append(row)
         batches: list[tuple[str, list[tuple[Any, ...]]]] = []
         if large:
             batches.append((_sql.INSERT_VALUE, large))
@@ -490,6 +515,8 @@ class SqliteStore:
     # --- maintenance ---
 
     def delete_thread(self, thread_id: str) -> None:
+        if self.langgraph is not None:  # not brought back from LangGraph's tables later
+            self.langgraph.forget(self, [str(thread_id)])
         self.refs.forget()
         with self.writing() as conn:
             candidates = _refs_of(conn, [str(thread_id)])
@@ -516,6 +543,9 @@ class SqliteStore:
             _collect_values(conn, candidates)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        if self.langgraph is not None:
+            self.langgraph.ensure(self, str(source_thread_id))
+            self.langgraph.ensure(self, str(target_thread_id))
         self.refs.forget()  # the target's rows may have been replaced
         with self.writing() as conn:
             for statement in _sql.COPY_THREAD:
@@ -527,6 +557,9 @@ class SqliteStore:
                 f"Unknown prune strategy {strategy!r}; use one of {PRUNE_STRATEGIES}."
             )
         threads = [str(t) for t in thread_ids]
+        if self.langgraph is not None:
+            for thread_id in threads:
+                self.langgraph.ensure(self, thread_id)
         self.refs.forget()
         with self.writing() as conn:
             if strategy == "keep_latest" and threads:
