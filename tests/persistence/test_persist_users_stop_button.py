@@ -219,7 +219,7 @@ def test_asyncio_run_stopped_inside_a_node_leaves_the_thread_resumable(
         graph = _chain(E, node, branch=True)
         cfg = thread("stop")
 
-        async def session(first: bool) -> Any:
+        async def session(first: bool, path: str = path) -> Any:
             async with AsyncSqliteSaver.from_conn_string(path) as saver:
                 app = graph.compile(checkpointer=memory if kind == "memory" else saver)
                 if first:
@@ -236,6 +236,7 @@ def test_asyncio_run_stopped_inside_a_node_leaves_the_thread_resumable(
                 return seen
 
         began = time.monotonic()
+        threads_before = set(threading.enumerate())
         try:
             asyncio.run(session(first=True))
             stopped = False
@@ -243,27 +244,46 @@ def test_asyncio_run_stopped_inside_a_node_leaves_the_thread_resumable(
             stopped = True
         assert time.monotonic() - began < 5, "the stop did not stop the run"
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-        _wait_until_unlocked(path)
-        return {"stopped": stopped, **asyncio.run(session(first=False))}
+        return {"stopped": stopped,
+                **asyncio.run(session(first=False, path=_wait_until_unlocked(path, threads_before)))}
 
     ref = differential(scenario)
     assert ref["stopped"] and ref["resume"] == {"log": ["a", "b", "x", "c"]}
     assert ref["ran"].count("x") == 1 and ref["ran"].count("b") == 2
 
 
-def _wait_until_unlocked(path: str) -> None:
-    """The stopped session's connection closes in aiosqlite's own thread, which a loaded
-    machine may run a little late: wait (up to 30 s) until the file takes a write lock, as
-    a user re-running the cell would, so the resume does not race that close."""
+def _wait_until_unlocked(path: str, threads_before: set[threading.Thread]) -> str:
+    """The file to resume from: `path` once the stopped session's connection let go of it.
+
+    That connection closes in aiosqlite's own thread, which a loaded machine may run a
+    little late: wait (up to 10 s) for the threads the session started to end, then until
+    the file takes a write lock, as a user re-running the cell would. On a loaded machine LangGraph's abandoned connection has been seen to
+    keep its lock longer (the reference then failed with "database is locked"): then what
+    is on disk — the file and its write-ahead log, as after a kernel restart — is copied
+    beside it and the resume reads that copy."""
+    import shutil
     import sqlite3
 
-    if Path(path).exists():
-        conn = sqlite3.connect(path, timeout=30)
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            conn.rollback()
-        finally:
-            conn.close()
+    deadline = time.monotonic() + 10
+    for leftover in set(threading.enumerate()) - threads_before:
+        leftover.join(max(0.0, deadline - time.monotonic()))
+    if not Path(path).exists():
+        return path
+    conn = sqlite3.connect(path, timeout=10)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.rollback()
+        return path
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc):
+            raise
+    finally:
+        conn.close()
+    copy = path + ".resumed.sqlite"
+    shutil.copyfile(path, copy)
+    if Path(path + "-wal").exists():
+        shutil.copyfile(path + "-wal", copy + "-wal")
+    return copy
 
 
 def _stop_while(wait: Any, started: threading.Event, release: threading.Event) -> None:
