@@ -26,8 +26,8 @@ row. A msgpack checkpoint is split at its top level only (its extension types â€
 stored classes â€” kept as opaque bytes) and each channel value packed again on its own;
 a checkpoint in another format (older LangGraph: JSON) is decoded with the saver's
 serializer and stored as a new checkpoint would be. Checkpoints are copied in id order
-(a parent before its children), each with `put`, and then its pending writes with their
-original task, index and path.
+(a parent before its children), a page at a time, each with `put` and then its pending
+writes with their original task, index and path.
 """
 
 from __future__ import annotations
@@ -50,13 +50,19 @@ _NEEDED = {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id"
            "checkpoint", "metadata"}
 _THREADS = "SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id"
 _HAS_THREAD = "SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1"
-_CHECKPOINTS = """
+_PAGE_SIZE = 32
+_PAGE = """
 SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
-FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id
+FROM checkpoints WHERE thread_id = ? AND (checkpoint_ns, checkpoint_id) > (?, ?)
+ORDER BY checkpoint_ns, checkpoint_id LIMIT ?
+"""
+_NOT_MSGPACK = """
+SELECT checkpoint_id, type, checkpoint FROM checkpoints
+WHERE thread_id = ? AND type IS NOT 'msgpack'
 """
 _WRITES = """
-SELECT checkpoint_ns, checkpoint_id, task_id, {path}, idx, channel, type, value FROM writes
-WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id, task_id, idx
+SELECT task_id, {path}, idx, channel, type, value FROM writes
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_id, idx
 """
 _MINE = "SELECT checkpoint_ns, checkpoint_id FROM lgnb_checkpoints WHERE thread_id = ?"
 _MARK = "SELECT imported_at FROM lgnb_imported_threads WHERE thread_id = ?"
@@ -149,41 +155,50 @@ class LangGraphTables:
         with store.writing() as conn:
             conn.execute(_RECORD, (thread_id, None))
         with store.reading() as conn:
-            rows = conn.execute(_CHECKPOINTS, (thread_id,)).fetchall()
             have = set(conn.execute(_MINE, (thread_id,)).fetchall())
-            writes: dict[tuple[str, str], list[tuple[str, str, int, str, Any]]] = {}
-            sql = _WRITES.format(path="task_path" if self.has_task_path else "''")
-            for ns, checkpoint_id, task_id, path, idx, channel, wtype, value in conn.execute(
-                sql, (thread_id,)
-            ):
-                writes.setdefault((ns, checkpoint_id), []).append(
-                    (task_id, path, idx, channel, Stored(wtype, value))
-                )
-        # every row read before anything is written: a row that cannot be copied
-        # leaves the thread as it was (and the error names it)
-        copies = []
+            odd = conn.execute(_NOT_MSGPACK, (thread_id,)).fetchall()
+        # a row that cannot be copied is found before anything is written (only rows
+        # not in msgpack are decoded), so the thread is left as it was and the error
+        # names the row
+        for checkpoint_id, type_, blob in odd:
+            _checkpoint(store.serde, type_, blob, _where(thread_id, checkpoint_id))
         versions: dict[tuple[str, str], dict[str, Any]] = {}
-        for ns, checkpoint_id, parent_id, type_, blob, metadata in rows:
-            where = f"checkpoint {checkpoint_id!r} of thread {thread_id!r}"
-            checkpoint = _checkpoint(store.serde, type_, blob, where)
-            checkpoint["id"] = checkpoint_id
-            mine = checkpoint.get("channel_versions") or {}
-            before = versions.get((ns, parent_id)) if parent_id else None
-            new_versions = (dict(mine) if before is None
-                            else {c: v for c, v in mine.items() if before.get(c) != v})
-            versions[(ns, checkpoint_id)] = mine
-            configurable = {"thread_id": thread_id, "checkpoint_ns": ns}
-            if parent_id:
-                configurable["checkpoint_id"] = parent_id
-            copies.append((ns, checkpoint_id, configurable, checkpoint,
-                           _metadata(metadata, where), new_versions))
-        for ns, checkpoint_id, configurable, checkpoint, metadata, new_versions in copies:
-            if (ns, checkpoint_id) not in have:
-                copier.put({"configurable": configurable}, checkpoint, metadata, new_versions)
-            if pending := writes.get((ns, checkpoint_id)):
-                copier.put_indexed_writes(thread_id, ns, checkpoint_id, pending)
+        after = ("", "")
+        writes_sql = _WRITES.format(path="task_path" if self.has_task_path else "''")
+        while True:  # a page at a time: a long thread's rows never all in memory
+            with store.reading() as conn:
+                rows = conn.execute(_PAGE, (thread_id, *after, _PAGE_SIZE)).fetchall()
+                writes = [conn.execute(writes_sql, (thread_id, row[0], row[1])).fetchall()
+                          for row in rows]
+            if not rows:
+                break
+            for (ns, checkpoint_id, parent_id, type_, blob, metadata), pending in zip(rows, writes):
+                where = _where(thread_id, checkpoint_id)
+                checkpoint = _checkpoint(store.serde, type_, blob, where)
+                checkpoint["id"] = checkpoint_id
+                mine = checkpoint.get("channel_versions") or {}
+                before = versions.get((ns, parent_id)) if parent_id else None
+                versions[(ns, checkpoint_id)] = mine
+                if (ns, checkpoint_id) not in have:
+                    configurable = {"thread_id": thread_id, "checkpoint_ns": ns}
+                    if parent_id:
+                        configurable["checkpoint_id"] = parent_id
+                    copier.put({"configurable": configurable}, checkpoint, _metadata(metadata, where),
+                               dict(mine) if before is None
+                               else {c: v for c, v in mine.items() if before.get(c) != v})
+                if pending:
+                    copier.put_indexed_writes(thread_id, ns, checkpoint_id, [
+                        (task_id, path, idx, channel, Stored(wtype, value))
+                        for task_id, path, idx, channel, wtype, value in pending
+                    ])
+            after = (rows[-1][0], rows[-1][1])
         with store.writing() as conn:
             conn.execute(_RECORD, (thread_id, time.time()))
+
+
+def _where(thread_id: str, checkpoint_id: str) -> str:
+    return f"checkpoint {checkpoint_id!r} of thread {thread_id!r}"
+
 
 def _checkpoint(serde: SerializerProtocol, type_: str | None, blob: bytes, where: str) -> Any:
     """A LangGraph checkpoint row's dict, channel values left as their stored bytes."""
