@@ -338,8 +338,16 @@ def test_a_checkpoint_lgnb_cannot_copy_is_refused_by_name_and_nothing_is_copied(
         b.compile(checkpointer=lg_saver).invoke({"box": None}, config)
         assert lg_saver.conn.execute(
             "SELECT count(*) FROM checkpoints WHERE type = 'pickle'").fetchone()[0] > 0
-    with SqliteSaver.from_conn_string(path) as saver:
+    _saved_by_langgraph(path, thread="fine", turns=1)
+    with SqliteSaver.from_conn_string(path, allow=[Ticket]) as saver:
         with pytest.raises(ValueError, match="copy LangGraph's checkpoint .* of thread 'pickled'"):
             saver.get_tuple(config)
         assert saver.conn.execute(
             "SELECT count(*) FROM lgnb_checkpoints WHERE thread_id = 'pickled'").fetchone()[0] == 0
+        # copying all of them copies the others, then names the one left and the way out
+        with pytest.raises(ValueError, match=r"could not be copied .*'pickled'.*delete_thread"):
+            saver.import_langgraph_threads()
+        assert saver.get_tuple({"configurable": {"thread_id": "fine"}}) is not None
+        saver.delete_thread("pickled")
+        assert saver.import_langgraph_threads() == []
+        assert {t.config["configurable"]["thread_id"] for t in saver.list(None)} == {"fine"}

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -73,6 +74,10 @@ _RECORD = "INSERT OR REPLACE INTO lgnb_imported_threads (thread_id, imported_at)
 _EXT_OPTIONS = ormsgpack.OPT_NON_STR_KEYS
 
 
+class CopyRefused(ValueError):
+    """A thread LangGraph saved in the file cannot be copied into lgnb's tables."""
+
+
 @dataclass(frozen=True, slots=True)
 class Stored:
     """A value as LangGraph's saver serialized it: stored again as these bytes."""
@@ -103,6 +108,9 @@ class LangGraphTables:
         self.has_task_path = has_task_path
         self.settled: set[str] = set()  # threads looked at by this saver: copied or not there
         self.all_settled = False
+        # one copy at a time in this process: concurrent first reads of a thread wait
+        # for the copy instead of each making it again
+        self.copying = threading.Lock()
 
     @classmethod
     def find(cls, conn: sqlite3.Connection) -> LangGraphTables | None:
@@ -118,6 +126,12 @@ class LangGraphTables:
         True if it was copied now."""
         if thread_id in self.settled:
             return False
+        with self.copying:
+            if thread_id in self.settled:  # copied while this call waited
+                return False
+            return self._settle(store, thread_id)
+
+    def _settle(self, store: SqliteStore, thread_id: str) -> bool:
         with store.reading() as conn:
             mark = conn.execute(_MARK, (thread_id,)).fetchone()
             if mark is None:
@@ -133,13 +147,31 @@ class LangGraphTables:
         return copy
 
     def ensure_all(self, store: SqliteStore) -> list[str]:
-        """Copy every thread not copied yet; return the ones copied now."""
+        """Copy every thread not copied yet; return the ones copied now. A thread that
+        cannot be copied does not stop the others: once they are copied, the error
+        names every such thread and what to do."""
         if self.all_settled:
             return []
         with store.reading() as conn:
             done = {t for (t,) in conn.execute(_ALL_DONE)}
             threads = [t for (t,) in conn.execute(_THREADS) if t not in done]
-        copied = [t for t in threads if self.ensure(store, t)]
+        copied: list[str] = []
+        refused: list[tuple[str, ValueError]] = []
+        for thread_id in threads:
+            try:
+                if self.ensure(store, thread_id):
+                    copied.append(thread_id)
+            except CopyRefused as exc:
+                refused.append((thread_id, exc))
+        if refused:
+            names = ", ".join(repr(t) for t, _ in refused)
+            raise CopyRefused(
+                f"{len(refused)} of the threads LangGraph's SqliteSaver saved in this file "
+                f"could not be copied into lgnb's tables: {names} ({len(copied)} others were). "
+                f"The first: {refused[0][1]} To go on without them, "
+                "saver.delete_thread(thread_id) each: lgnb then leaves them in LangGraph's "
+                "tables, unchanged."
+            ) from refused[0][1]
         self.all_settled = True
         return copied
 
@@ -204,22 +236,26 @@ def _checkpoint(serde: SerializerProtocol, type_: str | None, blob: bytes, where
     """A LangGraph checkpoint row's dict, channel values left as their stored bytes."""
     if type_ != "msgpack":
         if type_ is None:
-            raise ValueError(
+            raise CopyRefused(
                 f"LangGraph's {where} has no serialization type, so lgnb cannot copy it; "
                 "open the file with langgraph.checkpoint.sqlite.SqliteSaver to read it."
             )
         try:
             return serde.loads_typed((type_, blob))
         except Exception as exc:
-            raise ValueError(
+            raise CopyRefused(
                 f"lgnb could not copy LangGraph's {where}, stored as {type_!r}: {exc} "
-                "Nothing was copied from that thread; pass allow=[...] to the saver if the "
-                "message names a class, or read the file with "
-                "langgraph.checkpoint.sqlite.SqliteSaver."
+                "Nothing was copied from that thread. If the message names a class, pass "
+                "allow=[...] to lgnb's saver; older LangGraph formats (JSON, pickle) load "
+                "only with allow_unsafe_deserialization=True, for a file no one else can "
+                "write to; or read the thread with langgraph.checkpoint.sqlite.SqliteSaver."
             ) from exc
-    top = ormsgpack.unpackb(blob, ext_hook=ormsgpack.Ext, option=_EXT_OPTIONS)
+    try:
+        top = ormsgpack.unpackb(blob, ext_hook=ormsgpack.Ext, option=_EXT_OPTIONS)
+    except ormsgpack.MsgpackDecodeError as exc:
+        raise CopyRefused(f"LangGraph's {where} is not valid msgpack: {exc}") from exc
     if not isinstance(top, dict):
-        raise ValueError(f"LangGraph's {where} is not a checkpoint (a {type(top).__name__}).")
+        raise CopyRefused(f"LangGraph's {where} is not a checkpoint (a {type(top).__name__}).")
     values = top.get("channel_values") or {}
     top["channel_values"] = {
         channel: Stored("msgpack", ormsgpack.packb(value, option=_EXT_OPTIONS))
@@ -234,6 +270,6 @@ def _metadata(text: bytes | str | None, where: str) -> CheckpointMetadata:
     try:
         loaded = json.loads(text)
     except ValueError as exc:
-        raise ValueError(f"LangGraph's {where} has metadata that is not JSON: {exc}") from exc
+        raise CopyRefused(f"LangGraph's {where} has metadata that is not JSON: {exc}") from exc
     return cast(CheckpointMetadata, loaded if isinstance(loaded, dict) else {})
 

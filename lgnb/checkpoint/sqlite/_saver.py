@@ -259,6 +259,9 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
             if store.langgraph is None:
                 return []
         store.langgraph.all_settled = False
+        # a thread read while LangGraph had none of that id is settled, unrecorded: look
+        # again (the recorded ones are skipped by ensure_all)
+        store.langgraph.settled.clear()
         return store.langgraph.ensure_all(store)
 
     # --- async protocol: the same calls, in a worker thread ---
