@@ -1,6 +1,9 @@
 """pytest plugin for agent test suites on lgnb: every agent a library factory builds
-(LangChain's `create_agent`, `langgraph.prebuilt`'s `create_react_agent`) is rebuilt on lgnb
-with `lgnb.graph.from_langgraph`, as a user porting an agent does.
+(LangChain's `create_agent`, `langgraph.prebuilt`'s `create_react_agent`, the multi-agent
+builders `create_supervisor` and `create_swarm`) is rebuilt on lgnb with
+`lgnb.graph.from_langgraph`, as a user porting an agent does. (The multi-agent factories
+return a `StateGraph` builder: `from_langgraph` makes it an lgnb builder, so the test's own
+`.compile()` compiles an lgnb graph.)
 
 Loaded before the test modules import the factories, so every module that hands one out
 hands out the wrapped function.
@@ -18,6 +21,8 @@ from lgnb.graph import from_langgraph
 _FACTORIES = (
     (("langchain.agents.factory", "langchain.agents"), "create_agent"),
     (("langgraph.prebuilt.chat_agent_executor", "langgraph.prebuilt"), "create_react_agent"),
+    (("langgraph_supervisor.supervisor", "langgraph_supervisor"), "create_supervisor"),
+    (("langgraph_swarm.swarm", "langgraph_swarm"), "create_swarm"),
 )
 
 

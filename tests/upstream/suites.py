@@ -8,6 +8,10 @@
 - `langgraph-prebuilt`: `langgraph.prebuilt`'s own tests (`ToolNode`, `tools_condition`,
   `ValidationNode`, `create_react_agent`), the same way: the graphs the tests build with
   `StateGraph` are lgnb's, `create_react_agent`'s are rebuilt with `from_langgraph`.
+- `langgraph-supervisor`, `langgraph-swarm`: the multi-agent libraries' own tests
+  (`create_supervisor`, `create_swarm`: agents as subgraphs handing off to each other with
+  `Command(graph=Command.PARENT)` from their tools), the same way: the multi-agent graph and
+  every agent in it are rebuilt with `from_langgraph`.
 """
 
 from __future__ import annotations
@@ -100,4 +104,29 @@ LANGGRAPH_PREBUILT = Suite(
     ini=_ASYNCIO_AUTO,
 )
 
-SUITES = {s.name: s for s in (LANGGRAPH, LANGCHAIN_AGENTS, LANGGRAPH_PREBUILT)}
+LANGGRAPH_SUPERVISOR = Suite(
+    name="langgraph-supervisor",
+    dist="langgraph-supervisor",
+    version="0.0.31",
+    sha256="0f71d5098fa1ac274423eff08750345450045c1e0dd2480ab7f3e5c1848f6016",
+    run="tests",
+    known=HERE / "known_failures_langgraph_supervisor.txt",
+    label="langgraph-supervisor 0.0.31",
+    lgnb_plugins=("-p", "lgnb_agents_plugin"),
+    ini=_ASYNCIO_AUTO,
+)
+
+LANGGRAPH_SWARM = Suite(
+    name="langgraph-swarm",
+    dist="langgraph-swarm",
+    version="0.1.0",
+    sha256="e0f189fc2471d06108fc293da05771d0106d72f755cd130ee37d579561942479",
+    run="tests",
+    known=HERE / "known_failures_langgraph_swarm.txt",
+    label="langgraph-swarm 0.1.0",
+    lgnb_plugins=("-p", "lgnb_agents_plugin"),
+    ini=_ASYNCIO_AUTO,
+)
+
+SUITES = {s.name: s for s in (LANGGRAPH, LANGCHAIN_AGENTS, LANGGRAPH_PREBUILT,
+                              LANGGRAPH_SUPERVISOR, LANGGRAPH_SWARM)}
