@@ -60,6 +60,13 @@ def test_saver_scale_prints_both_savers_and_both_floors_with_their_ratios():
     assert "delta floor/langgraph:" in p.stdout, p.stdout
 
 
+def test_bench_copy_prints_the_copy_of_a_langgraph_thread_against_langgraphs_saving():
+    p = run_script("bench_copy.py", "--turns", "3")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "9 checkpoints LangGraph saved" in p.stdout, p.stdout
+    assert "lgnb: first read (the copy)" in p.stdout and "x LangGraph's saving" in p.stdout, p.stdout
+
+
 def test_saver_reads_threads_compares_a_file_of_one_thread_with_one_of_many():
     p = run_script("saver_reads.py", "--threads", "3", "--steps", "3", "--reads", "2")
     assert p.returncode == 0, p.stdout + p.stderr
