@@ -29,7 +29,15 @@ def _is_graph(value: Any) -> bool:
     subgraph to LangGraph's introspection (`get_subgraphs`, xray drawings, state reads)."""
     from lgnb.pregel.main import Pregel
 
-    return isinstance(value, Pregel) and value.checkpointer is not False
+    if isinstance(value, Pregel):
+        return value.checkpointer is not False
+    # a graph LangGraph compiled, invoked by a library's node (langgraph-supervisor's
+    # `agent.invoke`): it runs nested in the task on the run's saver, so it is one too
+    return _is_langgraph_pregel(value) and getattr(value, "checkpointer", None) is not False
+
+
+def _is_langgraph_pregel(value: Any) -> bool:
+    return any(k.__module__ == "langgraph.pregel.main" and k.__name__ == "Pregel" for k in type(value).__mro__)
 
 
 def find_subgraph(fn: Any) -> Any:
@@ -50,6 +58,13 @@ def find_subgraph(fn: Any) -> Any:
         if type(candidate).__name__ == "RunnableLambda":
             candidates.extend(getattr(candidate, "deps", ()) or ())
             candidates.append(getattr(candidate, "func", None) or getattr(candidate, "afunc", None))
+            continue
+        if type(candidate).__name__ == "RunnableCallable":  # a LangGraph-built graph's node
+            candidates.append(getattr(candidate, "func", None) or getattr(candidate, "afunc", None))
+            continue
+        wrapped = getattr(candidate, "_lgnb_wraps", None)  # `from_langgraph`'s bridged node
+        if wrapped is not None:
+            candidates.append(wrapped)
             continue
         found = _in_callable(candidate)
         if found is not None:

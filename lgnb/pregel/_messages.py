@@ -7,7 +7,9 @@ called inside a node inherits it through LangChain's context variable (even on
 present, and every `ChatGenerationChunk` becomes a `(namespace, "messages", (chunk,
 metadata))` event. Node start/end are reported by the engine directly (no callback
 manager per node): input messages are marked seen, messages a node returns without a
-model call are emitted once, and a model's final message is never emitted twice.
+model call are emitted once, and a model's final message is never emitted twice. The
+nodes of a LangGraph-built graph that a node's code invokes (LangGraph's own loop runs
+those) are reported through the `on_chain_start` / `on_chain_end` callbacks instead.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, GenerationChunk, LLMResult
 
-from lgnb._internal.constants import NS_SEP, PUSH, TAG_NOSTREAM
+from lgnb._internal.constants import NS_SEP, PUSH, TAG_HIDDEN, TAG_NOSTREAM
 from lgnb._internal.context import current_task
 from lgnb._internal.ids import new_uuid4
 from lgnb._internal.pydantic_loaded import is_model
@@ -120,6 +122,12 @@ def _is_message(value: Any) -> bool:
     return known
 
 
+def _is_command(value: Any) -> bool:
+    """An lgnb `Command`, or LangGraph's (a LangGraph-built graph's node returns those)."""
+    return isinstance(value, Command) or (
+        type(value).__name__ == "Command" and type(value).__module__ == "langgraph.types")
+
+
 def _collect(response: Any, found: list[BaseMessage]) -> None:
     """The messages a node's update carries: itself, a list of them, or state values."""
     if response is None:
@@ -161,6 +169,9 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         self.parent_ns = parent_ns
         self.metadata: dict[UUID, Meta] = {}
         self.seen: set[Any] = set()
+        # node runs reported by callbacks only: those of a LangGraph-built graph that a
+        # node's code invokes (langgraph-supervisor's `agent.invoke`) -> (meta, input)
+        self.chains: dict[UUID, tuple[Meta, Any]] = {}
         # (run_id, meta) of the call that streamed the last token: the next token is
         # almost always from the same call, found by identity (a UUID's hash is a
         # Python-level method, run per token otherwise); one attribute, so threads
@@ -189,6 +200,8 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         returns one of them does not stream it again. Nothing else is:
         a message a node wrote without streaming it is news to the next node whose input
         does not hold it."""
+        if self.chains and ctx.node_run is not None:  # an lgnb node: reported here, not there
+            self.chains.pop(ctx.node_run.run_id, None)
         loop = ctx.loop
         if not self._wanted(loop.ns_tuple):
             return None
@@ -216,18 +229,7 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
 
     def node_end(self, ctx: Any, output: Any) -> None:
         """A node returned: emit the messages in its update that no model streamed."""
-        found: list[BaseMessage] = []
-        if isinstance(output, dict):
-            _collect(output, found)
-        elif isinstance(output, Command):
-            _collect(output.update, found)
-        elif isinstance(output, (list, tuple)) and any(isinstance(v, Command) for v in output):
-            for value in output:
-                _collect(value.update if isinstance(value, Command) else value, found)
-        else:
-            _collect(output, found)
-        if not self.emits_tool_messages:
-            found = [m for m in found if not isinstance(m, ToolMessage)]
+        found = self._returned(output)
         if not found:
             return
         meta = dict(ctx.config["metadata"])
@@ -235,6 +237,59 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         pair = (ctx.loop.ns_tuple, meta)
         for message in found:
             self._emit(pair, message, dedupe=True)
+
+    def _returned(self, output: Any) -> list[BaseMessage]:
+        """The messages in a node's return value (an update, a `Command` of lgnb's or
+        LangGraph's, a list of them)."""
+        found: list[BaseMessage] = []
+        if isinstance(output, dict):
+            _collect(output, found)
+        elif _is_command(output):
+            _collect(output.update, found)
+        elif isinstance(output, (list, tuple)) and any(_is_command(v) for v in output):
+            for value in output:
+                _collect(value.update if _is_command(value) else value, found)
+        else:
+            _collect(output, found)
+        if not self.emits_tool_messages:
+            found = [m for m in found if not isinstance(m, ToolMessage)]
+        return found
+
+    # ---- node runs of a LangGraph-built graph invoked in a node: LangGraph's own loop
+    # runs them and reports them through callbacks alone (lgnb's nodes were reported by
+    # `node_start`, which drops their entry, and `node_end`)
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        if (
+            metadata
+            and "langgraph_checkpoint_ns" in metadata
+            and kwargs.get("name") == metadata.get("langgraph_node")
+            and (not tags or TAG_HIDDEN not in tags)
+        ):
+            ns = graph_namespace(metadata)
+            if self._wanted(ns):
+                self.chains[run_id] = ((ns, metadata), inputs)
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> Any:
+        chain = self.chains.pop(run_id, None) if self.chains else None
+        if chain is None:
+            return
+        meta, inputs = chain
+        self._mark(_state_values(inputs))  # as LangGraph marks a node's input
+        for message in self._returned(outputs):
+            self._emit(meta, message, dedupe=True)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Any:
+        if self.chains:
+            self.chains.pop(run_id, None)
 
     # ---- LangChain callbacks
     def tap_output_iter(self, run_id: UUID, output: Any) -> Any:
