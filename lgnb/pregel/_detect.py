@@ -62,7 +62,10 @@ def find_subgraph(fn: Any) -> Any:
         if type(candidate).__name__ == "RunnableCallable":  # a LangGraph-built graph's node
             candidates.append(getattr(candidate, "func", None) or getattr(candidate, "afunc", None))
             continue
-        wrapped = getattr(candidate, "_lgnb_wraps", None)  # `from_langgraph`'s bridged node
+        # `from_langgraph`'s bridged node, a function: read from its own attributes only
+        # (a mock or proxy would answer any name with a new object, without end)
+        own = getattr(candidate, "__dict__", None)
+        wrapped = own.get("_lgnb_wraps") if isinstance(own, dict) else None
         if wrapped is not None:
             candidates.append(wrapped)
             continue

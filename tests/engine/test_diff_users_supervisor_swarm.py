@@ -382,3 +382,24 @@ def test_swarm_started_at_a_given_agent_and_with_a_state_update(differential):
         return first, second, _history(app, _cfg()), len(bob_model.seen)
 
     differential(scenario)
+
+
+def test_a_mock_added_as_a_node_runs_and_is_no_subgraph(differential):
+    """Tests of user graphs often add a `unittest.mock` object as a node. Looking for the
+    graphs a node invokes must not follow a mock's made-up attributes (each one a new mock:
+    the search never ended and ate memory, found by LangGraph's own suite)."""
+    from typing import TypedDict
+    from unittest.mock import MagicMock
+
+    class S(TypedDict):
+        n: int
+
+    def scenario(E):
+        node = MagicMock(return_value={"n": 1})
+        b = E.StateGraph(S)
+        b.add_node("mocked", node)
+        b.add_edge(E.START, "mocked")
+        app = b.compile()
+        return app.invoke({"n": 0}), node.call_count, list(app.get_subgraphs())
+
+    assert differential(scenario) == ({"n": 1}, 1, [])
