@@ -1120,3 +1120,26 @@ def test_summary_written_with_overwrite_is_not_streamed_by_a_later_node_returnin
         return [(m.id, md["langgraph_node"]) for m, md in out], app.get_state(_cfg()).values["messages"]
 
     differential(scenario)
+
+
+def test_a_message_returned_by_a_runnable_named_like_its_node_carries_that_runnables_metadata(
+        differential):
+    """`add_node("chat", RunnableLambda(chat).with_config(metadata=...))`: the runnable's
+    run shares the node's name, and LangGraph's handler reports the message it returns with
+    that run's metadata (its own keys, and the `checkpoint_ns`/`thread_id` LangChain copies
+    in), as lgnb's now does."""
+    def scenario(E):
+        S = TypedDict("S", {"messages": Annotated[list, E.add_messages]})  # noqa: UP013
+
+        def chat(s):
+            return {"messages": [AIMessage("hi", id="a1")]}
+
+        b = E.StateGraph(S)
+        b.add_node("chat", RunnableLambda(chat).with_config(metadata={"team": "blue"}))
+        b.add_edge(E.START, "chat")
+        app = b.compile()
+        return [(m.content, {k: v for k, v in meta.items() if not k.startswith("ls_")})
+                for m, meta in app.stream({"messages": []}, _cfg(), stream_mode="messages")]
+
+    out = differential(scenario)
+    assert out[0][1]["team"] == "blue"
