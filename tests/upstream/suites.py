@@ -92,41 +92,30 @@ LANGCHAIN_AGENTS = Suite(
     replace={"unit_tests/conftest.py": _AGENTS_CONFTEST},
 )
 
-LANGGRAPH_PREBUILT = Suite(
-    name="langgraph-prebuilt",
-    dist="langgraph-prebuilt",
-    version="1.1.3",
-    sha256="7ee72332e925000e3d24d2d491dd0ebb9d3a44dbffe650185943b730a832cf6d",
-    run="tests",
-    known=HERE / "known_failures_langgraph_prebuilt.txt",
-    label="langgraph-prebuilt 1.1.3",
-    lgnb_plugins=("-p", "lgnb_agents_plugin"),
-    ini=_ASYNCIO_AUTO,
-)
+def _agent_library(dist: str, version: str, sha256: str) -> Suite:
+    """A library built on LangGraph whose whole `tests/` runs, its agents rebuilt on lgnb."""
+    return Suite(
+        name=dist,
+        dist=dist,
+        version=version,
+        sha256=sha256,
+        run="tests",
+        known=HERE / f"known_failures_{dist.replace('-', '_')}.txt",
+        label=f"{dist} {version}",
+        lgnb_plugins=("-p", "lgnb_agents_plugin"),
+        ini=_ASYNCIO_AUTO,
+    )
 
-LANGGRAPH_SUPERVISOR = Suite(
-    name="langgraph-supervisor",
-    dist="langgraph-supervisor",
-    version="0.0.31",
-    sha256="0f71d5098fa1ac274423eff08750345450045c1e0dd2480ab7f3e5c1848f6016",
-    run="tests",
-    known=HERE / "known_failures_langgraph_supervisor.txt",
-    label="langgraph-supervisor 0.0.31",
-    lgnb_plugins=("-p", "lgnb_agents_plugin"),
-    ini=_ASYNCIO_AUTO,
-)
 
-LANGGRAPH_SWARM = Suite(
-    name="langgraph-swarm",
-    dist="langgraph-swarm",
-    version="0.1.0",
-    sha256="e0f189fc2471d06108fc293da05771d0106d72f755cd130ee37d579561942479",
-    run="tests",
-    known=HERE / "known_failures_langgraph_swarm.txt",
-    label="langgraph-swarm 0.1.0",
-    lgnb_plugins=("-p", "lgnb_agents_plugin"),
-    ini=_ASYNCIO_AUTO,
-)
+LANGGRAPH_PREBUILT = _agent_library(
+    "langgraph-prebuilt", "1.1.3",
+    "7ee72332e925000e3d24d2d491dd0ebb9d3a44dbffe650185943b730a832cf6d")
+LANGGRAPH_SUPERVISOR = _agent_library(
+    "langgraph-supervisor", "0.0.31",
+    "0f71d5098fa1ac274423eff08750345450045c1e0dd2480ab7f3e5c1848f6016")
+LANGGRAPH_SWARM = _agent_library(
+    "langgraph-swarm", "0.1.0",
+    "e0f189fc2471d06108fc293da05771d0106d72f755cd130ee37d579561942479")
 
 SUITES = {s.name: s for s in (LANGGRAPH, LANGCHAIN_AGENTS, LANGGRAPH_PREBUILT,
                               LANGGRAPH_SUPERVISOR, LANGGRAPH_SWARM)}
