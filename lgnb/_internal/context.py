@@ -40,6 +40,14 @@ CONFIG_KEY_RUNTIME = "__pregel_runtime"
 """The `configurable` key holding the task's `Runtime` (LangGraph's name for it)."""
 CONFIG_KEY_READ_STATE = "__pregel_read_state"
 """The `configurable` key holding a function that reads the node's input state now."""
+CONFIG_KEY_READ = "__pregel_read"
+"""The `configurable` key holding `read(select, fresh=False)`: channels of the state now,
+with this task's own writes so far applied when `fresh` (LangGraph's name and contract;
+deepagents' `StateBackend` reads its files through it)."""
+CONFIG_KEY_SEND = "__pregel_send"
+"""The `configurable` key holding `send([(channel, value), ...])`: adds writes to this
+task's, applied with its return value at the end of the step (LangGraph's name and
+contract; deepagents' `StateBackend` writes its files through it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,11 +121,41 @@ class TaskContext:
             # ... and the state this node would get from an edge (ToolNode reads it for a
             # Send of bare tool calls: `ToolRuntime.state`, HumanInTheLoopMiddleware's edits)
             config["configurable"][CONFIG_KEY_READ_STATE] = self._read_state
+            # ... and LangGraph's channel read and write hooks, which libraries built on
+            # it use to reach the state from inside a tool (deepagents' files)
+            config["configurable"][CONFIG_KEY_READ] = self._read_channels
+            config["configurable"][CONFIG_KEY_SEND] = self._send
             self._config = config
         return self._config
 
     def _read_state(self) -> Any:
         return self.loop._read_input(self.task.node)
+
+    def _send(self, writes: Any) -> None:
+        """LangGraph's `__pregel_send`: `writes`, (channel, value) pairs, join this task's
+        (read at call time: a task whose writes are restored gets a new list)."""
+        self.task.writes.extend(writes)
+
+    def _read_channels(self, select: str | list[str], fresh: bool = False) -> Any:
+        """LangGraph's `__pregel_read`: the value of channel `select` (None when it has
+        none), or a dict of the channels listed that have a value, managed values
+        included; with `fresh`, as this task's writes so far would leave them."""
+        loop = self.loop
+        channels = loop.channels
+        writes = self.task.writes if fresh else ()
+        if isinstance(select, str):
+            ch = _with_own_writes(channels[select], select, writes)
+            return ch.get() if ch.is_available() else None
+        managed = loop.graph.managed_values
+        values: dict[str, Any] = {}
+        for key in select:
+            if key in managed:
+                values[key] = managed[key].get(loop.step, loop.stop)
+                continue
+            ch = _with_own_writes(channels[key], key, writes)
+            if ch.is_available():
+                values[key] = ch.get()
+        return values
 
     @property
     def stream_writer(self) -> Any:
@@ -152,6 +190,16 @@ class TaskContext:
             )
             self._runtime = rt
         return rt
+
+
+def _with_own_writes(channel: Any, key: str, writes: Any) -> Any:
+    """`channel`, or a copy of it updated with the values `writes` holds for `key`."""
+    values = [v for c, v in writes if c == key]
+    if not values:
+        return channel
+    channel = channel.copy()
+    channel.update(values)
+    return channel
 
 
 def current_task() -> TaskContext:

@@ -38,6 +38,7 @@ class Assembled:
     state_keys: list[str]
     retry_policy: tuple[RetryPolicy, ...]
     context_schema: Any
+    managed: dict[str, Any]
 
 
 def assemble(
@@ -118,6 +119,7 @@ def assemble(
         state_keys=list(state_keys),
         retry_policy=policies,
         context_schema=context_schema,
+        managed=managed,
     )
     if validate:
         _validate(

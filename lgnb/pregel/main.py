@@ -169,6 +169,9 @@ class Pregel(CompiledGraphBase):
         self.store = store
         self.config = config
         self.state_keys = parts.state_keys
+        # the state's managed values by key (RemainingSteps, ...): what a read of the
+        # state through `configurable["__pregel_read"]` answers for them
+        self.managed_values: dict[str, Any] = parts.managed
         self.output_mapper: Any = None
         # transformer factories every v3 run stream gets (`compile(transformers=...)`)
         self.stream_transformers: Sequence[Any] = ()
