@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.callable import NodeCallable
+from lgnb._internal.constants import NS_SEP
 from lgnb._internal.context import current_task
 from lgnb._internal.foreign import adopt, hook_tool_node
 from lgnb._internal.missing import MISSING
@@ -25,10 +26,11 @@ from lgnb._internal.missing import MISSING
 if TYPE_CHECKING:
     from lgnb._internal.context import TaskContext
 
-__all__ = ("bridged",)
+__all__ = ("bridged", "langgraph_task_keys")
 
 _SCRATCHPAD = "__pregel_scratchpad"
 _SEND = "__pregel_send"
+_RUNTIME = "__pregel_runtime"
 
 
 class _Scratchpad:
@@ -89,21 +91,75 @@ def _enter(ctx: TaskContext) -> tuple[Any, Any]:
     config = ctx.config
     conf = config["configurable"]
     if _SCRATCHPAD not in conf:
-        conf[_SCRATCHPAD] = _Scratchpad(ctx)
-        conf[_SEND] = ctx.task.writes.extend
-        # a LangGraph graph the node's code invokes (a subagent called by a tool) runs as
-        # LangGraph runs one nested in a task: under the task's namespace, on the run's
-        # saver, resuming when the run resumes, its interrupts raised to the task, its
-        # events streamed to the streams that asked for subgraphs
-        loop = ctx.loop
-        conf["__pregel_task_id"] = ctx.task.id
-        conf["__pregel_resuming"] = bool(loop.is_resuming)
-        if loop.checkpointer is not None:
-            conf["__pregel_checkpointer"] = loop.checkpointer
-        stream = _NestedStream.of(loop.run)
-        if stream is not None:
-            conf["__pregel_stream"] = stream
+        langgraph_task_keys(ctx, conf)
     return var_child_runnable_config, var_child_runnable_config.set(config)
+
+
+_INHERITED = ("__pregel_checkpointer", "__pregel_stream", "__pregel_resume_map")
+
+
+def langgraph_task_keys(ctx: TaskContext, conf: dict[str, Any]) -> None:
+    """Put in `conf` (the task's `configurable`) the keys LangGraph gives every task's
+    config, which LangGraph's own code run by the task reads. `TaskContext.config` calls
+    this for every task once LangGraph is loaded, so a graph LangGraph compiled that a
+    user's own node invokes (trustcall's extractor, langmem's memory managers, an agent)
+    runs nested in it as on LangGraph, not only the nodes `from_langgraph` ports."""
+    for key in _INHERITED:  # set below only when they apply: not a caller's, passed on
+        conf.pop(key, None)
+    conf[_SCRATCHPAD] = _Scratchpad(ctx)
+    conf.setdefault(_SEND, ctx.task.writes.extend)
+    # a LangGraph graph the node's code invokes (a subagent called by a tool) runs as
+    # LangGraph runs one nested in a task: under the task's namespace, on the run's
+    # saver, resuming when the run resumes, its interrupts raised to the task, its
+    # events streamed to the streams that asked for subgraphs
+    loop = ctx.loop
+    conf["__pregel_task_id"] = ctx.task.id
+    conf["__pregel_resuming"] = bool(loop.is_resuming)
+    if loop.checkpointer is not None:
+        conf["__pregel_checkpointer"] = loop.checkpointer
+    # ... its checkpoints naming the enclosing graphs' (config `checkpoint_map`,
+    # metadata `parents`): LangGraph gives every task the map of its ancestors'
+    # checkpoint ids, this graph's current one added
+    cmap = (loop.config.get("configurable") or {}).get("checkpoint_map") or {}
+    conf["checkpoint_map"] = {**cmap, loop.ns: loop.checkpoint_id}
+    stream = _NestedStream.of(loop.run)
+    if stream is not None:
+        conf["__pregel_stream"] = stream
+        # ... its custom events labelled with the namespace of the graph that writes
+        # them: such a graph writes through its caller's runtime writer, which on
+        # LangGraph names the `checkpoint_ns` of the config it is called under (a
+        # subagent's tool streaming progress: the subagent's namespace, not the run's)
+        runtime = conf.get(_RUNTIME)
+        if runtime is not None:
+            conf[_RUNTIME] = runtime.override(
+                stream_writer=_nested_writer(ctx, runtime.stream_writer))
+    # ... and answering its interrupts from a `Command(resume={interrupt_id: value})`
+    # given to the run: LangGraph hands the map down in the config (without it, a
+    # subagent's interrupt answered by id, as the run view's forms do, asked again)
+    resume_map = loop.effective_resume_map()
+    if resume_map:
+        conf["__pregel_resume_map"] = resume_map
+
+
+def _nested_writer(ctx: TaskContext, writer: Callable[[Any], None]) -> Callable[[Any], None]:
+    """`writer` (the task's custom-event writer) for the task's own code; for the nodes of
+    a LangGraph graph it invokes (their config's `checkpoint_ns` extends the task's), a
+    writer labelling the events with that graph's namespace, as LangGraph's does."""
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    own = ctx.task.ns
+    prefix = own + NS_SEP
+
+    def write(value: Any) -> None:
+        config = var_child_runnable_config.get()
+        ns = ((config or {}).get("configurable") or {}).get("checkpoint_ns")
+        if not isinstance(ns, str) or not ns.startswith(prefix):
+            writer(value)
+            return
+        loop = ctx.loop
+        loop.run.runtime_for(loop, ns=tuple(ns.split(NS_SEP)[:-1])).stream_writer(value)
+
+    return write
 
 
 class _NestedStream:

@@ -309,6 +309,12 @@ class Loop(ResumeMixin):
     def first(self, input: Any, *, resuming: bool | None = None) -> None:
         """Turn the run's input into writes and the input checkpoint."""
         graph = self.graph
+        if type(input).__module__ == "langgraph.types":
+            # LangGraph's `Command(resume=...)`, which a ported notebook may still import:
+            # taken as lgnb's (otherwise it read as plain input and restarted the thread)
+            from lgnb._internal.foreign import adopt
+
+            input = adopt(input)
         is_command = isinstance(input, Command)
         self.is_resuming = bool(self.versions.versions) and (
             resuming if resuming is not None else (input is None or is_command)

@@ -318,12 +318,37 @@ def _snapshotting(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any,
 
 
 # ---------------------------------------------------------------------- reading
+def _under_bound_config(graph: Pregel, config: dict[str, Any]) -> dict[str, Any]:
+    """`config` over the graph's `with_config` values, as LangGraph's get_state reads with
+    `merge_configs(self.config, config)` (empty values skipped, metadata merged, tags
+    joined; `_own_config` adds the configurable): a saver asked for a checkpoint id
+    returns that config as the snapshot's, so `get_state(old_checkpoint).config` shows
+    them (e.g. the recursion limit and metadata `create_agent` and deepagents bind)."""
+    bound = graph.config
+    if not bound:
+        return config
+    merged: dict[str, Any] = {}
+    sources: tuple[dict[str, Any], ...] = (dict(bound), config)
+    for source in sources:
+        for k, v in source.items():
+            if not v or k == CONF:
+                continue
+            if k == "metadata" and merged.get(k):
+                merged[k] = {**merged[k], **v}
+            elif k == "tags" and merged.get(k):
+                merged[k] = [*merged[k], *v]
+            else:
+                merged[k] = v
+    merged[CONF] = config.get(CONF) or {}
+    return merged
+
+
 def _reading(graph: Pregel, config: dict[str, Any], subgraphs: bool) -> Program[StateSnapshot]:
     saver = _checkpointer(graph, config)
     if (sub := _subgraph_for_ns(graph, config)) is not None:
         graph, config = sub
         return (yield (graph.get_state, graph.aget_state, (config,), {"subgraphs": subgraphs}))
-    own = _own_config(graph, config)
+    own = _own_config(graph, _under_bound_config(graph, config))
     found = yield saver_request(saver, "get_tuple", own)
     saved = yield from hydrating(saver, found, graph.channels)
     if saved is None:
@@ -661,6 +686,17 @@ def _check_supersteps(supersteps: Any) -> None:
                 raise InvalidUpdateError(f"Expected a StateUpdate(values, as_node), got {u!r}. {_BULK_SHAPE}")
 
 
+def _with_bound_metadata(graph: Pregel, config: dict[str, Any]) -> dict[str, Any]:
+    """`config` with the graph's own `with_config` metadata under the caller's: LangGraph's
+    update_state builds each superstep's config with `ensure_config(self.config, ...)`, and
+    the saver copies its scalar keys into the new checkpoint's metadata, as for a run's
+    checkpoints (deepagents binds `ls_integration`; a fork lost it on lgnb)."""
+    bound = (graph.config or {}).get("metadata")
+    if not bound:
+        return config
+    return {**config, "metadata": {**bound, **(config.get("metadata") or {})}}
+
+
 def _bulk_updating(graph: Pregel, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Program[dict[str, Any]]:
     saver = _checkpointer(graph, config)
     if not supersteps:
@@ -677,7 +713,8 @@ def _bulk_updating(graph: Pregel, config: dict[str, Any], supersteps: Sequence[S
         saved = yield from hydrating(saver, found, graph.channels)
         superseded = (yield from superseding(saver, current, saved)) if i == 0 else False
         loop = yield from _update_steps(
-            graph, current, saved, saver, updates, is_first=i == 0, superseded=superseded
+            graph, _with_bound_metadata(graph, current), saved, saver, updates, is_first=i == 0,
+            superseded=superseded,
         )
         for op in loop.io:
             if op[0] == "put":

@@ -312,7 +312,10 @@ class SqliteStore:
                 row = conn.execute(_sql.SELECT_LATEST, (thread_id, ns)).fetchone()
             if row is None:
                 return None
-            return self._load_page(conn, _refs.resolve_rows(conn, [row], self.refs.known()))[0]
+            found = self._load_page(conn, _refs.resolve_rows(conn, [row], self.refs.known()))[0]
+        # asked for a checkpoint id, LangGraph's savers (SQLite's, in-memory) return the
+        # config they were asked with: `get_state(old_config).config` keeps its other keys
+        return found._replace(config=config) if checkpoint_id else found
 
     def list(
         self,
