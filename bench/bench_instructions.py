@@ -81,6 +81,7 @@ from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
+PRELOAD = ""  # --preload: imported by the child (and passed on to it) before anything else
 SHAPES = ("chain", "stream", "send", "wide", "messages", "react", "history", "keys")
 NODES = 100
 WIDE_KEYS = 1000
@@ -222,6 +223,7 @@ def _instructions(shape: str, k: int, engine: str, tokens: int = TOKENS[0], layo
                 str(tokens),
                 "--layout",
                 str(layout),
+                *(["--preload", PRELOAD] if PRELOAD else []),
             ],
             env=env,
             capture_output=True,
@@ -280,10 +282,18 @@ def main() -> None:
                     help="measure in this many memory layouts and print the mean and range")
     ap.add_argument("--first-layout", type=int, default=0,
                     help="the first layout measured (to add layouts to an earlier run's)")
+    ap.add_argument("--preload", default="",
+                    help="a module the child imports first, e.g. langgraph.pregel.main: lgnb "
+                         "in a notebook that has LangGraph loaded (LangChain's agents, "
+                         "deepagents), where a task's config carries LangGraph's keys too")
     ap.add_argument("--child", metavar="SHAPE", help=argparse.SUPPRESS)
     ap.add_argument("--tokens", type=int, default=TOKENS[0], help=argparse.SUPPRESS)
     ap.add_argument("--layout", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    global PRELOAD
+    PRELOAD = args.preload
+    if PRELOAD and args.child:
+        importlib.import_module(PRELOAD)
     if args.child:
         _child(args.child, args.k, args.engine, args.tokens, args.layout)
         return

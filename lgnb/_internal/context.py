@@ -14,6 +14,7 @@ and is re-exported as `lgnb.runtime.ExecutionInfo`.
 
 from __future__ import annotations
 
+import sys
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -125,6 +126,16 @@ class TaskContext:
             # it use to reach the state from inside a tool (deepagents' files)
             config["configurable"][CONFIG_KEY_READ] = self._read_channels
             config["configurable"][CONFIG_KEY_SEND] = self._send
+            if "langgraph.pregel.main" in sys.modules:
+                # ... and, LangGraph being loaded, the other keys LangGraph gives every
+                # task: a graph LangGraph compiled that this node's code invokes
+                # (trustcall's extractor, langmem's memory managers) runs nested in the
+                # task as on LangGraph (its events streamed with `subgraphs=True`, its
+                # checkpoints on the run's saver); without them it ran as a graph of its own
+                keys = _LANGGRAPH_TASK_KEYS
+                if keys is None:
+                    keys = _langgraph_task_keys()
+                keys(self, config["configurable"])
             self._config = config
         return self._config
 
@@ -190,6 +201,19 @@ class TaskContext:
             )
             self._runtime = rt
         return rt
+
+
+_LANGGRAPH_TASK_KEYS: Any = None
+
+
+def _langgraph_task_keys() -> Any:
+    """`foreign_node.langgraph_task_keys`, imported once (this leaf module cannot import it
+    at its top)."""
+    global _LANGGRAPH_TASK_KEYS
+    from lgnb._internal.foreign_node import langgraph_task_keys
+
+    _LANGGRAPH_TASK_KEYS = langgraph_task_keys
+    return langgraph_task_keys
 
 
 def _with_own_writes(channel: Any, key: str, writes: Any) -> Any:

@@ -26,7 +26,7 @@ from lgnb._internal.missing import MISSING
 if TYPE_CHECKING:
     from lgnb._internal.context import TaskContext
 
-__all__ = ("bridged", "langgraph_task_keys")
+__all__ = ("as_lgnb_signal", "bridged", "langgraph_task_keys")
 
 _SCRATCHPAD = "__pregel_scratchpad"
 _SEND = "__pregel_send"
@@ -103,28 +103,22 @@ def langgraph_task_keys(ctx: TaskContext, conf: dict[str, Any]) -> None:
     config, which LangGraph's own code run by the task reads. `TaskContext.config` calls
     this for every task once LangGraph is loaded, so a graph LangGraph compiled that a
     user's own node invokes (trustcall's extractor, langmem's memory managers, an agent)
-    runs nested in it as on LangGraph, not only the nodes `from_langgraph` ports."""
-    for key in _INHERITED:  # set below only when they apply: not a caller's, passed on
-        conf.pop(key, None)
-    conf[_SCRATCHPAD] = _Scratchpad(ctx)
-    conf.setdefault(_SEND, ctx.task.writes.extend)
-    # a LangGraph graph the node's code invokes (a subagent called by a tool) runs as
-    # LangGraph runs one nested in a task: under the task's namespace, on the run's
-    # saver, resuming when the run resumes, its interrupts raised to the task, its
-    # events streamed to the streams that asked for subgraphs
+    runs nested in it as on LangGraph, not only the nodes `from_langgraph` ports.
+
+    A LangGraph graph the node's code invokes (a subagent called by a tool) then runs as
+    LangGraph runs one nested in a task: under the task's namespace, on the run's saver,
+    resuming when the run resumes, its interrupts raised to the task, its events streamed
+    to the streams that asked for subgraphs. What is the same for every task of a step is
+    built once per step (`_step_keys`)."""
     loop = ctx.loop
+    keys, absent = _step_keys(loop)
+    for key in absent:  # set only when they apply: not a caller's, passed on
+        conf.pop(key, None)
+    conf.update(keys)
+    conf[_SCRATCHPAD] = _Scratchpad(ctx)
     conf["__pregel_task_id"] = ctx.task.id
-    conf["__pregel_resuming"] = bool(loop.is_resuming)
-    if loop.checkpointer is not None:
-        conf["__pregel_checkpointer"] = loop.checkpointer
-    # ... its checkpoints naming the enclosing graphs' (config `checkpoint_map`,
-    # metadata `parents`): LangGraph gives every task the map of its ancestors'
-    # checkpoint ids, this graph's current one added
-    cmap = (loop.config.get("configurable") or {}).get("checkpoint_map") or {}
-    conf["checkpoint_map"] = {**cmap, loop.ns: loop.checkpoint_id}
-    stream = _NestedStream.of(loop.run)
+    stream = keys.get("__pregel_stream")
     if stream is not None:
-        conf["__pregel_stream"] = stream
         # ... its custom events labelled with the namespace of the graph that writes
         # them: such a graph writes through its caller's runtime writer, which on
         # LangGraph names the `checkpoint_ns` of the config it is called under (a
@@ -133,12 +127,46 @@ def langgraph_task_keys(ctx: TaskContext, conf: dict[str, Any]) -> None:
         if runtime is not None:
             conf[_RUNTIME] = runtime.override(
                 stream_writer=_nested_writer(ctx, runtime.stream_writer))
-    # ... and answering its interrupts from a `Command(resume={interrupt_id: value})`
-    # given to the run: LangGraph hands the map down in the config (without it, a
-    # subagent's interrupt answered by id, as the run view's forms do, asked again)
+
+
+def _step_keys(loop: Any) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The keys of `langgraph_task_keys` shared by the tasks of `loop`'s current step, and
+    the inherited ones that do not apply; kept on the loop until its step changes (the
+    run's nested stream, for the loop's life)."""
+    marker = loop.checkpoint_id
+    resuming = bool(loop.is_resuming)
+    cached = loop.langgraph_keys
+    if cached is not None:
+        if cached[0] is marker and cached[1]["__pregel_resuming"] is resuming:
+            return cached[1], cached[2]
+        stream = cached[1].get("__pregel_stream")
+    else:
+        stream = _NestedStream.of(loop.run)
+    keys: dict[str, Any] = {"__pregel_resuming": resuming}
+    absent: tuple[str, ...] = ()
+    if loop.checkpointer is not None:
+        keys["__pregel_checkpointer"] = loop.checkpointer
+    else:
+        absent += ("__pregel_checkpointer",)
+    # its checkpoints naming the enclosing graphs' (config `checkpoint_map`, metadata
+    # `parents`): LangGraph gives every task the map of its ancestors' checkpoint ids,
+    # this graph's current one added
+    cmap = (loop.config.get("configurable") or {}).get("checkpoint_map") or {}
+    keys["checkpoint_map"] = {**cmap, loop.ns: marker}
+    if stream is not None:
+        keys["__pregel_stream"] = stream
+    else:
+        absent += ("__pregel_stream",)
+    # answering its interrupts from a `Command(resume={interrupt_id: value})` given to
+    # the run: LangGraph hands the map down in the config (without it, a subagent's
+    # interrupt answered by id, as the run view's forms do, asked again)
     resume_map = loop.effective_resume_map()
     if resume_map:
-        conf["__pregel_resume_map"] = resume_map
+        keys["__pregel_resume_map"] = resume_map
+    else:
+        absent += ("__pregel_resume_map",)
+    loop.langgraph_keys = (marker, keys, absent)
+    return keys, absent
 
 
 def _nested_writer(ctx: TaskContext, writer: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -195,7 +223,7 @@ def _answering(ctx: TaskContext) -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        ours = _ours(exc)
+        ours = as_lgnb_signal(exc)
         if ours is exc:
             raise
         raise ours from None
@@ -203,7 +231,7 @@ def _answering(ctx: TaskContext) -> Iterator[None]:
         var.reset(token)
 
 
-def _ours(exc: BaseException) -> BaseException:
+def as_lgnb_signal(exc: BaseException) -> BaseException:
     """LangGraph's `GraphInterrupt` / `ParentCommand` as lgnb's; other errors unchanged."""
     name = type(exc).__name__
     if type(exc).__module__ != "langgraph.errors":

@@ -274,6 +274,8 @@ class Loop(ResumeMixin):
         self.resume_map: dict[str, Any] | None = None
         self.is_resuming = False
         self.is_replaying = False
+        # LangGraph's task keys shared by this step's tasks (foreign_node._step_keys)
+        self.langgraph_keys: tuple[Any, dict[str, Any], tuple[str, ...]] | None = None
         self.values_emitted = False
         self.interrupts_seen: list[Interrupt] = []
         self.addressed = bool(conf.get("checkpoint_id")) and saved is not None

@@ -197,6 +197,17 @@ def _traced_finish(ctx: TaskContext, output: Any, is_async: bool) -> Program[Non
         writes.extend(node.static_writes)
 
 
+def _langgraph_signal(exc: Exception) -> Exception:
+    """`exc` from `langgraph.errors`, as lgnb's when it is LangGraph's `GraphInterrupt` or
+    `ParentCommand`: a graph LangGraph compiled that the node's own code invokes (an agent
+    whose tool asks a human, trustcall's extractor) raises LangGraph's classes when it
+    pauses or hands off, and the task handles lgnb's (nodes `from_langgraph` ports convert
+    their own, `foreign_node._answering`); any other error stays as it is."""
+    from lgnb._internal.foreign_node import as_lgnb_signal
+
+    return cast(Exception, as_lgnb_signal(exc))
+
+
 def _addressed(exc: ParentCommand, task: Task) -> ParentCommand:
     """`graph=PARENT` becomes the namespace of the graph the command is for."""
     cmd = exc.args[0]
@@ -304,10 +315,15 @@ def task_program(
             attempt += 1
             try:
                 meta = _messages_start(ctx) if messages else None
-                if is_async:
-                    output = yield (call, _acall, (task.input, ctx))
-                else:  # what any sync answerer does with the request: no round trip
-                    output = copy_context().run(call, task.input, ctx)
+                try:
+                    if is_async:
+                        output = yield (call, _acall, (task.input, ctx))
+                    else:  # what any sync answerer does with the request: no round trip
+                        output = copy_context().run(call, task.input, ctx)
+                except Exception as exc:
+                    if type(exc).__module__ != "langgraph.errors":
+                        raise
+                    raise _langgraph_signal(exc) from None
                 # the writers (conditional edges too) run inside the node's run; the
                 # messages it returned stream when that run ends, as LangGraph's do
                 if node_run is not None:
@@ -388,7 +404,12 @@ def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException
                 meta = _messages_start(ctx) if messages else None
                 # in a context of its own, as LangGraph calls every node: a ContextVar
                 # the node sets is seen neither by later nodes nor by the caller
-                output = copy_context().run(call, task.input, ctx)
+                try:
+                    output = copy_context().run(call, task.input, ctx)
+                except Exception as exc:
+                    if type(exc).__module__ != "langgraph.errors":
+                        raise
+                    raise _langgraph_signal(exc) from None
                 _finish(task, output)
                 if meta is not None:  # when the node's run ends, after its writers
                     _messages_end(ctx, meta, output)
