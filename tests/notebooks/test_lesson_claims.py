@@ -1435,3 +1435,61 @@ def test_tour_claim_a_form_resumes_with_command_keyed_by_the_interrupt_id(differ
     ref = differential(scenario, exc="extends")  # lgnb adds how to fix it to the message
     assert ref[:2] == ("Send this answer?", "Reviewer said: approved")
     assert ref[2] == ("raises", "RuntimeError", "Cannot use Command(resume=...) without checkpointer")
+
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_human_review_claim_a_deep_agents_write_waits_for_the_decision(differential, decision):
+    """human_review.ipynb, its deep agent: "Nothing is written while the call waits: the file
+    system *is* the state, and the write is a tool call of the paused step"; approving ran
+    `write_file`, whose update went into `files`; *Reject* answers "with a message the model
+    reads" (and nothing is written)."""
+    pytest.importorskip("deepagents")
+
+    def scenario(E):
+        from deepagents import create_deep_agent
+        from langchain_core.language_models.chat_models import BaseChatModel
+        from langchain_core.messages import AIMessage
+        from langchain_core.outputs import ChatGeneration, ChatResult
+
+        class ScriptedChat(BaseChatModel):
+            replies: list
+            seen: list = []
+
+            @property
+            def _llm_type(self) -> str:
+                return "scripted-chat"
+
+            def bind_tools(self, tools, **kwargs):
+                return self
+
+            def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+                self.seen.append([m.content for m in messages if m.type == "tool"])
+                reply = self.replies[min(len(self.seen) - 1, len(self.replies) - 1)]
+                return ChatResult(generations=[ChatGeneration(message=AIMessage(**reply))])
+
+        lead = ScriptedChat(seen=[], replies=[
+            {"content": "", "tool_calls": [{"name": "write_file", "id": "call_w", "args": {
+                "file_path": "/report.md", "content": "# Review decisions\n"}}]},
+            {"content": "Done."},
+        ])
+        agent = create_deep_agent(model=lead, interrupt_on={"write_file": True},
+                                  checkpointer=E.InMemorySaver())
+        if E.root == "lgnb":
+            from lgnb.graph import from_langgraph
+
+            agent = from_langgraph(agent)
+        config = _cfg("deep")
+        paused = agent.invoke({"messages": [("user", "Write the report.")]}, config)
+        files_while_paused = sorted(agent.get_state(config).values.get("files") or {})
+        answer = {"type": "approve"} if decision == "approve" else {
+            "type": "reject", "message": "Not now."}
+        done = agent.invoke(E.Command(resume={"decisions": [answer]}), config)
+        return ([r["name"] for r in paused["__interrupt__"][0].value["action_requests"]],
+                files_while_paused, sorted(done.get("files") or {}), lead.seen[-1])
+
+    ref = differential(scenario)
+    assert ref[0] == ["write_file"] and ref[1] == []
+    if decision == "approve":
+        assert ref[2] == ["/report.md"]
+    else:
+        assert ref[2] == [] and any("Not now." in text for text in ref[3])
