@@ -681,13 +681,13 @@ def _concurrently(
 def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseException], *,
             keep: bool = True) -> Generator[Request, Any, None]:
     """Wait for the `running` threads of a timed-out step, or of a stream its consumer
-    closed, committing each as it ends (those not started yet are dropped): as in
-    LangGraph, a thread cannot be stopped, so its writes are kept and a resume does not
-    run the node again (unless `keep` is false: then only those that had ended are kept,
-    see `_keeps_late_writes`)."""
+    closed, committing each as it ends: as in LangGraph, a thread cannot be stopped, so its
+    writes are kept and a resume does not run the node again (unless `keep` is false: then
+    only those that had ended are kept, see `_keeps_late_writes`). A task still waiting
+    for a pool thread runs too: LangGraph's sync runner hands its pool every task of the
+    step without cancel-on-exit, and waits for the pool on the way out (a loaded machine
+    is where a task has not started yet when the consumer closes)."""
     ended = () if keep else {fut for fut in running if fut.done()}
-    for fut in running:
-        ex.cancel(fut)
     while running:
         done = yield (ex.wait, ex.wait, (running, None))
         for fut in done:

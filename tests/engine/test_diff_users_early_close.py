@@ -457,3 +457,42 @@ def test_async_consumer_task_cancelled_while_it_handles_a_chunk(differential, sh
         return await _aobserve(app, shape, got, ran, sorted(ran))
 
     differential(scenario)
+
+
+@contextlib.contextmanager
+def _one_thread_pool() -> Iterator[None]:
+    """lgnb's parallel tasks in a pool of one thread: a task waits in the pool's queue
+    while another runs, as on a machine too loaded for a thread to pick it up at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lgnb.pregel import _driver
+
+    _driver._pool()  # the shared pool exists (and is put back afterwards)
+    saved, pool = _driver._POOL, ThreadPoolExecutor(max_workers=1)
+    _driver._POOL = pool
+    try:
+        yield
+    finally:
+        _driver._POOL = saved
+        pool.shutdown(wait=True)
+
+
+@pytest.mark.parametrize("saver", ["memory", "sqlite"])
+def test_sync_stream_closed_before_the_pool_started_a_task_still_runs_it(differential, saver, tmp_path):
+    """The consumer closes the stream at the fast node's first event while the slow node of
+    the same step waits for a pool thread. LangGraph's sync runner gives its pool every task
+    of a step without cancel-on-exit and waits for the pool as the stream closes, so the
+    waiting task still runs: its side effect happens and its writes are kept (CI saw lgnb
+    drop it once on a loaded machine). On lgnb a one-thread pool makes that wait certain."""
+    def scenario(E: Engine) -> dict:
+        ran: list = []
+        with contextlib.ExitStack() as stack:
+            if E.root == "lgnb":
+                stack.enter_context(_one_thread_pool())
+            checkpointer = stack.enter_context(_saver(E, saver, tmp_path))
+            app = _graph(E, "parallel", ran, checkpointer, is_async=False)
+            got = _consume(app, "close", MODES["updates+custom"], _stop_at("parallel", "step2"))
+            return _observe(app, "parallel", got, ran, sorted(ran))
+
+    ref = differential(scenario)
+    assert ref["ran_at_close"] == ["a", "fast", "slow"]

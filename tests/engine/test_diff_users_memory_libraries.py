@@ -662,9 +662,11 @@ def test_unported_react_agent_invoked_in_a_node_pauses_and_resumes(differential)
             answer = interrupt({"question": "really forget everything?"})
             return "forgot everything" if answer == "yes" else f"kept: {answer}"
 
-        model = _model(_calls("a1", ("manage_memory", {"content": "likes jazz"}, "c1"),
-                              ("forget_everything", {}, "c2")),
-                       _say("Done.", "a2"))
+        # one tool call per turn: two in one turn are parallel tasks of the agent's own
+        # (LangGraph's) engine, whose updates come in the order they finish
+        model = _model(_calls("a1", ("manage_memory", {"content": "likes jazz"}, "c1")),
+                       _calls("a2", ("forget_everything", {}, "c2")),
+                       _say("Done.", "a3"))
         agent = create_react_agent(model, [create_manage_memory_tool(namespace=_NS), forget_everything])
 
         class State(E.MessagesState):

@@ -176,16 +176,3 @@ def test_server_notebook_claims(tmp_path_factory: pytest.TempPathFactory) -> Non
                if "application/vnd.jupyter.widget-view+json" in getattr(o, "data", {})]
     assert len(widgets) >= 5  # graph, run, inbox, timeline, attached run
 
-
-def test_human_review_notebook_deep_agent_claims(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """notebooks/human_review.ipynb, its deep agent: "Nothing is written while the call
-    waits" (the paused run has one form, for `write_file`, and no files), then approving
-    writes `/report.md` and the agent finishes."""
-    pytest.importorskip("deepagents")
-    nb, _ = execute("human_review.ipynb", tmp_path_factory)
-    paused = cell_with(nb, "files while paused:")
-    assert "interrupted | forms: 1 | proposed: write_file /report.md" in paused
-    assert "files while paused: []" in paused
-    done = cell_with(nb, "first line:")
-    assert "done | files: ['/report.md'] | first line: # Review decisions" in done
-    assert "agent: The report is in /report.md." in done

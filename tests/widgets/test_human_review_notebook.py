@@ -30,8 +30,14 @@ def test_human_review_notebook_runs_headless() -> None:
     # the agent: proposed bob, the edit sent it to alice, once
     assert "interrupted | forms: 1 | proposed: send_email {'to': 'bob@example.com'" in text[6]
     assert "done | outbox: [{'to': 'alice@example.com'" in text[7] and text[7].count("'to':") == 1
+    # the deep agent: its write_file waits for a decision and nothing is written meanwhile;
+    # approved, /report.md is in the state and the agent finishes
+    assert "interrupted | forms: 1 | proposed: write_file /report.md" in text[8]
+    assert "files while paused: []" in text[8]
+    assert "done | files: ['/report.md'] | first line: # Review decisions" in text[9]
+    assert "agent: The report is in /report.md." in text[9]
     state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     kinds = [m["state"].get("_view_kind") for m in state.values()]
-    assert kinds.count("run") >= 3 and kinds.count("history") == 1
+    assert kinds.count("run") >= 4 and kinds.count("history") == 1
     runs = [m["state"] for m in state.values() if m["state"].get("_view_kind") == "run"]
-    assert sorted(r["status"] for r in runs) == ["done", "done", "done"]
+    assert sorted(r["status"] for r in runs) == ["done", "done", "done", "done"]
