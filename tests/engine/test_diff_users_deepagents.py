@@ -16,12 +16,15 @@ normalized (by the harness), plus what a scenario says.
 No `from __future__ import annotations`: state classes are defined inside scenarios.
 """
 
-from contextlib import contextmanager
 
 import pytest
 
 pytest.importorskip("deepagents")
 
+from _agent_scenarios import calls as _calls  # noqa: E402
+from _agent_scenarios import on as _on
+from _agent_scenarios import saver as _saver
+from _agent_scenarios import say as _say
 from _diff import acollect, collect, snapshot_summary, steps_as_multisets  # noqa: E402
 from _scripted import Scripted  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
@@ -32,15 +35,6 @@ from langchain_core.tools import tool  # noqa: E402
 
 def _model(*replies, **kwargs):
     return Scripted(script=iter(list(replies)), seen=[], **kwargs)
-
-
-def _calls(mid, *calls, content=""):
-    return AIMessage(content, id=mid, tool_calls=[
-        {"name": n, "args": a, "id": cid, "type": "tool_call"} for n, a, cid in calls])
-
-
-def _say(text, mid):
-    return AIMessage(text, id=mid)
 
 
 def _cfg(tid="t"):
@@ -57,33 +51,10 @@ def _file(content):
             "created_at": "2024-01-01T00:00:00+00:00", "modified_at": "2024-01-01T00:00:00+00:00"}
 
 
-def _on(E, graph):
-    """The library's graph on engine E: itself on LangGraph, rebuilt on lgnb."""
-    if E.root == "lgnb":
-        from lgnb.graph import from_langgraph
-
-        return from_langgraph(graph)
-    return graph
-
-
 def _deep(E, model, **kwargs):
     from deepagents import create_deep_agent
 
     return _on(E, create_deep_agent(model=model, **kwargs))
-
-
-@contextmanager
-def _saver(E, kind, tmp_path):
-    """The engine's own checkpointer: in memory, or SQLite in a file of its own."""
-    if kind == "memory":
-        yield E.InMemorySaver()
-        return
-    if E.root == "lgnb":
-        from lgnb.checkpoint.sqlite import SqliteSaver
-    else:
-        from langgraph.checkpoint.sqlite import SqliteSaver
-    with SqliteSaver.from_conn_string(str(tmp_path / f"{E.label}.db")) as saver:
-        yield saver
 
 
 def _msgs(state):

@@ -18,15 +18,19 @@ same decision.
 No `from __future__ import annotations`: tools are defined inside scenarios.
 """
 
-from contextlib import contextmanager
 
 import pytest
 
 pytest.importorskip("deepagents")
 
+from _agent_scenarios import calls as _calls  # noqa: E402
+from _agent_scenarios import history as _history
+from _agent_scenarios import on as _on
+from _agent_scenarios import saver as _saver
+from _agent_scenarios import say as _say
 from _diff import acollect, collect, compare, snapshot_summary, steps_as_multisets  # noqa: E402
 from _scripted import Scripted  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
+from langchain_core.messages import HumanMessage  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 
 # the decisions `HumanInTheLoopMiddleware` (batched mode, deepagents' default) takes, one
@@ -55,15 +59,6 @@ def _model(*replies):
     return Scripted(script=iter(list(replies)), seen=[])
 
 
-def _calls(mid, *calls, content=""):
-    return AIMessage(content, id=mid, tool_calls=[
-        {"name": n, "args": a, "id": cid, "type": "tool_call"} for n, a, cid in calls])
-
-
-def _say(text, mid):
-    return AIMessage(text, id=mid)
-
-
 def _cfg(tid="t"):
     return {"configurable": {"thread_id": tid}}
 
@@ -76,35 +71,12 @@ def _hi(text="take notes", mid="h1", files=None):
     return out
 
 
-def _on(E, graph):
-    """The library's graph on engine E: itself on LangGraph, rebuilt on lgnb."""
-    if E.root == "lgnb":
-        from lgnb.graph import from_langgraph
-
-        return from_langgraph(graph)
-    return graph
-
-
 def _agent(E, model, *, checkpointer, tools=(), interrupt_on=INTERRUPT_ON, **kwargs):
     """What a user writes: a deep agent with review of its file writes, on engine E."""
     from deepagents import create_deep_agent
 
     return _on(E, create_deep_agent(model, list(tools), system_prompt="You keep notes.",
                                     interrupt_on=interrupt_on, checkpointer=checkpointer, **kwargs))
-
-
-@contextmanager
-def _saver(E, kind, tmp_path, name=None):
-    """The engine's own checkpointer: in memory, or SQLite in a file of its own."""
-    if kind == "memory":
-        yield E.InMemorySaver()
-        return
-    if E.root == "lgnb":
-        from lgnb.checkpoint.sqlite import SqliteSaver
-    else:
-        from langgraph.checkpoint.sqlite import SqliteSaver
-    with SqliteSaver.from_conn_string(str(tmp_path / f"{name or E.label}.db")) as saver:
-        yield saver
 
 
 def _stream(app, inp, cfg, modes=("updates", "values")):
@@ -122,26 +94,6 @@ def _by_step(chunks):
 
 async def _astream(app, inp, cfg, modes=("updates", "values")):
     return await acollect(lambda: app.astream(inp, cfg, stream_mode=list(modes), subgraphs=True))
-
-
-def _history(app, cfg):
-    """The thread's history. Task results show their messages without ids: LangGraph saves
-    a task's writes in the background while `add_messages` gives new messages their ids
-    in place, so whether a saved write has them varies from run to run on LangGraph."""
-    out = []
-    for s in app.get_state_history(cfg):
-        summary = snapshot_summary(s)
-        summary["tasks"] = [(name, path, interrupts, _without_ids(result), state)
-                            for name, path, interrupts, result, state in summary["tasks"]]
-        out.append(summary)
-    return out
-
-
-def _without_ids(result):
-    if isinstance(result, dict) and isinstance(result.get("messages"), list):
-        return {**result, "messages": [(m.type, m.content, m.name, getattr(m, "tool_call_id", None))
-                                       for m in result["messages"]]}
-    return result
 
 
 def _sent(model):

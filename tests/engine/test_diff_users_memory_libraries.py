@@ -25,10 +25,13 @@ import ast
 import json
 import re
 import warnings
-from contextlib import contextmanager
 from typing import Annotated, Any, Optional
 
 import pytest
+from _agent_scenarios import calls as _calls
+from _agent_scenarios import on as _on
+from _agent_scenarios import saver as _saver
+from _agent_scenarios import say as _say
 from _diff import acollect, collect, snapshot_summary
 from _scripted import Scripted
 from langchain_core.messages import AIMessage, HumanMessage
@@ -64,15 +67,6 @@ def _model(*steps):
     return Binding(script=reply, seen=[])
 
 
-def _calls(mid, *calls, content=""):
-    return AIMessage(content, id=mid, tool_calls=[
-        {"name": n, "args": a, "id": cid, "type": "tool_call"} for n, a, cid in calls])
-
-
-def _say(text, mid):
-    return AIMessage(text, id=mid)
-
-
 def _cfg(tid="t", user=None):
     conf = {"thread_id": tid}
     if user is not None:
@@ -104,34 +98,6 @@ def _items(store, *prefix):
     found = store.search(prefix, limit=100)
     return sorted(((tuple(i.namespace), i.key, i.value) for i in found),
                   key=lambda t: (t[0], json.dumps(t[2], sort_keys=True)))
-
-
-def _on(E, graph):
-    """The library's graph on engine E: itself on LangGraph, rebuilt on lgnb."""
-    if E.root == "lgnb":
-        from lgnb.graph import from_langgraph
-
-        return from_langgraph(graph)
-    return graph
-
-
-@contextmanager
-def _saver(E, kind, tmp_path, allow=()):
-    """The engine's own checkpointer: in memory, or SQLite in a file of its own (lgnb's
-    loads the classes in `allow` too, see the scenario that passes them)."""
-    if kind == "memory":
-        yield E.InMemorySaver()
-        return
-    if E.root == "lgnb":
-        from lgnb.checkpoint.sqlite import SqliteSaver
-
-        with SqliteSaver.from_conn_string(str(tmp_path / f"{E.label}.db"), allow=list(allow)) as saver:
-            yield saver
-        return
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    with SqliteSaver.from_conn_string(str(tmp_path / f"{E.label}.db")) as saver:
-        yield saver
 
 
 # --- langmem's memory tools in the user's agent graph ------------------------------------------

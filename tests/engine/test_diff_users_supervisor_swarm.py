@@ -16,12 +16,16 @@ No `from __future__ import annotations`: state classes are defined inside scenar
 
 import pprint
 import warnings
-from contextlib import contextmanager
 
 import pytest
+from _agent_scenarios import calls as _calls
+from _agent_scenarios import history as _history
+from _agent_scenarios import on as _on
+from _agent_scenarios import saver as _saver
+from _agent_scenarios import say as _say
 from _diff import acollect, collect, normalize, snapshot_summary
 from _scripted import Scripted
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
@@ -40,15 +44,6 @@ class Binding(Scripted):
     def bind_tools(self, tools, *, tool_choice=None, parallel_tool_calls=None, **kwargs):
         self.seen.append(("bind_tools", sorted(t.name for t in tools), parallel_tool_calls))
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools])
-
-
-def _calls(mid, *calls, content=""):
-    return AIMessage(content, id=mid, tool_calls=[
-        {"name": n, "args": a, "id": cid, "type": "tool_call"} for n, a, cid in calls])
-
-
-def _say(text, mid):
-    return AIMessage(text, id=mid)
 
 
 def _cfg(tid="t"):
@@ -71,51 +66,8 @@ def web_search(query: str) -> str:
     return f"headcount results for {query}"
 
 
-def _on(E, graph):
-    """The library's graph on engine E: itself on LangGraph, rebuilt on lgnb."""
-    if E.root == "lgnb":
-        from lgnb.graph import from_langgraph
-
-        return from_langgraph(graph)
-    return graph
-
-
-@contextmanager
-def _saver(E, kind, tmp_path):
-    """The engine's own checkpointer: in memory, or SQLite in a file of its own."""
-    if kind == "memory":
-        yield E.InMemorySaver()
-        return
-    if E.root == "lgnb":
-        from lgnb.checkpoint.sqlite import SqliteSaver
-    else:
-        from langgraph.checkpoint.sqlite import SqliteSaver
-    with SqliteSaver.from_conn_string(str(tmp_path / f"{E.label}.db")) as saver:
-        yield saver
-
-
 def _stream(app, inp, cfg=None, modes=("updates", "values")):
     return collect(lambda: app.stream(inp, cfg, stream_mode=list(modes), subgraphs=True))
-
-
-def _history(app, cfg):
-    """The thread's history. Task results show their messages without ids: LangGraph saves
-    a task's writes in the background while `add_messages` gives new messages their ids
-    in place, so whether a saved write has them varies from run to run on LangGraph."""
-    out = []
-    for s in app.get_state_history(cfg):
-        summary = snapshot_summary(s)
-        summary["tasks"] = [(name, path, interrupts, _without_ids(result), state)
-                            for name, path, interrupts, result, state in summary["tasks"]]
-        out.append(summary)
-    return out
-
-
-def _without_ids(result):
-    if isinstance(result, dict) and isinstance(result.get("messages"), list):
-        return {**result, "messages": [(m.type, m.content, m.name, getattr(m, "tool_call_id", None))
-                                       for m in result["messages"]]}
-    return result
 
 
 def _workers(math_replies, research_replies, math_tools=(add,)):
