@@ -17,6 +17,8 @@ No `from __future__ import annotations`: state classes are defined inside scenar
 """
 
 
+from typing import TypedDict
+
 import pytest
 
 pytest.importorskip("deepagents")
@@ -55,6 +57,25 @@ def _deep(E, model, **kwargs):
     from deepagents import create_deep_agent
 
     return _on(E, create_deep_agent(model=model, **kwargs))
+
+
+class _UserCtx(TypedDict):
+    """The run context of the per-user memory scenarios."""
+
+    user_id: str
+
+
+def _user_memories():
+    """The context schema, an `InMemoryStore` and a `CompositeBackend` routing
+    `/memories/` to it, namespaced by the user in the run's context (the namespace factory
+    reads `Runtime.context`); every other path stays in the thread's state."""
+    from deepagents.backends import CompositeBackend, StateBackend, StoreBackend
+    from langgraph.store.memory import InMemoryStore
+
+    store = InMemoryStore()
+    backend = CompositeBackend(default=StateBackend(), routes={
+        "/memories/": StoreBackend(namespace=lambda rt: (rt.context["user_id"], "memories"))})
+    return _UserCtx, store, backend
 
 
 def _msgs(state):
@@ -438,17 +459,7 @@ def test_composite_backend_routes_memories_to_a_store_across_threads(differentia
     namespace factory reads `Runtime.context`), the others to the thread's state. A second
     thread of the same user finds the memory and not the scratch file."""
     def scenario(E):
-        from typing import TypedDict
-
-        from deepagents.backends import CompositeBackend, StateBackend, StoreBackend
-        from langgraph.store.memory import InMemoryStore
-
-        class Ctx(TypedDict):
-            user_id: str
-
-        store = InMemoryStore()
-        backend = CompositeBackend(default=StateBackend(), routes={
-            "/memories/": StoreBackend(namespace=lambda rt: (rt.context["user_id"], "memories"))})
+        Ctx, store, backend = _user_memories()
         model = _model(
             _calls("a1", ("write_file", {"file_path": "/memories/prefs.md", "content": "likes tea\n"}, "w1"),
                    ("write_file", {"file_path": "/scratch.md", "content": "draft\n"}, "w2")),
@@ -946,17 +957,7 @@ def test_a_subagent_writes_to_the_store_under_the_callers_context(differential):
     routed `StoreBackend`'s namespace factory reads `Runtime.context` there too (the run's
     context reaches the nested agent), and its state file comes back to the parent."""
     def scenario(E):
-        from typing import TypedDict
-
-        from deepagents.backends import CompositeBackend, StateBackend, StoreBackend
-        from langgraph.store.memory import InMemoryStore
-
-        class Ctx(TypedDict):
-            user_id: str
-
-        store = InMemoryStore()
-        backend = CompositeBackend(default=StateBackend(), routes={
-            "/memories/": StoreBackend(namespace=lambda rt: (rt.context["user_id"], "memories"))})
+        Ctx, store, backend = _user_memories()
         model = _model(
             _calls("p1", ("task", {"description": "Remember the deadline", "subagent_type": "general-purpose"}, "t1")),
             _calls("s1", ("write_file", {"file_path": "/memories/deadline.md", "content": "friday\n"}, "w1"),

@@ -1200,6 +1200,34 @@ def test_human_review_claim_replay_from_the_paused_checkpoint_asks_again(differe
     assert ref == (["draft #1 of the translation of 'A'"], 1, ("review",))
 
 
+def _human_review_chat() -> type:
+    """The lesson's stand-in chat model: answers with its scripted replies in order (tool
+    calls included), counting its calls and noting the tool results it was sent."""
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    class ScriptedChat(BaseChatModel):
+        replies: list
+        calls: int = 0
+        seen: list = []
+
+        @property
+        def _llm_type(self) -> str:
+            return "scripted-chat"
+
+        def bind_tools(self, tools, **kwargs):
+            return self
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            self.seen.append([m.content for m in messages if m.type == "tool"])
+            reply = self.replies[min(self.calls, len(self.replies) - 1)]
+            self.calls += 1
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(**reply))])
+
+    return ScriptedChat
+
+
 def test_human_review_claim_hitl_middleware_edit_runs_the_tool_once_with_edited_args(differential):
     """human_review.ipynb: LangChain's `create_agent` with `HumanInTheLoopMiddleware` "pauses
     before the tools you name and asks for a decision per proposed call" ... "Its
@@ -1208,26 +1236,7 @@ def test_human_review_claim_hitl_middleware_edit_runs_the_tool_once_with_edited_
     def scenario(E):
         from langchain.agents import create_agent
         from langchain.agents.middleware import HumanInTheLoopMiddleware
-        from langchain_core.language_models.chat_models import BaseChatModel
-        from langchain_core.messages import AIMessage
-        from langchain_core.outputs import ChatGeneration, ChatResult
         from langchain_core.tools import tool
-
-        class ScriptedChat(BaseChatModel):
-            replies: list
-            calls: int = 0
-
-            @property
-            def _llm_type(self) -> str:
-                return "scripted-chat"
-
-            def bind_tools(self, tools, **kwargs):
-                return self
-
-            def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-                reply = self.replies[min(self.calls, len(self.replies) - 1)]
-                self.calls += 1
-                return ChatResult(generations=[ChatGeneration(message=AIMessage(**reply))])
 
         outbox = []
 
@@ -1237,7 +1246,7 @@ def test_human_review_claim_hitl_middleware_edit_runs_the_tool_once_with_edited_
             outbox.append({"to": to, "subject": subject, "body": body})
             return f"sent to {to}"
 
-        model = ScriptedChat(replies=[
+        model = _human_review_chat()(replies=[
             {"content": "", "tool_calls": [{"name": "send_email", "id": "call_1", "args": {
                 "to": "bob@example.com", "subject": "Translation", "body": "text"}}]},
             {"content": "Done: the translation is on its way."},
@@ -1447,27 +1456,8 @@ def test_human_review_claim_a_deep_agents_write_waits_for_the_decision(different
 
     def scenario(E):
         from deepagents import create_deep_agent
-        from langchain_core.language_models.chat_models import BaseChatModel
-        from langchain_core.messages import AIMessage
-        from langchain_core.outputs import ChatGeneration, ChatResult
 
-        class ScriptedChat(BaseChatModel):
-            replies: list
-            seen: list = []
-
-            @property
-            def _llm_type(self) -> str:
-                return "scripted-chat"
-
-            def bind_tools(self, tools, **kwargs):
-                return self
-
-            def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-                self.seen.append([m.content for m in messages if m.type == "tool"])
-                reply = self.replies[min(len(self.seen) - 1, len(self.replies) - 1)]
-                return ChatResult(generations=[ChatGeneration(message=AIMessage(**reply))])
-
-        lead = ScriptedChat(seen=[], replies=[
+        lead = _human_review_chat()(replies=[
             {"content": "", "tool_calls": [{"name": "write_file", "id": "call_w", "args": {
                 "file_path": "/report.md", "content": "# Review decisions\n"}}]},
             {"content": "Done."},
