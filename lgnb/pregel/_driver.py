@@ -223,6 +223,13 @@ class _Threads:
         return wait(running, timeout, return_when=FIRST_COMPLETED)[0]
 
     @staticmethod
+    def wait_unseen(running: Any, timeout: float | None) -> set[Future]:
+        """`wait`, without handing the consumer what the tasks stream meanwhile (`drive`
+        goes live only for `wait`): once a task of the step failed, LangGraph's runner
+        streams nothing more of the step; the tasks still running end and are saved."""
+        return wait(running, timeout, return_when=FIRST_COMPLETED)[0]
+
+    @staticmethod
     def wait_all(running: Any) -> None:
         return None
 
@@ -599,22 +606,27 @@ def _concurrently(
     queue = deque(tasks)
     running: dict[Any, Task] = {}
     stopping = False
+    wait_for = ex.wait
     timeout = loop.step_timeout
     deadline = time.monotonic() + timeout if timeout else None
+
+    def start_next() -> None:
+        task = queue.popleft()
+        ctx = _context(loop, task, runtime)
+        if loop.recorder is not None:
+            loop.recorder.start(task)
+        running[ex.start(ctx, task.node.retry_policy or default)] = task
+
     try:
         while True:
             if _abandoned(run):
                 raise _cancelled(run)
             while queue and not stopping and len(running) < limit:
-                task = queue.popleft()
-                ctx = _context(loop, task, runtime)
-                if loop.recorder is not None:
-                    loop.recorder.start(task)
-                running[ex.start(ctx, task.node.retry_policy or default)] = task
+                start_next()
             if not running:
                 break
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            done = yield (ex.wait, ex.wait, (running, left))
+            done = yield (wait_for, wait_for, (running, left))
             if not done:  # `step_timeout` passed with tasks still running
                 if not ex.is_async:
                     # a thread cannot be stopped: as LangGraph, the step waits for those
@@ -634,17 +646,33 @@ def _concurrently(
                         loop.put_writes(task, writes)
                         yield from _committed(loop)
                 elif exc is not _DROPPED:
+                    if wait_for is not ex.wait and not _keeps_late_writes(loop):
+                        continue  # (durability "exit": saved as the failure was raised)
                     handler = _commit(loop, task, exc, errors)
-                    yield from _committed(loop)
+                    if wait_for is ex.wait:
+                        yield from _committed(loop)
+                    elif loop.io:
+                        yield (flush_io, aflush_io, (loop,))
                     if handler is not None:
                         order[id(handler)] = order[id(task)] + 0.5
                         queue.appendleft(handler)
             # a cancelled run stops the step; a failure too in an async run (LangGraph
-            # cancels the siblings), while its pool of threads runs every task it was given
+            # cancels the siblings)
             if not stopping and (run.cancelled or (ex.is_async and errors and _failed(errors))):
                 stopping = True
                 for fut in running:
                     ex.cancel(fut)
+            elif not stopping and not ex.is_async and errors and _failed(errors):
+                # a sync step, as LangGraph's pool of threads: the threads the finished
+                # tasks freed have taken the next tasks before the failure is seen; the
+                # tasks still queued are cancelled (recorded so: a resume runs them), the
+                # running ones end and are saved, and the step streams nothing more
+                while queue and len(running) < limit:
+                    start_next()
+                stopping = True
+                wait_for = _THREADS.wait_unseen
+                yield from _record_cancelled(loop, queue)
+                queue.clear()
     except _Closed:
         if ex.is_async:
             # as LangGraph: the tasks that ended are kept, the others cancelled (and recorded so)
@@ -661,7 +689,13 @@ def _concurrently(
             yield from _committed(loop)
             yield from _cancelled_by_close(loop, cancelled)
         else:
-            yield from _settle(loop, running, ex, errors, keep=_keeps_late_writes(loop))
+            # LangGraph's pool was handed every task of the step, and on the way out waits
+            # for them all: the tasks `max_concurrency` held back run too
+            if not stopping:
+                yield from _settle(loop, running, ex, errors, keep=_keeps_late_writes(loop),
+                                   queue=queue, start=start_next, limit=limit)
+            else:
+                yield from _settle(loop, running, ex, errors, keep=_keeps_late_writes(loop))
         raise
     except KeyboardInterrupt:
         if not ex.is_async:  # the stop button while threads run: as LangGraph, they end, kept
@@ -679,16 +713,21 @@ def _concurrently(
 
 
 def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseException], *,
-            keep: bool = True) -> Generator[Request, Any, None]:
+            keep: bool = True, queue: deque[Task] | None = None, start: Any = None,
+            limit: int = 0) -> Generator[Request, Any, None]:
     """Wait for the `running` threads of a timed-out step, or of a stream its consumer
     closed, committing each as it ends: as in LangGraph, a thread cannot be stopped, so its
     writes are kept and a resume does not run the node again (unless `keep` is false: then
     only those that had ended are kept, see `_keeps_late_writes`). A task still waiting
     for a pool thread runs too: LangGraph's sync runner hands its pool every task of the
     step without cancel-on-exit, and waits for the pool on the way out (a loaded machine
-    is where a task has not started yet when the consumer closes)."""
+    is where a task has not started yet when the consumer closes). So do the tasks of
+    `queue`, which `max_concurrency` held back: `start` starts the next, at most `limit`
+    running at once."""
     ended = () if keep else {fut for fut in running if fut.done()}
-    while running:
+    while running or queue:
+        while queue and len(running) < limit:
+            start()
         done = yield (ex.wait, ex.wait, (running, None))
         for fut in done:
             task = running.pop(fut)
@@ -696,6 +735,17 @@ def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseExce
             if exc is not _DROPPED and (keep or fut in ended):
                 _commit(loop, task, exc, errors)
                 yield from _committed(loop)
+
+
+def _record_cancelled(loop: Loop, tasks: Any) -> Generator[Request, Any, None]:
+    """Tasks of a sync step a failure stopped before they started: as LangGraph's
+    cancelled futures, each has a `CancelledError` recorded as its error, so a resume
+    runs it."""
+    for task in tasks:
+        if (writes := commit_writes(task, asyncio.CancelledError())) is not None:
+            loop.put_writes(task, writes)
+    if loop.io:
+        yield (flush_io, aflush_io, (loop,))
 
 
 def _keeps_late_writes(loop: Loop) -> bool:

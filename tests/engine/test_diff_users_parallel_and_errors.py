@@ -22,6 +22,7 @@ import time
 import uuid
 from typing import Annotated
 
+import pytest
 from _diff import acapture, acollect, capture, collect, steps_as_multisets
 from typing_extensions import TypedDict
 
@@ -983,3 +984,128 @@ async def test_async_fan_out_with_sync_node_failure_cancels_and_resumes(differen
         return out
 
     differential(scenario)
+
+
+# ============================================================================================
+# a step wider than its threads: the tasks waiting for one when a sibling fails or the
+# consumer closes the stream
+# ============================================================================================
+
+
+def _held_back_fan_out(E, n, *, fail_after, checkpointer=None):
+    """START -> `n` Sends to `w`. `w(0)` fails once the tasks `fail_after` have started
+    (so the threads are all taken when it fails), and 0.1 s more: LangGraph 1.2.22 forgets
+    a failure that comes while it still hands the step's tasks to its pool (registering
+    the next task clears its stop event), and would start every task. Every other `w(i)`
+    sleeps 0.3 s, long enough that no thread frees up before the failure is seen."""
+    calls, started = [], {i: threading.Event() for i in fail_after}
+    fail = {"on": True}
+
+    def w(i):
+        calls.append(i)
+        if i == 0 and fail["on"]:
+            for e in started.values():
+                e.wait(2)
+            time.sleep(0.1)
+            raise ValueError("w0 failed")
+        if i in started:
+            started[i].set()
+        time.sleep(0.3)
+        return {"log": [f"w{i}"]}
+
+    g = E.StateGraph(S)
+    g.add_node("w", w)
+    g.add_conditional_edges(E.START, lambda s: [E.Send("w", i) for i in range(n)], ["w"])
+    return g.compile(checkpointer=checkpointer), calls, fail
+
+
+def _failing_wide_step(E, n, width, extra, durability):
+    """The observables of `_held_back_fan_out` with `width` threads: the error, which
+    tasks ran, the stream up to the error, the history, and what a resume runs."""
+    out = {}
+    for cp in (True, False):
+        app, calls, fail = _held_back_fan_out(E, n, fail_after=range(1, width),
+                                              checkpointer=E.InMemorySaver() if cp else None)
+        cfg = _cfg(**extra)
+        chunks = []
+
+        def consume():
+            # (no durability without a checkpointer: LangGraph 1.2.22 then fails on its own
+            # missing `_put_checkpoint_fut` when a step fails)
+            kw = {"durability": durability} if cp else {}
+            for c in app.stream({"log": []}, cfg, stream_mode=["updates", "tasks"], **kw):
+                chunks.append(c)
+
+        r = capture(consume)
+        time.sleep(0.4)  # the tasks still running when it raised end meanwhile
+        ran = sorted(calls)
+        calls.clear()
+        fail["on"] = False
+        hist = _hist(app, cfg) if cp else None
+        resumed = capture(lambda: app.invoke(None, cfg, durability=durability)) if cp else None
+        out[cp] = (r, ran, chunks, hist, resumed, sorted(calls))
+    return out
+
+
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_a_failure_cancels_the_tasks_max_concurrency_still_holds_back(differential, durability):
+    """`max_concurrency=2` over five Sends; `w(0)` fails while `w(1)` runs. As in
+    LangGraph's pool of two threads, the thread `w(0)` frees takes `w(2)` before the
+    failure is seen; `w(3)` and `w(4)` never start, and are saved with a `CancelledError`,
+    so the resume runs `w(0)`, `w(3)` and `w(4)`. Once `w(0)` failed the stream shows
+    nothing more of the step: `w(1)` and `w(2)` end unseen, their writes kept (under
+    durability "exit" the thread was saved as the failure was raised, before they ended,
+    so the resume runs them again too). lgnb used to start every held-back task after the
+    failure and stream their results."""
+
+    def scenario(E):
+        return _failing_wide_step(E, 5, 2, {"max_concurrency": 2}, durability)
+
+    ref = differential(scenario)
+    assert ref[True][1] == [0, 1, 2]
+    assert ref[True][5] == ([0, 1, 2, 3, 4] if durability == "exit" else [0, 3, 4])
+
+
+def test_a_failure_in_a_fan_out_wider_than_the_default_pool_cancels_the_tasks_not_started(differential):
+    """No `max_concurrency`: a step runs at most `min(32, cpu_count + 4)` sync tasks at
+    once (LangGraph's executor). A fan-out two wider than that, whose first task fails once
+    all threads are taken: one waiting task takes the freed thread, the last never runs."""
+
+    def scenario(E):
+        width = min(32, (os.cpu_count() or 1) + 4)
+        return _failing_wide_step(E, width + 2, width, {}, "sync")
+
+    ref = differential(scenario)
+    width = min(32, (os.cpu_count() or 1) + 4)
+    assert ref[False][1] == list(range(width + 1))
+
+
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_sync_stream_closed_early_still_runs_the_tasks_max_concurrency_held_back(differential, durability):
+    """The consumer closes the stream at the first `updates` chunk of a five-Send step
+    under `max_concurrency=2`. LangGraph hands its pool every task and waits for the pool
+    as the stream closes, so all five run; which writes are kept follows the durability
+    (under "exit" only what was saved as it closed). lgnb dropped the held-back three."""
+
+    def scenario(E):
+        calls = []
+
+        def w(i):
+            calls.append(i)
+            time.sleep(0.05 * (i + 1))
+            return {"log": [f"w{i}"]}
+
+        g = E.StateGraph(S)
+        g.add_node("w", w)
+        g.add_conditional_edges(E.START, lambda s: [E.Send("w", i) for i in range(5)], ["w"])
+        app = g.compile(checkpointer=E.InMemorySaver())
+        cfg = _cfg(max_concurrency=2)
+        it = app.stream({"log": []}, cfg, stream_mode="updates", durability=durability)
+        first = next(it)
+        it.close()
+        ran = sorted(calls)
+        calls.clear()
+        return first, ran, _hist(app, cfg), capture(lambda: app.invoke(None, cfg)), sorted(calls)
+
+    ref = differential(scenario)
+    assert ref[1] == [0, 1, 2, 3, 4]
