@@ -641,8 +641,9 @@ def _concurrently(
                 task = running.pop(fut)
                 exc = ex.outcome(fut)
                 if exc is _DROPPED and ex.is_async and stopping and not run.cancelled:
-                    # a sibling's failure cancelled it: LangGraph records the cancel
-                    if (writes := commit_writes(task, asyncio.CancelledError())) is not None:
+                    # a sibling's failure cancelled it: LangGraph records the cancel (not
+                    # under durability "exit": it saved the thread as the failure came)
+                    if _keeps_late_writes(loop) and (writes := commit_writes(task, asyncio.CancelledError())) is not None:
                         loop.put_writes(task, writes)
                         yield from _committed(loop)
                 elif exc is not _DROPPED:
@@ -662,6 +663,10 @@ def _concurrently(
                 stopping = True
                 for fut in running:
                     ex.cancel(fut)
+                if not run.cancelled:  # the tasks `max_concurrency` held back: cancelled too
+                    if _keeps_late_writes(loop):
+                        yield from _record_cancelled(loop, queue)
+                    queue.clear()
             elif not stopping and not ex.is_async and errors and _failed(errors):
                 # a sync step, as LangGraph's pool of threads: the threads the finished
                 # tasks freed have taken the next tasks before the failure is seen; the
@@ -687,7 +692,7 @@ def _concurrently(
                 else:
                     _commit(loop, running[fut], exc, errors)
             yield from _committed(loop)
-            yield from _cancelled_by_close(loop, cancelled)
+            yield from _cancelled_by_close(loop, cancelled + list(queue))
         else:
             # LangGraph's pool was handed every task of the step, and on the way out waits
             # for them all: the tasks `max_concurrency` held back run too

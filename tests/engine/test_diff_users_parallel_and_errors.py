@@ -1109,3 +1109,44 @@ def test_sync_stream_closed_early_still_runs_the_tasks_max_concurrency_held_back
 
     ref = differential(scenario)
     assert ref[1] == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_async_step_stopped_records_the_tasks_max_concurrency_held_back_as_cancelled(differential, durability):
+    """`max_concurrency=2` over five async Sends, stopped two ways: `w(0)` fails, or the
+    consumer closes `astream` at the first chunk. LangGraph made every task an asyncio task
+    waiting for the semaphore, so the held-back ones are cancelled with the rest and saved
+    with a `CancelledError`; lgnb saved them with no error at all."""
+
+    def scenario(E):
+        out = {}
+        for how in ("fail", "close"):
+            ran = []
+
+            async def w(i):
+                if i == 0 and how == "fail":
+                    await asyncio.sleep(0.02)
+                    raise ValueError("w0 failed")
+                await asyncio.sleep(0.05 * (i + 1))
+                ran.append(i)
+                return {"log": [f"w{i}"]}
+
+            g = E.StateGraph(S)
+            g.add_node("w", w)
+            g.add_conditional_edges(E.START, lambda s: [E.Send("w", i) for i in range(5)], ["w"])
+            app = g.compile(checkpointer=E.InMemorySaver())
+            cfg = _cfg(max_concurrency=2)
+
+            async def run():
+                if how == "fail":
+                    return await acapture(lambda: app.ainvoke({"log": []}, cfg, durability=durability))
+                it = app.astream({"log": []}, cfg, stream_mode="updates", durability=durability)
+                first = await it.__anext__()
+                await it.aclose()
+                return first
+
+            got = asyncio.run(run())
+            out[how] = (got, sorted(ran), _hist(app, cfg))
+        return out
+
+    differential(scenario)
