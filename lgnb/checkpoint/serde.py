@@ -279,6 +279,10 @@ class StrictSerializer(JsonPlusSerializer):
             return payload
         if type_ == "bytearray":
             return bytearray(payload)
+        if type_ == "json":  # an older LangGraph's format: the same allowlist applies
+            from lgnb.checkpoint._json_values import loads_json_value
+
+            return loads_json_value(payload, self.allowed)
         if type_ == "pickle":
             raise CheckpointDecodeError(
                 "Refused to load a pickled checkpoint value: unpickling runs "
@@ -287,7 +291,7 @@ class StrictSerializer(JsonPlusSerializer):
             )
         raise CheckpointDecodeError(
             f"Cannot load a checkpoint value stored as {type_!r}: lgnb's strict "
-            "serializer reads only 'msgpack', 'null', 'bytes' and 'bytearray'."
+            "serializer reads only 'msgpack', 'json', 'null', 'bytes' and 'bytearray'."
         )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import datetime
 import enum
 import pickle
@@ -170,3 +171,59 @@ def test_plain_data_decodes_without_the_ext_hook_and_marker_bytes_do_not_confuse
     typ, payload = serde.dumps_typed({"a": "x" * 40})
     with pytest.raises(CheckpointDecodeError):
         serde.loads_typed((typ, payload[:-5]))
+
+
+# --- values an older LangGraph stored as JSON (before msgpack, 2024) -------------------------
+
+_CALLED: list = []
+
+
+class Recorder:
+    """A class whose construction is a side effect: a crafted JSON row must not reach it."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        _CALLED.append((args, kwargs))
+
+
+def _lc1(cls: str, **kwargs: object) -> dict:
+    return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", cls], "kwargs": kwargs}
+
+
+def test_json_rows_of_an_older_langgraph_load_langchain_messages_by_their_legacy_path() -> None:
+    row = {"messages": [_lc1("HumanMessage", content="hi", id="h1"),
+                        _lc1("AIMessage", content="hello", id="a1", tool_calls=[])],
+           "count": 2, "nested": {"lc": 3, "kept": True}}
+    got = StrictSerializer().loads_typed(("json", json.dumps(row).encode()))
+    assert got["messages"] == [HumanMessage("hi", id="h1"), AIMessage("hello", id="a1")]
+    assert got["count"] == 2 and got["nested"] == {"lc": 3, "kept": True}
+    # the same as LangGraph's own serializer reads it
+    assert got == JsonPlusSerializer().loads_typed(("json", json.dumps(row).encode()))
+
+
+def test_json_rows_rebuild_langgraph_constructor_records_only_for_allowed_classes() -> None:
+    allowed = {"lc": 2, "type": "constructor", "id": ["uuid", "UUID"], "args": ["12345678123456781234567812345678"]}
+    assert StrictSerializer().loads_typed(("json", json.dumps(allowed).encode())) == uuid.UUID(int=0x12345678123456781234567812345678)
+    crafted = {"lc": 2, "type": "constructor", "id": [*__name__.split("."), "Recorder"], "args": [1]}
+    with pytest.raises(UnsafeCheckpointTypeError, match=r"Recorder: it is not on lgnb's checkpoint allowlist.*allow=\[Recorder\]"):
+        StrictSerializer().loads_typed(("json", json.dumps({"v": [crafted]}).encode()))
+    assert _CALLED == []
+    # registered with the saver, it is rebuilt
+    got = StrictSerializer(allow=[Recorder]).loads_typed(("json", json.dumps(crafted).encode()))
+    assert isinstance(got, Recorder) and _CALLED == [((1,), {})]
+    _CALLED.clear()
+
+
+def test_json_rows_refuse_a_langchain_class_not_on_the_allowlist_by_its_stored_path() -> None:
+    prompt = {"lc": 1, "type": "constructor", "id": ["langchain", "prompts", "prompt", "PromptTemplate"],
+              "kwargs": {"template": "{x}", "input_variables": ["x"]}}
+    with pytest.raises(UnsafeCheckpointTypeError, match=r"langchain\.prompts\.prompt\.PromptTemplate"):
+        StrictSerializer().loads_typed(("json", json.dumps(prompt).encode()))
+    from langchain_core.prompts import PromptTemplate
+
+    assert StrictSerializer(allow=[PromptTemplate]).loads_typed(
+        ("json", json.dumps(prompt).encode())) == PromptTemplate.from_template("{x}")
+
+
+def test_damaged_json_rows_are_a_decode_error() -> None:
+    with pytest.raises(CheckpointDecodeError, match="not valid JSON"):
+        StrictSerializer().loads_typed(("json", b"{not json"))

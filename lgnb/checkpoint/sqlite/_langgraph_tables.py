@@ -246,8 +246,8 @@ def _checkpoint(serde: SerializerProtocol, type_: str | None, blob: bytes, where
             raise CopyRefused(
                 f"lgnb could not copy LangGraph's {where}, stored as {type_!r}: {exc} "
                 "Nothing was copied from that thread. If the message names a class, pass "
-                "allow=[...] to lgnb's saver; older LangGraph formats (JSON, pickle) load "
-                "only with allow_unsafe_deserialization=True, for a file no one else can "
+                "allow=[...] to lgnb's saver; a pickled value loads only with "
+                "allow_unsafe_deserialization=True, for a file no one else can "
                 "write to; or read the thread with langgraph.checkpoint.sqlite.SqliteSaver."
             ) from exc
     try:
