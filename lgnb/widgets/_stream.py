@@ -107,6 +107,12 @@ def _is_chunk(msg: Any) -> bool:
     return type(msg).__name__.endswith("Chunk") or hasattr(msg, "tool_call_chunks")
 
 
+def _end_marker(msg: Any) -> bool:
+    """An empty chunk that only says a model's stream ended (`chunk_position="last"`)."""
+    return (getattr(msg, "chunk_position", None) == "last" and not text_of(msg.content)
+            and not getattr(msg, "tool_call_chunks", None))
+
+
 def _final_tool_calls(msg: Any) -> list[dict[str, Any]]:
     calls = []
     for i, call in enumerate(getattr(msg, "tool_calls", None) or []):
@@ -316,6 +322,11 @@ class StreamReducer:
         if _is_chunk(msg):
             if hasattr(msg, "tool_call_chunks") and hasattr(msg, "id"):
                 self._token_types.add(type(msg))
+            if mid not in self._msgs and _end_marker(msg):
+                # LangChain closes a stream with an empty `chunk_position="last"` chunk
+                # under its run id, which is not the id a provider gave the reply's chunks:
+                # the end of the reply being shown, not a message of its own
+                return out
             if mid not in self._msgs:
                 self._msgs.add(mid)
                 out.append(self._patch("msg.new", mid, node=key, ns=ns_key(ns), type="ai",

@@ -319,6 +319,27 @@ def test_a_chatbot_s_tokens_are_shown_under_its_node_in_order() -> None:
     check(build, expect=lambda s: s["tokens"] == {"|chatbot": ["Hello there! How can I help you today?"]})
 
 
+def test_a_provider_s_message_ids_give_one_bubble_per_reply_not_an_empty_one_more() -> None:
+    """Providers put their own id on every chunk of a reply; LangChain then closes the
+    stream with an empty `chunk_position="last"` chunk under its run id. That marker is
+    not a message: each reply is one bubble, as many as the final state holds (the view
+    showed an empty "ai" bubble after each reply)."""
+
+    def build(E: Any) -> Any:
+        model = FakeStreamingChat(replies=["first reply", "second reply"], provider_ids="chatcmpl")
+
+        def twice(state: Any) -> Any:
+            return {"messages": [model.invoke(state["messages"]), model.invoke(state["messages"])]}
+
+        return chat_graph(E, {"chatbot": twice}, [(E.START, "chatbot")]), {"messages": [("user", "hi")]}, None
+
+    def expect(s: dict) -> None:
+        assert s["tokens"] == {"|chatbot": ["first reply", "second reply"]}
+        assert s["transcript"] == [("human", "hi"), ("ai", "first reply"), ("ai", "second reply")]
+
+    check(build, expect=expect)
+
+
 def test_an_agent_s_tool_loop_streams_each_reply_and_shows_the_tool_s_progress_and_note() -> None:
     """Agent → tools → agent: two replies under "agent", the tool's bar and note, three steps."""
     from widget_graphs import agent_graph

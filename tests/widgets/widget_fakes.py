@@ -30,6 +30,10 @@ class FakeStreamingChat(BaseChatModel):
     delay: float = 0.0
     chunk_chars: int = 4
     calls: int = 0
+    #: as providers do (OpenAI's "chatcmpl-...", Anthropic's "msg_..."): every chunk of a
+    #: reply carries the reply's own id, f"{provider_ids}-{n}"; then LangChain closes the
+    #: stream with an empty `chunk_position="last"` chunk under its run id instead
+    provider_ids: str | None = None
 
     @property
     def _llm_type(self) -> str:
@@ -58,13 +62,14 @@ class FakeStreamingChat(BaseChatModel):
                 run_manager: CallbackManagerForLLMRun | None = None,
                 **kwargs: Any) -> Iterator[ChatGenerationChunk]:
         reply = self._next_reply()
+        mid = f"{self.provider_ids}-{self.calls}" if self.provider_ids else None
         text: str = reply["content"]
         n = max(1, self.chunk_chars)
         pieces = [text[i:i + n] for i in range(0, len(text), n)] or [""]
         for piece in pieces:
             if self.delay:
                 time.sleep(self.delay)
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece, id=mid))
             if run_manager:
                 run_manager.on_llm_new_token(piece, chunk=chunk)
             yield chunk
@@ -76,7 +81,7 @@ class FakeStreamingChat(BaseChatModel):
                     time.sleep(self.delay)
                 tc = tool_call_chunk(name=call["name"] if j == 0 else None, args=part,
                                      id=call.get("id") if j == 0 else None, index=index)
-                chunk = ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[tc]))
+                chunk = ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[tc], id=mid))
                 if run_manager:
                     run_manager.on_llm_new_token("", chunk=chunk)
                 yield chunk
