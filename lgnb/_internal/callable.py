@@ -120,7 +120,9 @@ class NodeCallable:
 
     __slots__ = ("name", "func", "afunc", "runnable", "steps", "inject", "is_async", "subgraph")
 
-    def __init__(self, action: Any, *, name: str) -> None:
+    def __init__(self, action: Any, *, name: str, own_run: bool = True) -> None:
+        """`own_run`: a traced LangGraph `RunnableCallable` runs as a Runnable, a run of
+        its own, as LangGraph runs a node's (a router's run is the runner's: False)."""
         self.name = name
         self.func: Callable[..., Any] | None = None
         self.afunc: Callable[..., Any] | None = None
@@ -136,10 +138,12 @@ class NodeCallable:
         elif (
             runnable_cls is not None
             and isinstance(action, runnable_cls)
-            and not _is_plain_lambda_runnable(action)
+            and (not _is_plain_lambda_runnable(action)
+                 or (own_run and _is_traced_langgraph_callable(action)))
         ):
             self.runnable = action
-            self.is_async = False
+            # (a traced LangGraph RunnableCallable of an async function only is async only)
+            self.is_async = _is_traced_langgraph_callable(action) and action.func is None
             if type(action).__name__ == "RunnableSequence":
                 self.steps = tuple(action.steps)
         else:
@@ -234,6 +238,16 @@ def _is_plain_lambda_runnable(action: Any) -> bool:
     return type(action).__name__ in ("RunnableLambda", "RunnableCallable") and (
         getattr(action, "func", None) is not None or getattr(action, "afunc", None) is not None
     )
+
+
+def _is_traced_langgraph_callable(action: Any) -> bool:
+    """A LangGraph `RunnableCallable` made with tracing on (its default: a library's node,
+    `create_react_agent`'s `call_model`, bigtool's `agent`): as a node, LangGraph runs it
+    as a Runnable, a run of its own under the node's (callbacks, `astream_events`,
+    LangSmith), the extras it declared read from the task's `__pregel_runtime`."""
+    cls = type(action)
+    return (cls.__name__ == "RunnableCallable" and cls.__module__.startswith("langgraph.")
+            and getattr(action, "trace", False) is True)
 
 
 def _returned_runnable(out: Any) -> Any:

@@ -29,7 +29,7 @@ class Branch:
     ) -> None:
         self.path = path
         self.name = name
-        self.call = NodeCallable(path, name=name)
+        self.call = NodeCallable(path, name=name, own_run=False)  # the runner traces routers
         if isinstance(path_map, dict):
             self.ends: dict[Hashable, str] | None = dict(path_map)
         elif isinstance(path_map, list):

@@ -77,6 +77,7 @@ def _breakpoints(nodes: Any) -> Any:
 
 
 def _rebuild(builder: Any) -> Any:
+    from lgnb._internal.callable import CompiledGraphBase
     from lgnb._internal.foreign_node import bridged
     from lgnb.graph._branch import Branch
     from lgnb.graph.state import StateGraph, _handler_spec
@@ -94,7 +95,12 @@ def _rebuild(builder: Any) -> Any:
             ours.nodes[name] = _handler_spec(bridged(spec.runnable, name=name), spec.input_schema)
             continue
         action = spec.runnable
-        action = from_langgraph(action) if is_langgraph_graph(action) else bridged(action, name=name)
+        if is_langgraph_graph(action):
+            action = from_langgraph(action)
+        elif not isinstance(action, CompiledGraphBase):
+            # (an lgnb graph the library was handed, such as the user's graph given to
+            # `create_reflection_graph`, is added as it is: a subgraph, async if need be)
+            action = bridged(action, name=name)
         ours.add_node(
             name,
             action,

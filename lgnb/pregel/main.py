@@ -851,6 +851,7 @@ class Pregel(CompiledGraphBase):
             loop = answer(self._opening(run, loop_kwargs, run_config))
             run_to_end(loop, input, resuming=nested_resuming(loop))
             self._check_exit(loop, loop.config)
+            _check_not_paused_in_langgraph(self, loop, config)
             return self._invoke_result(loop, version)
         collector = Collector(stream_mode, version)
         for chunk in self.stream(
@@ -896,6 +897,7 @@ class Pregel(CompiledGraphBase):
             async for _ in adrive(loop, input, resuming=nested_resuming(loop)):
                 pass
             self._check_exit(loop, loop.config)
+            _check_not_paused_in_langgraph(self, loop, config)
             return self._invoke_result(loop, version)
         collector = Collector(stream_mode, version)
         async for chunk in self.astream(
@@ -1180,6 +1182,25 @@ async def _settled(future: Any) -> None:
     import asyncio  # loaded: this runs on an event loop
 
     await asyncio.wait((future,))
+
+
+def _check_not_paused_in_langgraph(graph: Pregel, loop: Loop, config: Any) -> None:
+    """An lgnb graph invoked by a task LangGraph runs (a node of a graph LangGraph compiled,
+    such as a library's wrapper around the user's graphs) that paused on `interrupt()`:
+    LangGraph cannot resume it, and returning its state would lose the question (the
+    caller went on as if the node had run), so the call fails saying what to do."""
+    if not loop.interrupts_seen or TASK_CTX.get() is not None:
+        return
+    pad = ((config or {}).get(CONF) or {}).get("__pregel_scratchpad")
+    if pad is None or not type(pad).__module__.startswith("langgraph"):
+        return
+    raise RuntimeError(
+        f"The lgnb graph {graph.name!r} paused on interrupt() while a graph LangGraph runs "
+        "invoked it (as a node, or from a node's code): LangGraph cannot resume an lgnb "
+        "graph, so the question would be lost. Run the outer graph on lgnb too: rebuild its "
+        "builder with `lgnb.graph.from_langgraph(builder)` and compile that (an lgnb graph "
+        "added as a node then runs as its subgraph, and its interrupts pause the run)."
+    )
 
 
 def _root_config(config: dict[str, Any]) -> dict[str, Any]:

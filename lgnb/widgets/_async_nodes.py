@@ -17,8 +17,11 @@ __all__ = ("needs_async",)
 
 def _async_only(runnable: Any) -> bool:
     """A callable wrapper (lgnb's NodeCallable, LangGraph's RunnableCallable) holding an
-    async function and no sync one."""
-    return getattr(runnable, "func", False) is None and getattr(runnable, "afunc", None) is not None
+    async function and no sync one (lgnb's over such a RunnableCallable run as a Runnable:
+    no function of its own, `is_async`)."""
+    if getattr(runnable, "func", False) is not None:
+        return False
+    return getattr(runnable, "afunc", None) is not None or getattr(runnable, "is_async", None) is True
 
 
 def _graph_needs_async(graph: Any) -> bool:
