@@ -13,7 +13,9 @@ import { h, jsonText } from "./dom.js";
 const RESTARTED = "kernel restarted: re-run the cell";
 const SLOW_MS = 8000;
 
-export function createForms({ model }) {
+// `canContinue`: the host answers {kind: "continue"} (the run view; the lens has its own
+// Step / Run buttons at a breakpoint).
+export function createForms({ model, canContinue = false }) {
   const bar = h("div", { class: "lgnb-forms-bar", "data-testid": "forms-bar" });
   const list = h("div", { class: "lgnb-forms" });
   const record = h("div", { class: "lgnb-answers", "data-testid": "answers" });
@@ -21,6 +23,7 @@ export function createForms({ model }) {
   const el = h("div", { class: "lgnb-interrupts", "data-testid": "interrupts" }, errorEl, bar, list, record);
   let shown = null; // JSON of the forms drawn (redrawn only when it changes: typed text survives)
   let busy = false, dead = false, lastStatus = null, nextRequest = 1;
+  let continueBtn = null; // the breakpoint's button, while one is shown
   const waiting = new Map(); // request id → {iid, timer}
   const views = new Map(); // interrupt id → {note, setErrors, controls, form}
 
@@ -29,6 +32,7 @@ export function createForms({ model }) {
     const off = controlsOff();
     for (const v of views.values()) for (const c of v.controls) c.disabled = off || c.dataset.stale === "1" || (c.dataset.needsAll === "1" && !v.ready());
     for (const b of bar.querySelectorAll("button")) b.disabled = off;
+    if (continueBtn) continueBtn.disabled = off;
     list.classList.toggle("lgnb-forms-busy", busy);
   }
   function showError(text) {
@@ -74,6 +78,29 @@ export function createForms({ model }) {
     if (busy || dead) return;
     busy = true;
     if (!post(ids ? { kind: "send_held", ids } : { kind: "send_held" }, ids?.length === 1 ? ids[0] : null)) busy = false;
+    paintControls();
+  }
+
+  // A static breakpoint (interrupt_before / interrupt_after): no question, nothing to
+  // answer. Say where the run stands and offer to go on ({kind: "continue", id}); the state
+  // can be changed first from code (update_state), as the lessons do.
+  function drawBreakpoint(bp) {
+    const next = Array.isArray(bp.next) ? bp.next.map(String).join(", ") : "";
+    const where = next ? `paused at a breakpoint · next: ${next}` : "paused at a breakpoint";
+    if (!canContinue) return h("div", { class: "lgnb-interrupt", text: where });
+    continueBtn = h("button", { class: "lgnb-btn lgnb-btn-primary lgnb-continue", type: "button",
+      "data-testid": "continue", text: "continue ▶", on: { click: () => goOn() } });
+    return h("div", { class: "lgnb-interrupt lgnb-breakpoint", "data-testid": "breakpoint" },
+      h("div", { class: "lgnb-breakpoint-where", text: where }),
+      h("div", { class: "lgnb-hint", text: "continue runs on from here; to change the state first, call "
+        + "graph.update_state(config, values, as_node=...) in a cell, then continue." }),
+      continueBtn);
+  }
+  function goOn() {
+    if (busy || dead) { if (dead) showError(RESTARTED); return; }
+    busy = true;
+    showError("");
+    if (!post({ kind: "continue" }, null)) busy = false;
     paintControls();
   }
 
@@ -295,8 +322,10 @@ export function createForms({ model }) {
       list.replaceChildren(...forms.map(draw));
     }
     if (status === "interrupted" && forms.length === 0 && (model.get("interrupts") || []).length === 0) {
-      list.replaceChildren(h("div", { class: "lgnb-interrupt", text: "paused at a breakpoint" }));
+      list.replaceChildren(drawBreakpoint(model.get("breakpoint") || {}));
       shown = null;
+    } else {
+      continueBtn = null;
     }
     drawHeld();
     drawRecord();
@@ -335,7 +364,7 @@ export function createForms({ model }) {
   }
   model.on("msg:custom", onMessage);
   model.on("comm_live_update", onCommLive);
-  const names = ["forms", "form_error", "status", "interrupts", "answers", "held"];
+  const names = ["forms", "form_error", "status", "interrupts", "answers", "held", "breakpoint"];
   for (const name of names) model.on(`change:${name}`, update);
   update();
   return {

@@ -21,7 +21,7 @@ export function renderRun({ model, el, signal, state }) {
   const notice = h("div", { class: "lgnb-notice", "data-testid": "notice" });
   // how often each node ran in this thread; a resumed node re-runs from its first line
   const runs = h("div", { class: "lgnb-runs", "data-testid": "runs" });
-  const forms = createForms({ model });
+  const forms = createForms({ model, canContinue: true });
   const interrupts = forms.el;
   const content = createContent(store);
   const detailsBox = h("div", { class: "lgnb-details-slot" });

@@ -150,6 +150,7 @@ class StreamReducer:
         self.interrupts: list[dict[str, Any]] = []
         self.interrupt_nodes: dict[str, str] = {}  # interrupt id → node key (from the tasks stream)
         self.paused = False  # saw "__interrupt__" in this segment
+        self.next_nodes: list[str] = []  # the nodes the latest root checkpoint plans next
         self.failed_node: str | None = None
         # the last segment stopped inside a step (an interrupt raised in a node, or an
         # error): the resume plans that step again, so its first tasks do not count a new one
@@ -304,6 +305,8 @@ class StreamReducer:
         step = meta.get("step") if isinstance(meta, Mapping) else None
         if isinstance(step, int) and not isinstance(step, bool):
             self._saved = step
+        if meta is not None:  # the nodes the root thread runs next (shown at a breakpoint)
+            self.next_nodes = [str(n) for n in payload.get("next") or ()]
         return []
 
     def _on_messages(self, ns: tuple[str, ...], payload: Any) -> list[Patch]:

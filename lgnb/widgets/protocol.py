@@ -27,7 +27,8 @@ Kernel → page (custom messages)
 
 Page → kernel (custom messages)
 -------------------------------
-run view: ``hello``, ``cancel``, ``answer``, ``send_held``, ``resume``; graph view: ``toggle``;
+run view: ``hello``, ``cancel``, ``answer``, ``send_held``, ``resume``, ``continue`` (past a
+static breakpoint); graph view: ``toggle``;
 history view: ``select``, ``compare``, ``refresh``, ``expand``, ``collapse``, ``load_older``,
 ``fork``, ``replay``; lens view: ``step``, ``run``, ``reset``, ``whatif``, ``resume``;
 inbox view: ``open`` (a thread), ``page`` (``to``: next / previous), ``refresh``; any view:
@@ -282,6 +283,12 @@ class SendHeld(TypedDict):
     ids: NotRequired[list[str]]
 
 
+class Continue(TypedDict):
+    """The run view's breakpoint button: go on past a static breakpoint."""
+    kind: Literal["continue"]
+    id: int
+
+
 class Resume(TypedDict):
     kind: Literal["resume"]
     id: int
@@ -322,4 +329,4 @@ class TurnPage(TypedDict):
     to: Literal["next", "previous"]
 
 
-ToKernel = Union[Bare, Answer, SendHeld, Resume, ById, HistoryRequest, WhatIf, OpenThread, TurnPage]
+ToKernel = Union[Bare, Answer, SendHeld, Continue, Resume, ById, HistoryRequest, WhatIf, OpenThread, TurnPage]

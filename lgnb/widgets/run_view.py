@@ -114,6 +114,9 @@ class RunView(GraphMixin, View):
     forms = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: why the last resume from the view failed ("" once a resume starts)
     form_error = traitlets.Unicode("").tag(sync=True)
+    #: a run paused at a static breakpoint (interrupt_before / interrupt_after, no question):
+    #: {"next": [the nodes the thread runs next]}; {} otherwise. Its button sends "continue"
+    breakpoint = traitlets.Dict().tag(sync=True)
     #: answers on record: {"interrupt_id", "node", "by" (page|code), "at" (HH:MM:SS), "asked"
     #: (the question in one line, or ""), "summary"}
     answers = traitlets.List(traitlets.Dict()).tag(sync=True)
@@ -165,6 +168,13 @@ class RunView(GraphMixin, View):
     def _msg_send_held(self, content: dict[str, Any]) -> None:
         if self._controller is not None:
             self._controller._send_held(content)
+
+    def _msg_continue(self, content: dict[str, Any]) -> None:
+        if self._controller is not None:
+            self._controller._continue_from_view(content)
+        else:
+            self.send({"kind": "resume-result", "id": content.get("id"), "ok": False, "interrupt_id": "",
+                       "error": "this view has no run in this kernel (re-run the cell that made it)"})
 
     def _msg_cancel(self, content: dict[str, Any]) -> None:
         if self._controller is not None and self._controller.status == "running":
@@ -553,6 +563,28 @@ class Run:
         self.view.send({**reply, "ok": True, "summary": summary})
 
     @_locked
+    def _continue_from_view(self, content: Mapping[str, Any]) -> None:
+        """The breakpoint's button ({kind: "continue", id}): a run paused at a static
+        breakpoint goes on from the thread's latest checkpoint (a state changed meanwhile
+        by `update_state` included), as `resume()` from code does."""
+        request = content.get("id")
+        reply: dict[str, Any] = {"kind": "resume-result", "id": request, "interrupt_id": ""}
+        try:
+            if request is not None and request in self._requests:
+                raise RuntimeError("this click was handled already: nothing was sent again")
+            if request is not None:
+                self._requests.add(request)
+            if self._status == "interrupted" and self._reducer.interrupts:
+                raise RuntimeError("the run waits for an answer, not at a breakpoint: answer its form")
+            self._resume(None, by="page")
+        except Exception as exc:  # noqa: BLE001 - any refusal is shown in the view, never lost
+            message = f"Could not continue: {exc}"
+            self.view.form_error = message
+            self.view.send({**reply, "ok": False, "error": message})
+            return
+        self.view.send({**reply, "ok": True})
+
+    @_locked
     def _send_held(self, content: Mapping[str, Any]) -> None:
         """Send collected answers as one keyed resume ({kind: "send_held", id, ids?})."""
         request = content.get("id")
@@ -619,7 +651,7 @@ class Run:
         self._t0 = time.monotonic()
         self._reducer.begin_segment()
         self._panel.begin_segment()
-        self._show(notice="", form_error="", error={})
+        self._show(notice="", form_error="", error={}, breakpoint={})
         kwargs = dict(self._options, stream_mode=self._modes, subgraphs=True)
         extra, self._control = segment_options(self.graph, "astream" if self._use_async else "stream",
                                                self._options, multitask=self._multitask,
@@ -716,6 +748,8 @@ class Run:
                 self._show(error={"type": type(exc).__name__, "message": message, "node": node or ""})
             elif self._status == "interrupted" and not self.checkpointed:
                 self._show(notice=NO_CHECKPOINTER)
+            elif self._status == "interrupted" and not self._reducer.interrupts:
+                self._show(breakpoint={"next": list(self._reducer.next_nodes)})
             self._flush(snapshot=True)
         except Exception as failure:  # noqa: BLE001 - the view's trouble never keeps a run from settling
             self._view_failed(failure)
