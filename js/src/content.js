@@ -116,7 +116,8 @@ export function createContent(store) {
   function newBubble(p) {
     const textEl = h("div", { class: "lgnb-text" });
     const toolsEl = h("div", { class: "lgnb-tools" });
-    const who = [ROLE[p.type] || p.type, p.node && p.node !== "input" ? p.node : null, p.name].filter(Boolean).join(" · ");
+    const where = p.task || (p.node && p.node !== "input" ? p.node : null); // "interview #2:ask": one of parallel copies
+    const who = [ROLE[p.type] || p.type, where, p.name].filter(Boolean).join(" · ");
     const el = h("div", { class: `lgnb-bubble lgnb-${p.type || "ai"}`, "data-msg-id": p.id },
       h("div", { class: "lgnb-who", text: who }), textEl, toolsEl);
     const bubble = { el, textEl, toolsEl, tools: new Map(), seg: null, segLength: 0 };
@@ -176,7 +177,7 @@ export function createContent(store) {
         break;
       case "update":
         addRow("updates", h("div", { class: "lgnb-row" },
-          h("span", { class: "lgnb-tag", text: `step ${p.step} · ${p.node}` }), foldedValue(p.delta)),  // folded by the kernel
+          h("span", { class: "lgnb-tag", text: `step ${p.step} · ${p.task || p.node}` }), foldedValue(p.delta)),  // folded by the kernel
         dropped ?? store.dropped);
         break;
       case "error":

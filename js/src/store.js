@@ -60,6 +60,7 @@ export function createStore(caps = {}) {
     switch (p.kind) {
       case "msg.new":
         messages.set(p.id, { id: p.id, node: p.node ?? "", ns: p.ns ?? "", type: p.type ?? "ai", name: p.name ?? null,
+          ...(p.task ? { task: p.task } : {}),
           content: p.content ?? "", tool_calls: (p.tool_calls ?? []).map((c) => ({ ...c })) });
         break;
       case "msg.delta": { const m = messages.get(p.id); if (m) m.content += p.text ?? ""; break; }

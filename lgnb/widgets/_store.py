@@ -74,6 +74,8 @@ class ContentStore:
                 "content": [_or(patch.get("content"), "")],  # parts: appending stays O(1)
                 "tool_calls": copy.deepcopy(_or(patch.get("tool_calls"), [])),
             }
+            if patch.get("task"):
+                self.messages[pid]["task"] = patch["task"]
         elif kind == "msg.delta":
             msg = self.messages.get(pid)
             if msg is not None:

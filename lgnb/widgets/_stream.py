@@ -332,8 +332,9 @@ class StreamReducer:
                 return out
             if mid not in self._msgs:
                 self._msgs.add(mid)
+                who = self._in_task(ns, key)
                 out.append(self._patch("msg.new", mid, node=key, ns=ns_key(ns), type="ai",
-                                       content="", tool_calls=[]))
+                                       content="", tool_calls=[], **({"task": who} if who else {})))
             text = text_of(msg.content)
             if text:
                 out.append(self._patch("msg.delta", mid, text=text))
@@ -342,14 +343,16 @@ class StreamReducer:
                                        name=tc.get("name"), call_id=tc.get("id"),
                                        args=tc.get("args") or ""))
             return out
-        return self._full_message(msg, mid, key, ns_key(ns))
+        return self._full_message(msg, mid, key, ns_key(ns), task=self._in_task(ns, key))
 
-    def _full_message(self, msg: Any, mid: str, key: str, scope: str) -> list[Patch]:
+    def _full_message(self, msg: Any, mid: str, key: str, scope: str, *, task: str = "") -> list[Patch]:
         content, calls = text_of(msg.content), _final_tool_calls(msg)
         if mid in self._msgs:
             return [self._patch("msg.final", mid, content=content, tool_calls=calls)]
         self._msgs.add(mid)
-        extra = {"name": str(getattr(msg, "name", None) or getattr(msg, "tool_call_id", "") or "") or None}
+        extra: dict[str, Any] = {"name": str(getattr(msg, "name", None) or getattr(msg, "tool_call_id", "") or "") or None}
+        if task:
+            extra["task"] = task
         return [self._patch("msg.new", mid, node=key, ns=scope, type=str(getattr(msg, "type", "ai")),
                             content=content, tool_calls=calls, **extra)]
 
@@ -385,8 +388,9 @@ class StreamReducer:
             if cached and shown in listed:
                 continue  # listed already (before the interrupt the resume came back from)
             listed.append(shown)
+            who = self._in_task(ns, key)
             out.append(self._patch("update", self._next_id(), step=self.step, node=key,
-                                   ns=ns_key(ns), delta=shown))
+                                   ns=ns_key(ns), delta=shown, **({"task": who} if who else {})))
             values = delta.values() if isinstance(delta, Mapping) else ()
             for value in values:
                 for msg in _messages_in(value):
@@ -439,6 +443,18 @@ class StreamReducer:
         scope = ns_key(ns)
         running = {k for sc, k in self.active.values() if sc == scope}
         return running.pop() if len(running) == 1 else ""
+
+    def _in_task(self, ns: tuple[str, ...], key: str) -> str:
+        """`key` as shown when its namespace runs inside one of several tasks of a root node
+        in the step (a subgraph per `Send`: "interview #2:ask"), else "": the rows and
+        messages of parallel copies of one subgraph are otherwise indistinguishable."""
+        if not ns:
+            return ""
+        node, _, task_id = ns[0].partition(":")
+        nth = self._nth.get(task_id)
+        if nth is None or self._cur.get("", []).count(node) < 2:
+            return ""
+        return f"{node} #{nth}" + key[len(node):]
 
     def task_of(self, node: str, task: Mapping[str, Any] | None) -> tuple[int, str]:
         """The writing task's number among the tasks of `node` in the step (1: the first or

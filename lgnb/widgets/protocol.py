@@ -92,6 +92,9 @@ class MsgNew(TypedDict):
     content: str
     tool_calls: list[ToolCall]
     name: NotRequired[str | None]
+    #: the node key as shown when it runs inside one of several parallel tasks of a root
+    #: node (a subgraph per `Send`): "interview #2:ask"
+    task: NotRequired[str]
 
 
 class MsgDelta(TypedDict):
@@ -157,6 +160,7 @@ class Update(TypedDict):
     node: str
     ns: str
     delta: Any
+    task: NotRequired[str]  # as in MsgNew
 
 
 class Error(TypedDict):

@@ -118,3 +118,4 @@ def test_a_second_press_of_the_same_click_is_not_sent_again(eng: Any) -> None:
     press(r, request=8)
     r.wait(timeout=30)
     assert r.result["log"] == ["draft on cats", "written on cats"]
+

@@ -15,7 +15,7 @@ def _engine(name: str) -> SimpleNamespace:
     memory = importlib.import_module(f"{name}.checkpoint.memory")
     return SimpleNamespace(
         name=name, StateGraph=graph.StateGraph, START=graph.START, END=graph.END,
-        MessagesState=graph.MessagesState, Command=types.Command, interrupt=types.interrupt,
+        MessagesState=graph.MessagesState, Command=types.Command, interrupt=types.interrupt, Send=types.Send,
         get_stream_writer=config.get_stream_writer, InMemorySaver=memory.InMemorySaver,
     )
 
