@@ -16,6 +16,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Optional, get_args
 
+from lgnb._internal.streamed_node import astreamed, streams_nodes
 from lgnb.errors import NodeError
 from lgnb.types import StreamWriter
 
@@ -118,7 +119,7 @@ def _is_node_error(annotation: Any) -> bool:
 class NodeCallable:
     """A node's code, called with the task's input and only the extras it declared."""
 
-    __slots__ = ("name", "func", "afunc", "runnable", "steps", "inject", "is_async", "subgraph")
+    __slots__ = ("name", "func", "afunc", "runnable", "steps", "inject", "is_async", "subgraph", "lam")
 
     def __init__(self, action: Any, *, name: str, own_run: bool = True) -> None:
         """`own_run`: a traced LangGraph `RunnableCallable` runs as a Runnable, a run of
@@ -131,6 +132,9 @@ class NodeCallable:
         self.steps: tuple[Any, ...] | None = None
         self.subgraph: Any = None
         self.inject: tuple[str, ...] = ()
+        # a RunnableLambda whose function is called directly; an async run that a streaming
+        # handler watches streams it instead, as LangGraph does (`lgnb._internal.streamed_node`)
+        self.lam: Any = None
         runnable_cls = _loaded_runnable_class()
         if isinstance(action, CompiledGraphBase):
             self.subgraph = action
@@ -156,6 +160,8 @@ class NodeCallable:
                     f"compiled graph; got {type(action).__name__}."
                 )
             self.inject = _injected_params(func)
+            if func is not action and set(self.inject) <= {"config"}:
+                self.lam = action  # (what LangChain's RunnableLambda passes itself)
             if is_async_callable(func):
                 self.afunc = func
                 self.is_async = True
@@ -216,6 +222,8 @@ class NodeCallable:
         if self.subgraph is not None:
             return await self.subgraph._arun_as_subgraph(value, ctx)
         if self.runnable is not None:
+            if ctx.node_run is not None and streams_nodes(ctx):
+                return await astreamed(self, value, ctx)
             if self.steps is not None and ctx.node_run is not None:
                 for i, step in enumerate(self.steps):
                     value = await step.ainvoke(value, _step_config(ctx, i))
@@ -224,7 +232,7 @@ class NodeCallable:
         raise TypeError(f"Node `{self.name}` has no async implementation.")
 
 
-def _step_config(ctx: TaskContext, i: int) -> Any:
+def _step_config(ctx: TaskContext, i: int) -> Any:  # (also `streamed_node`'s)
     """The config of step `i` of a traced RunnableSequence node: LangGraph flattens the
     sequence into the node's own (`seq:step:1`, `seq:step:2`, ... under the node's run),
     so LangSmith shows the steps as the node's children, with no run of the sequence."""

@@ -22,6 +22,7 @@ from typing import Any, cast
 from lgnb._internal.constants import ERROR, INTERRUPT, NO_WRITES, NS_SEP, RESUME
 from lgnb._internal.context import DRIVER_LOOP, TASK_CTX, TaskContext, lazy_config
 from lgnb._internal.foreign import adopt
+from lgnb._internal.streamed_node import astreamed, streams_nodes
 from lgnb.errors import (
     GraphBubbleUp,
     GraphInterrupt,
@@ -447,6 +448,8 @@ async def _acall(value: Any, ctx: TaskContext) -> Any:
     bound = task.node.bound
     if (timeout := task.timeout or task.node.timeout) is not None:
         return await _timed(ctx, TimeoutPolicy.coerce(timeout))
+    if ctx.node_run is not None and getattr(bound, "lam", None) is not None and streams_nodes(ctx):
+        return await _in_own_context(astreamed(bound, value, ctx))  # type: ignore[arg-type]
     if _awaitable(bound):
         return await _in_own_context(bound.acall(value, ctx))  # type: ignore[union-attr]
     return await _in_thread(bound.call, value, ctx)  # type: ignore[union-attr]

@@ -1032,3 +1032,71 @@ def test_max_concurrency_limits_how_many_async_nodes_run_at_once(differential):
         return res, peak[0], starts
 
     differential(scenario)
+
+
+def _whole_events(events):
+    """Every event as (event, name, langgraph_node, tags, data, parent depth)."""
+    return [(ev["event"], ev["name"], ev["metadata"].get("langgraph_node"),
+             sorted(t for t in ev.get("tags", []) if not t.startswith("graph:step")),
+             ev["data"], len(ev.get("parent_ids", []))) for ev in events]
+
+
+def test_astream_events_v2_stream_a_chain_node_through_its_steps(differential):
+    """A node that is an LCEL chain (`prompt | model | StrOutputParser() | to_state`):
+    under `astream_events` LangGraph streams the node, so the parser reports every token
+    (`on_parser_stream`) and the last step runs once on the whole text; the state gets the
+    same joke. lgnb invoked the steps one by one: no parser stream, events in another order."""
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+    from langchain_core.runnables import RunnableLambda
+
+    class J(TypedDict):
+        topic: str
+        joke: str
+
+    async def scenario(E):
+        chain = (ChatPromptTemplate.from_template("a joke about {topic}") | _model(*["why did the chicken"] * 2)
+                 | StrOutputParser() | RunnableLambda(lambda text: {"joke": text.upper()}))
+        g = E.StateGraph(J)
+        g.add_node("joke", chain)
+        g.add_edge(E.START, "joke")
+        app = g.compile()
+        events = _whole_events(await acollect(lambda: app.astream_events({"topic": "hens"}, version="v2")))
+        return events, await app.ainvoke({"topic": "hens"})
+
+    ref = differential(scenario)
+    assert sum(e[0] == "on_parser_stream" for e in ref[0]) == 7
+    assert ref[1]["joke"] == "WHY DID THE CHICKEN"
+
+
+def test_astream_events_v2_show_a_runnable_lambda_node_as_a_run_of_its_own(differential):
+    """`add_node("n", RunnableLambda(f))` (sync and async functions, and one renamed with
+    `with_config(run_name=...)`): under `astream_events` each is a run of its own below the
+    node's, named after the function, with its output as a stream chunk, as on LangGraph;
+    `ainvoke` gives the same state."""
+    from langchain_core.runnables import RunnableLambda
+
+    class C(TypedDict):
+        x: int
+
+    def bump(s):
+        return {"x": s["x"] + 1}
+
+    async def abump(s):
+        return {"x": s["x"] * 10}
+
+    async def scenario(E):
+        g = E.StateGraph(C)
+        g.add_node("n", RunnableLambda(bump))
+        g.add_node("a", RunnableLambda(abump))
+        g.add_node("m", RunnableLambda(bump).with_config(run_name="renamed"))
+        g.add_edge(E.START, "n")
+        g.add_edge("n", "a")
+        g.add_edge("a", "m")
+        app = g.compile()
+        events = _whole_events(await acollect(lambda: app.astream_events({"x": 1}, version="v2")))
+        return events, await app.ainvoke({"x": 1})
+
+    ref = differential(scenario)
+    names = [e[1] for e in ref[0] if e[0] == "on_chain_stream" and e[5] == 2]
+    assert names == ["bump", "abump", "renamed"] and ref[1] == {"x": 21}
