@@ -533,10 +533,7 @@ class Run:
         request = content.get("id")
         reply: dict[str, Any] = {"kind": "resume-result", "id": request, "interrupt_id": iid}
         try:
-            if request is not None and request in self._requests:
-                raise RuntimeError("this click was handled already: nothing was sent again")
-            if request is not None:
-                self._requests.add(request)
+            self._claim(request)
             if not iid:
                 raise RuntimeError("the answer names no interrupt: nothing was sent")
             self._check_pending([iid])
@@ -562,6 +559,14 @@ class Run:
             return
         self.view.send({**reply, "ok": True, "summary": summary})
 
+    def _claim(self, request: Any) -> None:
+        """A click's request id is acted on once: the page may send a click again that the
+        kernel already took (a retry after no answer came)."""
+        if request is not None and request in self._requests:
+            raise RuntimeError("this click was handled already: nothing was sent again")
+        if request is not None:
+            self._requests.add(request)
+
     @_locked
     def _continue_from_view(self, content: Mapping[str, Any]) -> None:
         """The breakpoint's button ({kind: "continue", id}): a run paused at a static
@@ -570,10 +575,7 @@ class Run:
         request = content.get("id")
         reply: dict[str, Any] = {"kind": "resume-result", "id": request, "interrupt_id": ""}
         try:
-            if request is not None and request in self._requests:
-                raise RuntimeError("this click was handled already: nothing was sent again")
-            if request is not None:
-                self._requests.add(request)
+            self._claim(request)
             if self._status == "interrupted" and self._reducer.interrupts:
                 raise RuntimeError("the run waits for an answer, not at a breakpoint: answer its form")
             self._resume(None, by="page")
@@ -591,10 +593,7 @@ class Run:
         wanted = [str(i) for i in content.get("ids") or self._held]
         reply: dict[str, Any] = {"kind": "resume-result", "id": request, "interrupt_id": ""}
         try:
-            if request is not None and request in self._requests:
-                raise RuntimeError("this click was handled already: nothing was sent again")
-            if request is not None:
-                self._requests.add(request)
+            self._claim(request)
             chosen = {i: self._held[i] for i in wanted if i in self._held}
             if not chosen:
                 raise RuntimeError("no answers are ready to send")

@@ -12,13 +12,25 @@ from typing import Any
 from _diff import Engine, snapshot_summary
 from langchain_core.messages import AIMessage
 
-__all__ = ("calls", "history", "on", "saver", "say", "without_ids")
+__all__ = ("calls", "history", "on", "replies", "saver", "say", "without_ids")
 
 
 def calls(mid: str, *tool_calls: tuple[str, dict, str], content: str = "") -> AIMessage:
     """A scripted model's reply `mid` calling tools: `(name, args, call id)` each."""
     return AIMessage(content, id=mid, tool_calls=[
         {"name": n, "args": a, "id": cid, "type": "tool_call"} for n, a, cid in tool_calls])
+
+
+def replies(*steps: Any) -> Any:
+    """A scripted model's `script`: the steps in order, each a reply, or a function that
+    answers from the messages the model is sent (as a model would, say, repeat an id)."""
+    it = iter(steps)
+
+    def reply(messages: Any) -> Any:
+        step = next(it)
+        return step(messages) if callable(step) else step
+
+    return reply
 
 
 def say(text: str, mid: str) -> AIMessage:

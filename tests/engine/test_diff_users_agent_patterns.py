@@ -49,6 +49,7 @@ import pytest
 from _agent_scenarios import calls as _calls
 from _agent_scenarios import history as _history
 from _agent_scenarios import on as _on
+from _agent_scenarios import replies as _replies
 from _agent_scenarios import saver as _saver
 from _agent_scenarios import say as _say
 from _diff import (acollect, candidate_engine, capture, collect, normalize, reference_engine, run_scenario,
@@ -78,13 +79,7 @@ class Binding(Scripted):
 
 def _model(*steps):
     """Replies in order; a step that is a function answers from the messages it is sent."""
-    it = iter(steps)
-
-    def reply(messages):
-        step = next(it)
-        return step(messages) if callable(step) else step
-
-    return Binding(script=reply, seen=[])
+    return Binding(script=_replies(*steps), seen=[])
 
 
 def _cfg(tid="t", **extra):

@@ -992,6 +992,14 @@ async def test_async_fan_out_with_sync_node_failure_cancels_and_resumes(differen
 # ============================================================================================
 
 
+def _sends_to(E, w, n, checkpointer=None):
+    """START -> `n` Sends to node `w` (its argument: the Send's index)."""
+    g = E.StateGraph(S)
+    g.add_node("w", w)
+    g.add_conditional_edges(E.START, lambda s: [E.Send("w", i) for i in range(n)], ["w"])
+    return g.compile(checkpointer=checkpointer)
+
+
 def _held_back_fan_out(E, n, *, fail_after, checkpointer=None):
     """START -> `n` Sends to `w`. `w(0)` fails once the tasks `fail_after` have started
     (so the threads are all taken when it fails), and 0.1 s more: LangGraph 1.2.22 forgets
@@ -1013,10 +1021,7 @@ def _held_back_fan_out(E, n, *, fail_after, checkpointer=None):
         time.sleep(0.3)
         return {"log": [f"w{i}"]}
 
-    g = E.StateGraph(S)
-    g.add_node("w", w)
-    g.add_conditional_edges(E.START, lambda s: [E.Send("w", i) for i in range(n)], ["w"])
-    return g.compile(checkpointer=checkpointer), calls, fail
+    return _sends_to(E, w, n, checkpointer), calls, fail
 
 
 def _failing_wide_step(E, n, width, extra, durability):
@@ -1095,10 +1100,7 @@ def test_sync_stream_closed_early_still_runs_the_tasks_max_concurrency_held_back
             time.sleep(0.05 * (i + 1))
             return {"log": [f"w{i}"]}
 
-        g = E.StateGraph(S)
-        g.add_node("w", w)
-        g.add_conditional_edges(E.START, lambda s: [E.Send("w", i) for i in range(5)], ["w"])
-        app = g.compile(checkpointer=E.InMemorySaver())
+        app = _sends_to(E, w, 5, E.InMemorySaver())
         cfg = _cfg(max_concurrency=2)
         it = app.stream({"log": []}, cfg, stream_mode="updates", durability=durability)
         first = next(it)
@@ -1131,10 +1133,7 @@ def test_async_step_stopped_records_the_tasks_max_concurrency_held_back_as_cance
                 ran.append(i)
                 return {"log": [f"w{i}"]}
 
-            g = E.StateGraph(S)
-            g.add_node("w", w)
-            g.add_conditional_edges(E.START, lambda s: [E.Send("w", i) for i in range(5)], ["w"])
-            app = g.compile(checkpointer=E.InMemorySaver())
+            app = _sends_to(E, w, 5, E.InMemorySaver())
             cfg = _cfg(max_concurrency=2)
 
             async def run():
