@@ -135,6 +135,12 @@ class NodeCallable:
         # a RunnableLambda whose function is called directly; an async run that a streaming
         # handler watches streams it instead, as LangGraph does (`lgnb._internal.streamed_node`)
         self.lam: Any = None
+        if own_run and _is_generator_function(action):
+            # as LangGraph's `coerce_to_runnable`: a generator node is a RunnableLambda (its
+            # output: the chunks added up), run as a Runnable
+            from langchain_core.runnables import RunnableLambda
+
+            action = RunnableLambda(action, name=name)
         runnable_cls = _loaded_runnable_class()
         if isinstance(action, CompiledGraphBase):
             self.subgraph = action
@@ -242,9 +248,19 @@ def _step_config(ctx: TaskContext, i: int) -> Any:  # (also `streamed_node`'s)
 
 
 def _is_plain_lambda_runnable(action: Any) -> bool:
-    """RunnableLambda/RunnableCallable wrapping a plain function: call the function."""
-    return type(action).__name__ in ("RunnableLambda", "RunnableCallable") and (
-        getattr(action, "func", None) is not None or getattr(action, "afunc", None) is not None
+    """RunnableLambda/RunnableCallable wrapping a plain function: call the function (not a
+    generator: LangChain adds its chunks up)."""
+    if type(action).__name__ not in ("RunnableLambda", "RunnableCallable"):
+        return False
+    funcs = [f for f in (getattr(action, "func", None), getattr(action, "afunc", None)) if f is not None]
+    return bool(funcs) and not any(_is_generator_function(f) for f in funcs)
+
+
+def _is_generator_function(func: Any) -> bool:
+    """A (sync or async) generator function, or an object whose `__call__` is one."""
+    return callable(func) and any(
+        inspect.isgeneratorfunction(f) or inspect.isasyncgenfunction(f)
+        for f in (func, getattr(func, "__call__", None))  # noqa: B004
     )
 
 

@@ -630,9 +630,14 @@ def _concurrently(
             if not done:  # `step_timeout` passed with tasks still running
                 if not ex.is_async:
                     # a thread cannot be stopped: as LangGraph, the step waits for those
-                    # running and keeps their writes (a resume does not run them again)
+                    # running and keeps their writes (a resume does not run them again;
+                    # under durability "exit" it does: saved before they end); the tasks
+                    # its pool had not started are cancelled, recorded so
+                    yield from _record_cancelled(loop, queue)
                     queue.clear()
-                    yield from _settle(loop, running, ex, errors)
+                    yield from _settle(loop, running, ex, errors, keep=_keeps_late_writes(loop))
+                else:  # as LangGraph: every task of the step cancelled, recorded so
+                    yield from _stop_async(loop, running, queue, ex, errors, order)
                 # LangGraph's async runs time out in `asyncio.wait_for`: a bare TimeoutError
                 raise TimeoutError() if ex.is_async else TimeoutError("Timed out")
             if _abandoned(run):
@@ -655,8 +660,9 @@ def _concurrently(
                     elif loop.io:
                         yield (flush_io, aflush_io, (loop,))
                     if handler is not None:
+                        # as LangGraph's pool (or semaphore): behind the tasks still waiting
                         order[id(handler)] = order[id(task)] + 0.5
-                        queue.appendleft(handler)
+                        queue.append(handler)
             # a cancelled run stops the step; a failure too in an async run (LangGraph
             # cancels the siblings)
             if not stopping and (run.cancelled or (ex.is_async and errors and _failed(errors))):
@@ -681,18 +687,7 @@ def _concurrently(
     except _Closed:
         if ex.is_async:
             # as LangGraph: the tasks that ended are kept, the others cancelled (and recorded so)
-            for fut in running:
-                ex.cancel(fut)
-            if running:
-                yield (ex.wait_all, ex.wait_all, (list(running),))
-            cancelled = []
-            for fut in sorted(running, key=lambda f: order[id(running[f])]):
-                if (exc := ex.outcome(fut)) is _DROPPED:
-                    cancelled.append(running[fut])
-                else:
-                    _commit(loop, running[fut], exc, errors)
-            yield from _committed(loop)
-            yield from _cancelled_by_close(loop, cancelled + list(queue))
+            yield from _stop_async(loop, running, queue, ex, errors, order)
         else:
             # LangGraph's pool was handed every task of the step, and on the way out waits
             # for them all: the tasks `max_concurrency` held back run too
@@ -742,6 +737,27 @@ def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseExce
                 yield from _committed(loop)
 
 
+def _stop_async(loop: Loop, running: dict[Any, Task], queue: deque[Task], ex: Any,
+                errors: list[BaseException], order: dict[int, float]) -> Generator[Request, Any, None]:
+    """Stop an async step (a closed `astream`, `step_timeout`): the tasks that ended are
+    kept, the running ones cancelled and, with those `max_concurrency` held back, recorded
+    as cancelled, as LangGraph does (not under durability "exit")."""
+    for fut in running:
+        ex.cancel(fut)
+    if running:
+        yield (ex.wait_all, ex.wait_all, (list(running),))
+    cancelled = []
+    for fut in sorted(running, key=lambda f: order[id(running[f])]):
+        if (exc := ex.outcome(fut)) is _DROPPED:
+            cancelled.append(running[fut])
+        else:
+            _commit(loop, running[fut], exc, errors)
+    yield from _committed(loop)
+    yield from _cancelled_by_close(loop, cancelled + list(queue))
+    running.clear()
+    queue.clear()
+
+
 def _record_cancelled(loop: Loop, tasks: Any) -> Generator[Request, Any, None]:
     """Tasks of a sync step a failure stopped before they started: as LangGraph's
     cancelled futures, each has a `CancelledError` recorded as its error, so a resume
@@ -761,9 +777,10 @@ def _keeps_late_writes(loop: Loop) -> bool:
 
 
 def _cancelled_by_close(loop: Loop, tasks: Any) -> Generator[Request, Any, None]:
-    """An async stream was closed while `tasks` ran: they were cancelled, and, as
-    LangGraph does, each has a `CancelledError` recorded as its error (a resume runs it
-    again) — except under durability "exit", whose save on the way out comes first."""
+    """An async step was stopped (its stream closed, `step_timeout`) while `tasks` ran or
+    waited: they were cancelled, and, as LangGraph does, each has a `CancelledError`
+    recorded as its error (a resume runs it again) — except under durability "exit",
+    whose save on the way out comes first."""
     if not _keeps_late_writes(loop):
         return
     for task in tasks:

@@ -448,11 +448,17 @@ async def _acall(value: Any, ctx: TaskContext) -> Any:
     bound = task.node.bound
     if (timeout := task.timeout or task.node.timeout) is not None:
         return await _timed(ctx, TimeoutPolicy.coerce(timeout))
+    return await _node_call(bound, value, ctx)
+
+
+def _node_call(bound: Any, value: Any, ctx: TaskContext) -> Coroutine[Any, Any, Any]:
+    """The node's call in an async run: a RunnableLambda streamed when a streaming handler
+    watches (`lgnb._internal.streamed_node`), an async node awaited, a sync one in a thread."""
     if ctx.node_run is not None and getattr(bound, "lam", None) is not None and streams_nodes(ctx):
-        return await _in_own_context(astreamed(bound, value, ctx))  # type: ignore[arg-type]
+        return _in_own_context(astreamed(bound, value, ctx))
     if _awaitable(bound):
-        return await _in_own_context(bound.acall(value, ctx))  # type: ignore[union-attr]
-    return await _in_thread(bound.call, value, ctx)  # type: ignore[union-attr]
+        return _in_own_context(bound.acall(value, ctx))
+    return _in_thread(bound.call, value, ctx)
 
 
 def _awaitable(bound: Any) -> bool:
@@ -493,11 +499,7 @@ async def _timed(ctx: TaskContext, policy: TimeoutPolicy | None) -> Any:
     """Call the node under `policy`: NodeTimeoutError (the attempt cancelled, its writes
     discarded) when it runs past `run_timeout` or makes no progress for `idle_timeout`."""
     task = ctx.task
-    bound = task.node.bound
-    if _awaitable(bound):
-        call = _in_own_context(bound.acall(task.input, ctx))  # type: ignore[union-attr]
-    else:
-        call = _in_thread(bound.call, task.input, ctx)  # type: ignore[union-attr]
+    call = _node_call(task.node.bound, task.input, ctx)
     if policy is None:
         return await call
     run_s, idle_s = policy.run_timeout, policy.idle_timeout
