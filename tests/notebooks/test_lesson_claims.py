@@ -1200,6 +1200,43 @@ def test_human_review_claim_replay_from_the_paused_checkpoint_asks_again(differe
     assert ref == (["draft #1 of the translation of 'A'"], 1, ("review",))
 
 
+def test_human_review_claim_a_breakpoint_edit_as_a_node_is_what_the_run_goes_on_with(differential):
+    """human_review.ipynb, the breakpoint section: `compile(interrupt_before=["publish"])`
+    pauses before `publish` with no question; `update_state(..., as_node="translate")` writes
+    the corrected text "as if that node had returned it"; continuing (`invoke(None)`, what the
+    button sends) runs only `publish`, on the edit ("One draft call ... `publish` read the
+    corrected text"); continuing without the edit publishes the draft as it was ("the
+    breakpoint is only a pause")."""
+    def scenario(E):
+        out = []
+        for edit in (True, False):
+            llm = Translator()
+
+            def translate(state: Translation):
+                return {"translation": llm.draft(state["source"])}
+
+            builder = E.StateGraph(Translation)
+            builder.add_node("translate", translate)
+            builder.add_node("publish", lambda state: {"approved": True})
+            builder.add_edge(E.START, "translate")
+            builder.add_edge("translate", "publish")
+            builder.add_edge("publish", E.END)
+            graph = builder.compile(checkpointer=E.InMemorySaver(), interrupt_before=["publish"])
+            config = _cfg("breakpoint")
+            first = graph.invoke({"source": "B"}, config)
+            paused = graph.get_state(config)
+            if edit:
+                graph.update_state(config, {"translation": "a corrected translation of 'B'"}, as_node="translate")
+            after = graph.get_state(config).next
+            out.append((first, paused.next, paused.interrupts, after, graph.invoke(None, config), llm.calls))
+        return out
+
+    ref = differential(scenario)
+    assert ref[0][1:4] == (("publish",), (), ("publish",))
+    assert ref[0][4:] == ({"source": "B", "translation": "a corrected translation of 'B'", "approved": True}, 1)
+    assert ref[1][4:] == ({"source": "B", "translation": "draft #1 of the translation of 'B'", "approved": True}, 1)
+
+
 def _human_review_chat() -> type:
     """The lesson's stand-in chat model: answers with its scripted replies in order (tool
     calls included), counting its calls and noting the tool results it was sent."""

@@ -1,7 +1,8 @@
 """notebooks/human_review.ipynb, executed headless with nbclient: the seed's translation
 review (one node that drafts and asks re-drafts on resume; two nodes draft once), each pause
-shown as a form and answered from code, and a LangChain `create_agent` +
-`HumanInTheLoopMiddleware` agent whose proposed tool call is edited before it runs."""
+shown as a form and answered from code, a static breakpoint passed after an `update_state`
+edit, and a LangChain `create_agent` + `HumanInTheLoopMiddleware` agent whose proposed tool
+call is edited before it runs."""
 
 from __future__ import annotations
 
@@ -27,17 +28,24 @@ def test_human_review_notebook_runs_headless() -> None:
     # two nodes: one draft, the approved one is stored
     assert "interrupted | forms: 1 | the reviewer sees: draft #1" in text[3]
     assert "draft calls: 1" in text[4] and "the state stores:      draft #1 of the translation of 'A' | approved: True" in text[4]
+    # a static breakpoint: paused before publish with no form; the state edited as
+    # `translate` is what publish reads, and translate did not run again
+    assert ("interrupted | forms: 0 | next: ('publish',) | draft: draft #1 of the translation of 'B'"
+            in text[6])
+    assert ("done | draft calls: 1 | published: a corrected translation of 'B' | approved: True"
+            in text[7])
     # the agent: proposed bob, the edit sent it to alice, once
-    assert "interrupted | forms: 1 | proposed: send_email {'to': 'bob@example.com'" in text[6]
-    assert "done | outbox: [{'to': 'alice@example.com'" in text[7] and text[7].count("'to':") == 1
+    assert "interrupted | forms: 1 | proposed: send_email {'to': 'bob@example.com'" in text[8]
+    assert "done | outbox: [{'to': 'alice@example.com'" in text[9] and text[9].count("'to':") == 1
     # the deep agent: its write_file waits for a decision and nothing is written meanwhile;
     # approved, /report.md is in the state and the agent finishes
-    assert "interrupted | forms: 1 | proposed: write_file /report.md" in text[8]
-    assert "files while paused: []" in text[8]
-    assert "done | files: ['/report.md'] | first line: # Review decisions" in text[9]
-    assert "agent: The report is in /report.md." in text[9]
+    assert "interrupted | forms: 1 | proposed: write_file /report.md" in text[10]
+    assert "files while paused: []" in text[10]
+    assert "done | files: ['/report.md'] | first line: # Review decisions" in text[11]
+    assert "agent: The report is in /report.md." in text[11]
     state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     kinds = [m["state"].get("_view_kind") for m in state.values()]
-    assert kinds.count("run") >= 4 and kinds.count("history") == 1
+    assert kinds.count("run") >= 5 and kinds.count("history") == 1
     runs = [m["state"] for m in state.values() if m["state"].get("_view_kind") == "run"]
-    assert sorted(r["status"] for r in runs) == ["done", "done", "done", "done"]
+    assert sorted(r["status"] for r in runs) == ["done"] * 5
+    assert all(r["breakpoint"] == {} for r in runs)  # continued: no breakpoint left shown
