@@ -237,20 +237,7 @@ def test_simple_graph_prints_each_node_and_follows_the_random_branch(differentia
             print("---Node 3---")
             return {"graph_state": state["graph_state"] + " sad!"}
 
-        coin = random.Random(3)
-
-        def decide_mood(state) -> Literal["node_2", "node_3"]:
-            return "node_2" if coin.random() < 0.5 else "node_3"
-
-        builder = E.StateGraph(State)
-        builder.add_node("node_1", node_1)
-        builder.add_node("node_2", node_2)
-        builder.add_node("node_3", node_3)
-        builder.add_edge(E.START, "node_1")
-        builder.add_conditional_edges("node_1", decide_mood)
-        builder.add_edge("node_2", E.END)
-        builder.add_edge("node_3", E.END)
-        graph = builder.compile()
+        graph = _coin_branch(E, State, node_1, node_2, node_3, seed=3)
         runs = [_printed(lambda: graph.invoke({"graph_state": "Hi, this is Lance."})) for _ in range(6)]
         return _mermaid(graph), runs
 
@@ -371,7 +358,6 @@ def test_agent_memory_forgets_without_a_checkpointer_and_remembers_on_a_thread(d
 def _mood_graph(E, schema, name_of):
     """state-schema's graph over `schema`; `name_of(state)` reads the name as the schema
     allows (a key or an attribute)."""
-    coin = random.Random(5)
 
     def node_1(state):
         print("---Node 1---")
@@ -384,6 +370,13 @@ def _mood_graph(E, schema, name_of):
     def node_3(state):
         print("---Node 3---")
         return {"mood": "sad"}
+
+    return _coin_branch(E, schema, node_1, node_2, node_3, seed=5)
+
+
+def _coin_branch(E, schema, node_1, node_2, node_3, *, seed):
+    """The lessons' first graph: START -> node_1, then node_2 or node_3 by a seeded coin."""
+    coin = random.Random(seed)
 
     def decide_mood(state) -> Literal["node_2", "node_3"]:
         return "node_2" if coin.random() < 0.5 else "node_3"

@@ -31,27 +31,12 @@ import asyncio
 import operator
 import threading
 import time
-import uuid
 from typing import Annotated
 
 import pytest
 from _diff import acapture, acollect, capture, collect, selftest_enabled
+from test_diff_users_parallel_and_errors import S, _cfg, _hist  # noqa: E402 - shared scenario helpers
 from typing_extensions import TypedDict
-
-
-class S(TypedDict):
-    log: Annotated[list, operator.add]
-
-
-def _cfg(**extra):
-    return {"configurable": {"thread_id": str(uuid.uuid4())}, **extra}
-
-
-def _hist(app, cfg):
-    return [(s.metadata, s.next, s.values,
-             [(t.name, t.path, repr(t.error), t.interrupts, t.result) for t in s.tasks],
-             s.interrupts)
-            for s in app.get_state_history(cfg)]
 
 
 def _fan_out(E, w, n, *, checkpointer=None, **node_kw):
