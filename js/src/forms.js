@@ -84,16 +84,26 @@ export function createForms({ model, canContinue = false }) {
   // A static breakpoint (interrupt_before / interrupt_after): no question, nothing to
   // answer. Say where the run stands and offer to go on ({kind: "continue", id}); the state
   // can be changed first from code (update_state), as the lessons do.
+  // A node that raised NodeInterrupt (deprecated) asks nothing either: its words are shown
+  // (as text), and going on runs the node again, which stops again unless the state changed.
   function drawBreakpoint(bp) {
     const next = Array.isArray(bp.next) ? bp.next.map(String).join(", ") : "";
-    const where = next ? `paused at a breakpoint · next: ${next}` : "paused at a breakpoint";
-    if (!canContinue) return h("div", { class: "lgnb-interrupt", text: where });
+    const stopped = Array.isArray(bp.stopped) ? bp.stopped : [];
+    const where = stopped.length ? (next ? `stopped by the node · next: ${next}` : "stopped by the node")
+      : next ? `paused at a breakpoint · next: ${next}` : "paused at a breakpoint";
+    const said = stopped.map((s) => h("div", { class: "lgnb-breakpoint-says", "data-testid": "stopped-says",
+      text: `${String(s.node || "")}${s.node ? ": " : ""}${String(s.says ?? "")}` }));
+    if (!canContinue) return h("div", { class: "lgnb-interrupt", text: where }, ...said);
     continueBtn = h("button", { class: "lgnb-btn lgnb-btn-primary lgnb-continue", type: "button",
       "data-testid": "continue", text: "continue ▶", on: { click: () => goOn() } });
+    const hint = stopped.length
+      ? "NodeInterrupt asks nothing: continue runs the node again, and it stops again unless its state "
+        + "changes. Change it first with graph.update_state(config, values) in a cell, then continue."
+      : "continue runs on from here; to change the state first, call "
+        + "graph.update_state(config, values, as_node=...) in a cell, then continue.";
     return h("div", { class: "lgnb-interrupt lgnb-breakpoint", "data-testid": "breakpoint" },
-      h("div", { class: "lgnb-breakpoint-where", text: where }),
-      h("div", { class: "lgnb-hint", text: "continue runs on from here; to change the state first, call "
-        + "graph.update_state(config, values, as_node=...) in a cell, then continue." }),
+      h("div", { class: "lgnb-breakpoint-where", text: where }), ...said,
+      h("div", { class: "lgnb-hint", text: hint }),
       continueBtn);
   }
   function goOn() {
@@ -321,8 +331,10 @@ export function createForms({ model, canContinue = false }) {
       views.clear();
       list.replaceChildren(...forms.map(draw));
     }
-    if (status === "interrupted" && forms.length === 0 && (model.get("interrupts") || []).length === 0) {
-      list.replaceChildren(drawBreakpoint(model.get("breakpoint") || {}));
+    const bp = model.get("breakpoint") || {};
+    const stopped = Array.isArray(bp.stopped) && bp.stopped.length > 0; // only NodeInterrupts pending
+    if (status === "interrupted" && forms.length === 0 && ((model.get("interrupts") || []).length === 0 || stopped)) {
+      list.replaceChildren(drawBreakpoint(bp));
       shown = null;
     } else {
       continueBtn = null;

@@ -584,6 +584,24 @@ def _answer_inbox(value: Any, form: Form, picks: Picks, context: Mapping[str, An
     return ([response] if isinstance(value, list) else response), summary
 
 
+def _describe_inbox(value: Any, question: Any) -> str | None:
+    """An agent-inbox response given in code (`[{"type": ..., "args": ...}]`), summarized as
+    `_answer_inbox` summarizes the click; None when `value` is not one for `question`."""
+    request = _inbox_request(question)
+    response = value[0] if isinstance(value, list) and len(value) == 1 else value
+    if request is None or not isinstance(response, Mapping):
+        return None
+    kind, args = response.get("type"), response.get("args")
+    name = str(request["action_request"].get("action", ""))
+    if kind == "edit" and isinstance(args, Mapping):
+        return f"Edit {args.get('action', name)} (edited args {short(args.get('args'))})"
+    if kind == "response":
+        return f"Respond: {short(args)}"
+    if kind in ("accept", "ignore"):
+        return f"{kind.capitalize()} {name}"
+    return None
+
+
 def _object_schema(interrupt: Mapping[str, Any]) -> dict[str, Any] | None:
     schema = schema_of(interrupt.get("response_schema"))
     if schema and _type_of(_resolve(schema, schema)) == "object" and _resolve(schema, schema).get("properties"):
@@ -770,6 +788,40 @@ def answer_for(interrupt: Mapping[str, Any], picks: Picks, context: Mapping[str,
     return answer(value, form, list(picks), _context(interrupt, context))
 
 
+RAISED_ID = "placeholder-id"
+"""The id of an interrupt a node raised (`NodeInterrupt`, deprecated) instead of asking
+with `interrupt()`: LangGraph and lgnb give such an interrupt no id of its own."""
+
+
+def raised(interrupt: Mapping[str, Any]) -> bool:
+    """Whether a pending interrupt was raised (`NodeInterrupt`) rather than asked: no
+    `interrupt()` call waits for an answer, so a form would do nothing — going on runs the
+    node again, which stops again unless the state was changed (`update_state`)."""
+    return interrupt.get("id") == RAISED_ID
+
+
+def waits_without_question(interrupts: list[Mapping[str, Any]]) -> bool:
+    """A paused run that asks nothing: a static breakpoint (no interrupt) or only raised
+    ones. Going on is `None` input from the thread's latest checkpoint."""
+    return all(raised(i) for i in interrupts)
+
+
+def stopped_by(interrupts: list[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """What the nodes that raised `NodeInterrupt` said, one line each, for the view."""
+    return [{"node": str(i.get("node") or ""), "says": short(i.get("value"), 200)}
+            for i in interrupts if raised(i)]
+
+
+def no_answer_for_raised(value: Any) -> None:
+    """`resume(value)` on a run paused only by raised interrupts: nothing reads an answer."""
+    if value is not None:
+        raise ValueError(
+            "the run was stopped by NodeInterrupt (raised by the node, not asked with "
+            "interrupt()), so nothing reads an answer: the node runs again and stops again "
+            "unless its state changes. Change the state with "
+            "graph.update_state(config, values), then call resume() with no value.")
+
+
 def asked(value: Any) -> str:
     """What an interrupt asked, in one line, for the answer record ("" when it asked in no words)."""
     if isinstance(value, str):
@@ -786,8 +838,12 @@ def asked(value: Any) -> str:
     return short(value["question"]) if isinstance(value.get("question"), str) else ""
 
 
-def describe(value: Any) -> str:
-    """A one-line summary of a resume value given in code (``run.resume(...)``)."""
+def describe(value: Any, question: Any = None) -> str:
+    """A one-line summary of a resume value given in code (``run.resume(...)``), worded as
+    the form's click would be (`question`: the interrupt's value, when known)."""
+    inbox = _describe_inbox(value, question)
+    if inbox is not None:
+        return inbox
     if isinstance(value, Mapping) and isinstance(value.get("decisions"), list):
         parts = []
         for d in value["decisions"]:

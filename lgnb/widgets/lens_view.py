@@ -32,7 +32,16 @@ from lgnb.draw import END, START, layout
 from lgnb.pregel.records import to_jsonable
 from lgnb.whatif import REDUCERS, reducer_name, what_if
 from lgnb.widgets._async_nodes import needs_async
-from lgnb.widgets._forms import FormInvalid, answer_for, form_for, tools_of
+from lgnb.widgets._forms import (
+    FormInvalid,
+    answer_for,
+    form_for,
+    no_answer_for_raised,
+    raised,
+    stopped_by,
+    tools_of,
+    waits_without_question,
+)
 from lgnb.widgets._loops import background_loop, loop_bound_error, loop_of, refuses_sync_here
 from lgnb.widgets._runtime import View, show_in_notebook
 from lgnb.widgets._snapshot import lens_html
@@ -49,6 +58,9 @@ if TYPE_CHECKING:
 
 BREAKPOINT_NOTICE = ("Stopped at a breakpoint (interrupt_before / interrupt_after): no question "
                      "is asked. Step ▶ or Run continues the run from here.")
+STOPPED_NOTICE = ("Stopped by NodeInterrupt ({said}): no question is asked. Step ▶ or Run runs the "
+                  "node again, and it stops again unless its state changes: change it first with "
+                  "graph.update_state(config, values).")
 PUBLIC_MODES = ["tasks", "updates", "checkpoints", "values"]
 
 
@@ -357,7 +369,8 @@ class Lens:
     def _at_breakpoint(self) -> bool:
         """Stopped by `interrupt_before` / `interrupt_after`: no question is pending, so
         stepping on continues the run (with None input, as LangGraph resumes one)."""
-        return self._status == "interrupted" and self.checkpointed and not self._builder.interrupts
+        return (self._status == "interrupted" and self.checkpointed
+                and waits_without_question(self._builder.interrupts))
 
     def _advance(self) -> dict[str, Any] | None:
         if self._at_breakpoint():
@@ -418,7 +431,9 @@ class Lens:
         ids = [i["id"] for i in self._builder.interrupts]
         Command = _command_type(self.graph)
         command: Any
-        if not ids:  # a static breakpoint (interrupt_before/after): continue with None input
+        if waits_without_question(self._builder.interrupts):
+            # a static breakpoint (interrupt_before/after), or NodeInterrupt: continue with None input
+            no_answer_for_raised(value)
             command = None
         elif isinstance(value, Mapping) and value and set(map(str, value)) <= set(ids):
             command = Command(resume=dict(value))
@@ -530,9 +545,13 @@ class Lens:
             base = "" if self.native else REDUCED_NOTICE
             if self._status == "interrupted":
                 v.interrupts = self.interrupts
-                v.forms = [dict(form_for(i), resumable=self.checkpointed) for i in b.interrupts]
+                v.forms = [dict(form_for(i), resumable=self.checkpointed) for i in b.interrupts if not raised(i)]
                 if not self.checkpointed:
                     base = NO_CHECKPOINTER
+                elif self._at_breakpoint() and b.interrupts:
+                    said = "; ".join(f"{s['node']}: {s['says']}" if s["node"] else s["says"]
+                                     for s in stopped_by(b.interrupts))
+                    base = f"{STOPPED_NOTICE.format(said=said)}\n{base}".rstrip()
                 elif self._at_breakpoint():
                     base = f"{BREAKPOINT_NOTICE}\n{base}".rstrip()
             v.notice = base

@@ -34,7 +34,18 @@ from lgnb.pregel._lease import check_multitask
 from lgnb.pregel._run import CUSTOM_WITH_TASK
 from lgnb.types import MultitaskStrategy
 from lgnb.widgets._async_nodes import needs_async
-from lgnb.widgets._forms import FormInvalid, answer_for, asked, describe, form_for, tools_of
+from lgnb.widgets._forms import (
+    FormInvalid,
+    answer_for,
+    asked,
+    describe,
+    form_for,
+    no_answer_for_raised,
+    raised,
+    stopped_by,
+    tools_of,
+    waits_without_question,
+)
 from lgnb.widgets._loops import (
     Timer,
     background_loop,
@@ -114,8 +125,10 @@ class RunView(GraphMixin, View):
     forms = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: why the last resume from the view failed ("" once a resume starts)
     form_error = traitlets.Unicode("").tag(sync=True)
-    #: a run paused at a static breakpoint (interrupt_before / interrupt_after, no question):
-    #: {"next": [the nodes the thread runs next]}; {} otherwise. Its button sends "continue"
+    #: a run paused at a static breakpoint (interrupt_before / interrupt_after, no question)
+    #: or stopped by a node raising NodeInterrupt (no answer to give): {"next": [the nodes
+    #: the thread runs next], "stopped": [{"node", "says"} per NodeInterrupt]}; {} otherwise.
+    #: Its button sends "continue"
     breakpoint = traitlets.Dict().tag(sync=True)
     #: answers on record: {"interrupt_id", "node", "by" (page|code), "at" (HH:MM:SS), "asked"
     #: (the question in one line, or ""), "summary"}
@@ -362,7 +375,8 @@ class Run:
         """The approval forms the view shows: one per pending interrupt."""
         if self._status != "interrupted":
             return []
-        return [dict(form_for(i, self._form_context()), resumable=self.checkpointed) for i in self._reducer.interrupts]
+        return [dict(form_for(i, self._form_context()), resumable=self.checkpointed)
+                for i in self._reducer.interrupts if not raised(i)]
 
     @property
     def answers(self) -> list[dict[str, Any]]:
@@ -447,7 +461,8 @@ class Run:
             raise RuntimeError(NO_CHECKPOINTER)
         check_not_busy(self.graph, self.config, self._multitask)  # another run took the thread
         ids = [i["id"] for i in self._reducer.interrupts]
-        if not ids:
+        if waits_without_question(self._reducer.interrupts):  # a breakpoint, or NodeInterrupt
+            no_answer_for_raised(value)
             command: Any = None
             answered: dict[str, Any] = {}
         elif isinstance(value, Mapping) and value and set(map(str, value)) <= set(ids):
@@ -463,7 +478,7 @@ class Run:
         nodes = {i["id"]: i.get("node", "") for i in self._reducer.interrupts}
         values = {i["id"]: i.get("value") for i in self._reducer.interrupts}
         for iid, answer in answered.items():
-            summary = (summaries or {}).get(iid) or describe(answer)
+            summary = (summaries or {}).get(iid) or describe(answer, values.get(iid))
             self._answers.append({"interrupt_id": iid, "node": nodes.get(iid, ""), "by": by, "at": at,
                                   "asked": asked(values.get(iid)), "summary": summary, "value": jsonable(answer)})
             self._held.pop(iid, None)
@@ -576,7 +591,7 @@ class Run:
         reply: dict[str, Any] = {"kind": "resume-result", "id": request, "interrupt_id": ""}
         try:
             self._claim(request)
-            if self._status == "interrupted" and self._reducer.interrupts:
+            if self._status == "interrupted" and not waits_without_question(self._reducer.interrupts):
                 raise RuntimeError("the run waits for an answer, not at a breakpoint: answer its form")
             self._resume(None, by="page")
         except Exception as exc:  # noqa: BLE001 - any refusal is shown in the view, never lost
@@ -747,8 +762,10 @@ class Run:
                 self._show(error={"type": type(exc).__name__, "message": message, "node": node or ""})
             elif self._status == "interrupted" and not self.checkpointed:
                 self._show(notice=NO_CHECKPOINTER)
-            elif self._status == "interrupted" and not self._reducer.interrupts:
-                self._show(breakpoint={"next": list(self._reducer.next_nodes)})
+            elif self._status == "interrupted" and waits_without_question(self._reducer.interrupts):
+                stopped = stopped_by(self._reducer.interrupts)
+                self._show(breakpoint={"next": list(self._reducer.next_nodes),
+                                       **({"stopped": stopped} if stopped else {})})
             self._flush(snapshot=True)
         except Exception as failure:  # noqa: BLE001 - the view's trouble never keeps a run from settling
             self._view_failed(failure)

@@ -769,3 +769,20 @@ def test_a_node_asking_twice_gets_a_form_per_question_in_turn() -> None:
     ref = differential(scenario)
     assert ref["result"] == {"log": ["Ada 30+"]} and ref["answers"] == ["Ada", "30+"]
     assert ref["forms"][1]["fields"][0] == {"key": "question", "text": "Ada, your age group?"}
+
+
+def test_an_inbox_answer_given_in_code_is_worded_as_its_click() -> None:
+    """`run.resume([...])` with an agent-inbox response: the answer record says what the
+    form's button would have said, not the raw JSON."""
+    from lgnb.widgets._forms import describe
+
+    question = [{"action_request": {"action": "write_email", "args": {"to": "a@b.c"}},
+                 "config": {"allow_accept": True, "allow_edit": True, "allow_respond": True,
+                            "allow_ignore": True}, "description": "# draft"}]
+    assert describe([{"type": "accept"}], question) == "Accept write_email"
+    assert describe([{"type": "ignore", "args": None}], question) == "Ignore write_email"
+    assert describe([{"type": "response", "args": "shorter"}], question) == "Respond: shorter"
+    assert describe([{"type": "edit", "args": {"action": "write_email", "args": {"to": "x@y.z"}}}],
+                    question) == 'Edit write_email (edited args {"to": "x@y.z"})'
+    assert describe([{"type": "approve"}], question) == '[{"type": "approve"}]'  # not an inbox answer
+    assert describe([{"type": "accept"}], "a plain question") == '[{"type": "accept"}]'
