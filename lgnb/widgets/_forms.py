@@ -800,13 +800,13 @@ def raised(interrupt: Mapping[str, Any]) -> bool:
     return interrupt.get("id") == RAISED_ID
 
 
-def waits_without_question(interrupts: list[Mapping[str, Any]]) -> bool:
+def waits_without_question(interrupts: Sequence[Mapping[str, Any]]) -> bool:
     """A paused run that asks nothing: a static breakpoint (no interrupt) or only raised
     ones. Going on is `None` input from the thread's latest checkpoint."""
     return all(raised(i) for i in interrupts)
 
 
-def stopped_by(interrupts: list[Mapping[str, Any]]) -> list[dict[str, str]]:
+def stopped_by(interrupts: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     """What the nodes that raised `NodeInterrupt` said, one line each, for the view."""
     return [{"node": str(i.get("node") or ""), "says": short(i.get("value"), 200)}
             for i in interrupts if raised(i)]
