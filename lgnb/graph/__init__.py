@@ -16,13 +16,14 @@ __all__ = (
     "StateGraph",
     "CompiledStateGraph",
     "MessagesState",
+    "MessageGraph",
     "add_messages",
     "from_langgraph",
 )
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("MessagesState", "add_messages"):
+    if name in ("MessagesState", "MessageGraph", "add_messages"):
         from lgnb.graph import message
 
         return getattr(message, name)

@@ -147,6 +147,10 @@ def lower(
         if spec.timeout is not None:
             check_timeout_supported(node)
             node.timeout = spec.timeout
+        # the graph a node's code invokes is found now, as LangGraph finds it when it
+        # compiles: one assigned later (a global or closure variable set after this
+        # compile, as open_deep_research's researcher graph) is not the node's subgraph
+        node.subgraphs = node.subgraphs
         nodes[key] = node
 
     for source, end in sorted(builder.edges):

@@ -42,9 +42,9 @@ def translate(item: Any, *, key: str) -> Any:
     if module.startswith("langgraph.managed"):
         name = item.__name__ if isinstance(item, type) else type(item).__name__
         if name in _MANAGED:
-            from lgnb import managed
+            from lgnb.managed import is_last_step
 
-            return getattr(managed, name)
+            return getattr(is_last_step, name)
         raise _unknown(item, key)
     if not module.startswith("langgraph.channels"):
         return None

@@ -25,7 +25,7 @@ from typing import (
     get_type_hints,
 )
 
-from typing_extensions import Self, TypeVar
+from typing_extensions import Self
 
 from lgnb._internal.callable import warn_config_annotation
 from lgnb._internal.constants import END, NS_END, NS_SEP, START
@@ -37,6 +37,7 @@ from lgnb.graph._port import from_langgraph, is_langgraph_graph
 from lgnb.graph._schema import schema_channels
 from lgnb.pregel.main import Pregel
 from lgnb.types import All, CachePolicy, Checkpointer, Command, RetryPolicy, TimeoutPolicy
+from lgnb.typing import ContextT, InputT, OutputT, StateT
 from lgnb.warnings import LangGraphDeprecatedSinceV05, LangGraphDeprecatedSinceV10
 
 __all__ = ("StateGraph", "CompiledStateGraph", "NodeSpec")
@@ -47,12 +48,6 @@ if TYPE_CHECKING:
     from langgraph.cache.base import BaseCache
     from langgraph.store.base import BaseStore
 
-# LangGraph's type parameters (langgraph.typing): the state, the run context (`context=`),
-# and the input and output schemas, which default to the state's.
-StateT = TypeVar("StateT")
-ContextT = TypeVar("ContextT", default=None)
-InputT = TypeVar("InputT", default=StateT)
-OutputT = TypeVar("OutputT", default=StateT)
 
 
 class NodeSpec:

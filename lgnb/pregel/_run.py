@@ -344,11 +344,12 @@ class RunContext:
                 inheritable_metadata=dict(metadata),
             )
         config: dict[str, Any] = {
-            "tags": tags,
             "metadata": metadata,
             "callbacks": callbacks,
             "configurable": configurable,
         }
+        if tags:  # LangGraph's task config has no `tags` when none were given
+            config["tags"] = tags
         limits = loop.config if own else user
         if "recursion_limit" in limits:
             config["recursion_limit"] = limits["recursion_limit"]
