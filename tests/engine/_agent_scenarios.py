@@ -82,6 +82,17 @@ def history(app: Any, cfg: dict) -> list:
     return out
 
 
+async def ahistory(app: Any, cfg: dict) -> list:
+    """`history`, read with `aget_state_history` (an async saver)."""
+    out = []
+    async for s in app.aget_state_history(cfg):
+        summary = snapshot_summary(s)
+        summary["tasks"] = [(name, path, interrupts, without_ids(result), state)
+                            for name, path, interrupts, result, state in summary["tasks"]]
+        out.append(summary)
+    return out
+
+
 def without_ids(result: Any) -> Any:
     """A task result's messages as (type, content, name, tool_call_id)."""
     if isinstance(result, dict) and isinstance(result.get("messages"), list):

@@ -51,7 +51,7 @@ import pytest
 
 pytest.importorskip("langchain_openai")
 
-from _agent_scenarios import without_ids  # noqa: E402
+from _agent_scenarios import ahistory as _ahistory  # noqa: E402
 from _diff import acollect, normalize, selftest_enabled, snapshot_summary, steps_as_multisets  # noqa: E402
 from langchain.chat_models import init_chat_model  # noqa: E402
 from langchain_core.messages import (  # noqa: E402
@@ -737,17 +737,6 @@ async def _asaver(E, kind, tmp_path, allow=()):
         yield saver
 
 
-async def _ahistory(app, cfg):
-    """The thread's history as `_agent_scenarios.history` gives it (task results' messages
-    without ids: LangGraph saves a task's writes in the background while `add_messages`
-    gives new messages their ids in place), read with `aget_state_history`."""
-    out = []
-    async for s in app.aget_state_history(cfg):
-        summary = snapshot_summary(s)
-        summary["tasks"] = [(name, path, interrupts, without_ids(result), state)
-                            for name, path, interrupts, result, state in summary["tasks"]]
-        out.append(summary)
-    return out
 
 
 async def _astate(app, cfg):

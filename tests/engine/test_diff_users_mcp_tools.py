@@ -33,6 +33,7 @@ import pytest
 
 pytest.importorskip("langchain_mcp_adapters")
 
+from _agent_scenarios import ahistory as _ahistory  # noqa: E402
 from _agent_scenarios import calls as _calls  # noqa: E402
 from _agent_scenarios import history as _history  # noqa: E402
 from _agent_scenarios import on as _on  # noqa: E402
@@ -627,18 +628,6 @@ def _approval(E):
     return approve
 
 
-async def _ahistory(app, cfg):
-    """The thread's history as `_agent_scenarios.history` gives it, read with
-    `aget_state_history` (an async saver)."""
-    from _agent_scenarios import without_ids
-
-    out = []
-    async for s in app.aget_state_history(cfg):
-        summary = snapshot_summary(s)
-        summary["tasks"] = [(name, path, interrupts, without_ids(result), state)
-                            for name, path, interrupts, result, state in summary["tasks"]]
-        out.append(summary)
-    return out
 
 
 @pytest.mark.parametrize(("which", "kind"), [("hand-written", "memory"), ("hand-written", "sqlite"),

@@ -54,6 +54,7 @@ from dataclasses import dataclass, field, fields
 from typing import Annotated, Any, Literal, Optional, Union, cast
 
 import pytest
+from _agent_scenarios import ahistory as _ahistory
 from _agent_scenarios import calls as _calls
 from _agent_scenarios import history as _history
 from _agent_scenarios import saver as _saver
@@ -246,19 +247,6 @@ async def _asaver(E, kind, tmp_path, allow=()):
         yield saver
 
 
-async def _ahistory(app, cfg):
-    """`aget_state_history` as `_agent_scenarios.history` shows it (task results' messages
-    without ids: LangGraph saves a task's writes in the background while `add_messages`
-    gives new messages their ids in place)."""
-    from _agent_scenarios import without_ids
-
-    out = []
-    async for s in app.aget_state_history(cfg):
-        summary = snapshot_summary(s)
-        summary["tasks"] = [(name, path, interrupts, without_ids(result), state)
-                            for name, path, interrupts, result, state in summary["tasks"]]
-        out.append(summary)
-    return out
 
 
 # ==================================================================================================
