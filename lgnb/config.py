@@ -2,19 +2,33 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
-from lgnb._internal.context import TASK_CTX, current_task
+from lgnb._internal.context import CONFIG_KEY_SEND, TASK_CTX, current_task
 from lgnb.types import StreamWriter
 
 __all__ = ("get_config", "get_store", "get_stream_writer")
 
 
 def get_config() -> RunnableConfig:
-    """The RunnableConfig of the running node (metadata `langgraph_node`, `thread_id`, ...)."""
-    return current_task().config
+    """The RunnableConfig of the running node (metadata `langgraph_node`, `thread_id`, ...).
+
+    Inside a LangChain run the node started (a tool `ToolNode` runs, a Runnable it invokes)
+    it is that run's config, derived from the node's, as LangGraph's `get_config()` returns
+    LangChain's innermost child config there."""
+    ctx = current_task()
+    config = ctx.config
+    lc = sys.modules.get("langchain_core.runnables.config")
+    inner = lc.var_child_runnable_config.get() if lc is not None else None
+    if inner is not None and type(inner) is dict and isinstance(inner.get("configurable"), dict):
+        # derived from this task's config: LangChain copies `configurable` with its values
+        send = config["configurable"].get(CONFIG_KEY_SEND)
+        if send is not None and inner["configurable"].get(CONFIG_KEY_SEND) is send:
+            return inner  # type: ignore[return-value]  # a RunnableConfig LangChain built
+    return config
 
 
 def get_stream_writer() -> StreamWriter:

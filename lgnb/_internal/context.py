@@ -161,7 +161,9 @@ class TaskContext:
         values: dict[str, Any] = {}
         for key in select:
             if key in managed:
-                values[key] = managed[key].get(loop.step, loop.stop)
+                from lgnb.managed.base import Scratchpad  # (a leaf module: imported here)
+
+                values[key] = managed[key].get(Scratchpad(loop.step, loop.stop))
                 continue
             ch = _with_own_writes(channels[key], key, writes)
             if ch.is_available():

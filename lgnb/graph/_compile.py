@@ -27,6 +27,7 @@ from lgnb.graph._schema import schema_mapper
 from lgnb.graph._writers import updates_writer
 from lgnb.graph.state import CompiledStateGraph, StateGraph
 from lgnb.managed import is_managed_value
+from lgnb.managed.base import Scratchpad
 from lgnb.pregel._node import PregelNode, check_timeout_supported
 from lgnb.pregel._task import Task
 from lgnb.pregel._view import EdgeView
@@ -266,7 +267,7 @@ def fresh_read(loop: Any, task: Task, reads: list[str] | str, managed: dict[str,
         return ch.get() if ch.is_available() else None
     value = _with_writes(loop.state, reads, _written(loop, task, set(reads) if wanted is None else wanted))
     for k, mv in managed.items():
-        value[k] = mv.get(loop.step, loop.stop)
+        value[k] = mv.get(Scratchpad(loop.step, loop.stop))
     return value
 
 

@@ -14,6 +14,7 @@ from uuid import uuid4
 from typing_extensions import TypedDict
 
 from lgnb._internal.context import current_task
+from lgnb.config import get_config
 
 if TYPE_CHECKING:
     from langchain_core.messages import AnyMessage
@@ -65,7 +66,7 @@ def push_ui_message(
     `id` (a new uuid by default) lets a later push replace it, or, with `merge=True`, add to
     its props; `message` ties it to a chat message (its id goes in the metadata)."""
     ctx = current_task()
-    config = ctx.config
+    config = get_config()  # a tool's or inner Runnable's own, as LangGraph reads it
     message_id = message.get("id") if isinstance(message, dict) else getattr(message, "id", None)
     event: UIMessage = {
         "type": "ui",

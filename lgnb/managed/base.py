@@ -1,20 +1,41 @@
-"""The managed-value contract: a class whose `get(step, stop)` computes a state key's value
-for a task (`lgnb.managed.is_last_step` holds the two LangGraph ships)."""
+"""The managed-value contract, as LangGraph's `langgraph.managed.base`: a class whose static
+`get(scratchpad)` computes a state key's value for a task from the run's position
+(`scratchpad.step`, `scratchpad.stop`); `lgnb.managed.is_last_step` holds the two LangGraph
+ships, and a user's own (`class Steps(ManagedValue[int])`) ports by renaming the package."""
 
 from __future__ import annotations
 
-from typing import Any
+from abc import ABC, abstractmethod
+from inspect import isclass
+from typing import Any, Generic, TypeGuard, TypeVar
 
-__all__ = ("ManagedValue", "is_managed_value")
+__all__ = ("ManagedValueSpec", "ManagedValueMapping", "ManagedValue", "Scratchpad", "is_managed_value")
+
+V = TypeVar("V")
 
 
-class ManagedValue:
-    """Base of managed values: `get(step, stop)` computes the value for a task."""
+class Scratchpad:
+    """What a managed value's `get` reads: the task's super-step and the run's `stop`
+    (the step the recursion limit ends at), the fields of LangGraph's scratchpad it uses."""
+
+    __slots__ = ("step", "stop")
+
+    def __init__(self, step: int, stop: int) -> None:
+        self.step = step
+        self.stop = stop
+
+
+class ManagedValue(ABC, Generic[V]):
+    """Base of managed values: `get(scratchpad)` computes the value for a task."""
 
     @staticmethod
-    def get(step: int, stop: int) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def get(scratchpad: Any) -> V: ...
 
 
-def is_managed_value(value: Any) -> bool:
-    return isinstance(value, type) and issubclass(value, ManagedValue)
+ManagedValueSpec = type[ManagedValue]
+ManagedValueMapping = dict[str, ManagedValueSpec]
+
+
+def is_managed_value(value: Any) -> TypeGuard[ManagedValueSpec]:
+    return isclass(value) and issubclass(value, ManagedValue)

@@ -3,23 +3,23 @@ recursion limit, and whether this is the last one."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from lgnb.managed.base import ManagedValue
 
 __all__ = ("IsLastStep", "IsLastStepManager", "RemainingSteps", "RemainingStepsManager")
 
 
-class RemainingStepsManager(ManagedValue):
+class RemainingStepsManager(ManagedValue[int]):
     @staticmethod
-    def get(step: int, stop: int) -> int:
-        return stop - step
+    def get(scratchpad: Any) -> int:
+        return scratchpad.stop - scratchpad.step
 
 
-class IsLastStepManager(ManagedValue):
+class IsLastStepManager(ManagedValue[bool]):
     @staticmethod
-    def get(step: int, stop: int) -> bool:
-        return step == stop - 1
+    def get(scratchpad: Any) -> bool:
+        return scratchpad.step == scratchpad.stop - 1
 
 
 RemainingSteps = Annotated[int, RemainingStepsManager]

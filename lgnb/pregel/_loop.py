@@ -41,6 +41,7 @@ from lgnb.errors import (
     EmptyInputError,
     GraphInterrupt,
 )
+from lgnb.managed.base import Scratchpad
 from lgnb.pregel._algo import Versions, apply_writes, int_next_version, plan_tasks
 from lgnb.pregel._delta import (
     COUNTERS,
@@ -443,7 +444,7 @@ class Loop(ResumeMixin):
             value = {k: state[k] for k in node.channels if k in state}
             if node.managed:
                 for k, mv in node.managed.items():
-                    value[k] = mv.get(self.step, self.stop)
+                    value[k] = mv.get(Scratchpad(self.step, self.stop))
         if node.mapper is not None and self.builds_inputs:
             try:
                 value = node.mapper(value)

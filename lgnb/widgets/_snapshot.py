@@ -117,7 +117,10 @@ def _error(e: Mapping[str, Any]) -> str:
 
 def _form(f: Mapping[str, Any]) -> str:
     asked = f.get("value", f)
-    return (f'<div class="lgnb-snap-msg">waiting for an answer in {esc(f.get("node") or "?")}: '
+    # a NodeInterrupt (its id the placeholder every raised one shares: `_forms.RAISED_ID`) asks nothing
+    raised = f.get("id") == "placeholder-id"
+    waits = "stopped by NodeInterrupt (no answer to give) in" if raised else "waiting for an answer in"
+    return (f'<div class="lgnb-snap-msg">{waits} {esc(f.get("node") or "?")}: '
             f"<pre>{esc(asked if isinstance(asked, str) else _json(asked, MAX_JSON))}</pre></div>")
 
 

@@ -41,6 +41,7 @@ from typing import Any
 
 from lgnb.draw import END, START, jsonable
 from lgnb.pregel._run import CUSTOM_WITH_TASK
+from lgnb.widgets._forms import RAISED_ID
 from lgnb.widgets._store import Patch
 
 _TASK_NOTE = re.compile(r"During task with name '([^']*)'")
@@ -82,6 +83,30 @@ def ns_key(ns: Sequence[str]) -> str:
 def node_key(ns: Sequence[str], name: str) -> str:
     prefix = ns_key(ns)
     return f"{prefix}:{name}" if prefix else name
+
+
+class RaisedBy:
+    """The nodes whose tasks reported a raised `NodeInterrupt` in this stream, matched to
+    the pending interrupts by value in report order (they all share `RAISED_ID`, so an
+    id → node map would name the first node that ever raised one for all of them)."""
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: list[tuple[Any, str]] = []
+
+    def note(self, node: str, value: Any) -> None:
+        # a subgraph's task reports its inner node's interrupt again (`sub` after `sub:inner`)
+        if not any(v == value and n.startswith(f"{node}:") for v, n in self._seen):
+            self._seen.append((value, node))
+
+    def take(self, value: Any) -> str:
+        """The node that raised `value` (first not taken yet), or ""."""
+        for i, (v, n) in enumerate(self._seen):
+            if v == value:
+                del self._seen[i]
+                return n
+        return ""
 
 
 def text_of(content: Any) -> str:
@@ -149,6 +174,7 @@ class StreamReducer:
         self.values: Any = None
         self.interrupts: list[dict[str, Any]] = []
         self.interrupt_nodes: dict[str, str] = {}  # interrupt id → node key (from the tasks stream)
+        self._raised = RaisedBy()  # the nodes that raised this segment's NodeInterrupts
         self.paused = False  # saw "__interrupt__" in this segment
         self.next_nodes: list[str] = []  # the nodes the latest root checkpoint plans next
         self.failed_node: str | None = None
@@ -200,6 +226,7 @@ class StreamReducer:
         self.paused = False
         self.interrupts = []
         self.failed_node = None
+        self._raised = RaisedBy()
         self._prev, self._cur = {}, {}
         self._visit(START)
 
@@ -287,6 +314,14 @@ class StreamReducer:
         self._nth.pop(tid, None)
         for intr in payload.get("interrupts") or ():
             iid = str(intr.get("id", "") if isinstance(intr, Mapping) else getattr(intr, "id", "") or "")
+            if iid == RAISED_ID:
+                value = jsonable(intr.get("value") if isinstance(intr, Mapping) else getattr(intr, "value", None))
+                self._raised.note(key, value)
+                for pending in self.interrupts:
+                    if pending["id"] == iid and not pending.get("node") and pending.get("value") == value:
+                        pending["node"] = self._raised.take(value)
+                        break
+                continue
             if iid and iid not in self.interrupt_nodes:  # the innermost task reports first
                 self.interrupt_nodes[iid] = key
                 for pending in self.interrupts:
@@ -375,8 +410,9 @@ class StreamReducer:
                         # an Interrupt, or its JSON form {"value", "id"} (a RemoteGraph's)
                         field = intr.get if isinstance(intr, Mapping) else partial(getattr, intr)
                         iid = str(field("id", "") or "")
-                        entry = {"id": iid, "value": jsonable(field("value", intr)),
-                                 "node": self.interrupt_nodes.get(iid, "")}
+                        value = jsonable(field("value", intr))
+                        node = self._raised.take(value) if iid == RAISED_ID else self.interrupt_nodes.get(iid, "")
+                        entry = {"id": iid, "value": value, "node": node}
                         schema = field("response_schema", None)
                         if schema is not None:
                             entry["response_schema"] = schema

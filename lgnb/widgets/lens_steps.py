@@ -23,7 +23,8 @@ from functools import partial
 from typing import Any
 
 from lgnb.pregel.records import format_record, to_jsonable
-from lgnb.widgets._stream import normalize
+from lgnb.widgets._forms import RAISED_ID
+from lgnb.widgets._stream import RaisedBy, normalize
 
 PUSH = "__pregel_push"
 REDUCED_NOTICE = ("This graph is not an lgnb graph: the lens builds its steps from the public "
@@ -77,6 +78,7 @@ class StepBuilder:
         self.raw_values: Any = None
         self.interrupts: list[dict[str, Any]] = []
         self.interrupt_nodes: dict[str, str] = {}
+        self._raised = RaisedBy()  # the nodes that raised this segment's NodeInterrupts
         self.paused = False
         self.finished = False  # the last checkpoint said nothing comes next
         self.open: dict[str, Any] | None = None
@@ -121,6 +123,7 @@ class StepBuilder:
         from (not saved by it); `update`: that Command's `update`, applied before it."""
         self.paused = False
         self.interrupts = []
+        self._raised = RaisedBy()
         self._starting = self._resume_values = resuming
         self._command_update = update
 
@@ -140,7 +143,9 @@ class StepBuilder:
             return None
         if self.paused:
             for intr in self.interrupts:
-                intr["node"] = intr.get("node") or self.interrupt_nodes.get(intr["id"], "")
+                intr["node"] = intr.get("node") or (
+                    self._raised.take(intr["value"]) if intr["id"] == RAISED_ID
+                    else self.interrupt_nodes.get(intr["id"], ""))
             self.open["interrupts"] = list(self.interrupts)
             return self._close("interrupted")
         return self._close("done")
@@ -306,7 +311,9 @@ class StepBuilder:
         self._starting = False
         for i in payload.get("interrupts") or ():
             iid = str(i.get("id", "") if isinstance(i, Mapping) else getattr(i, "id", "") or "")
-            if iid:
+            if iid == RAISED_ID:  # shared by every NodeInterrupt: matched by value
+                self._raised.note(node, to_jsonable(i.get("value") if isinstance(i, Mapping) else getattr(i, "value", None)))
+            elif iid:
                 self.interrupt_nodes.setdefault(iid, node)
         if self._native_seen:
             return False
@@ -504,7 +511,9 @@ class StepBuilder:
         for intr in payload["__interrupt__"] or ():
             field = intr.get if isinstance(intr, Mapping) else partial(getattr, intr)
             iid = str(field("id", "") or "")
-            entry = {"id": iid, "value": to_jsonable(field("value", intr)), "node": self.interrupt_nodes.get(iid, "")}
+            value = to_jsonable(field("value", intr))
+            node = self._raised.take(value) if iid == RAISED_ID else self.interrupt_nodes.get(iid, "")
+            entry = {"id": iid, "value": value, "node": node}
             schema = field("response_schema", None)
             if schema is not None:
                 entry["response_schema"] = schema

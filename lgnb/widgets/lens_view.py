@@ -428,7 +428,8 @@ class Lens:
             raise RuntimeError(f"the lens is {self._status}: there is no interrupt to answer")
         if not self.checkpointed:
             raise RuntimeError(NO_CHECKPOINTER)
-        ids = [i["id"] for i in self._builder.interrupts]
+        # the questions: a NodeInterrupt beside them takes no answer (its node runs again)
+        ids = [i["id"] for i in self._builder.interrupts if not raised(i)]
         Command = _command_type(self.graph)
         command: Any
         if waits_without_question(self._builder.interrupts):

@@ -460,7 +460,8 @@ class Run:
         if not self.checkpointed:
             raise RuntimeError(NO_CHECKPOINTER)
         check_not_busy(self.graph, self.config, self._multitask)  # another run took the thread
-        ids = [i["id"] for i in self._reducer.interrupts]
+        # the questions: a NodeInterrupt beside them takes no answer (its node runs again)
+        ids = [i["id"] for i in self._reducer.interrupts if not raised(i)]
         if waits_without_question(self._reducer.interrupts):  # a breakpoint, or NodeInterrupt
             no_answer_for_raised(value)
             command: Any = None
