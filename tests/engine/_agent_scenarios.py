@@ -4,15 +4,16 @@ engine, each engine's own checkpointer, histories compared without message ids."
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import importlib
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 from _diff import Engine, snapshot_summary
 from langchain_core.messages import AIMessage
 
-__all__ = ("calls", "history", "on", "replies", "saver", "say", "without_ids")
+__all__ = ("ahistory", "asaver", "calls", "history", "on", "replies", "saver", "say", "without_ids")
 
 
 def calls(mid: str, *tool_calls: tuple[str, dict, str], content: str = "") -> AIMessage:
@@ -67,6 +68,21 @@ def saver(E: Engine, kind: str, tmp_path: Path, *, name: str | None = None,
 
     with LangGraphSaver.from_conn_string(path) as langgraph_saver:
         yield langgraph_saver
+
+
+@asynccontextmanager
+async def asaver(E: Engine, kind: str, tmp_path: Path, *, allow: Sequence[Any] = ()) -> AsyncIterator[Any]:
+    """`saver` for async runs: in memory, or the engine's `AsyncSqliteSaver` in a file of its
+    own (lgnb's also loads the classes in `allow`)."""
+    if kind == "memory":
+        yield E.InMemorySaver()
+        return
+    aio = importlib.import_module(f"{E.root}.checkpoint.sqlite.aio")
+    path = str(tmp_path / f"{E.label}.db")
+    opened = (aio.AsyncSqliteSaver.from_conn_string(path, allow=list(allow)) if E.root == "lgnb"
+              else aio.AsyncSqliteSaver.from_conn_string(path))
+    async with opened as saver:
+        yield saver
 
 
 def history(app: Any, cfg: dict) -> list:

@@ -34,14 +34,12 @@ No `from __future__ import annotations`: state classes are defined inside scenar
 """
 
 import asyncio
-import importlib
 import json
 import operator
 import os
 import re
 import threading
 import warnings
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, fields
 from enum import Enum
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -52,6 +50,7 @@ import pytest
 pytest.importorskip("langchain_openai")
 
 from _agent_scenarios import ahistory as _ahistory  # noqa: E402
+from _agent_scenarios import asaver as _asaver  # noqa: E402
 from _diff import acollect, normalize, selftest_enabled, snapshot_summary, steps_as_multisets  # noqa: E402
 from langchain.chat_models import init_chat_model  # noqa: E402
 from langchain_core.messages import (  # noqa: E402
@@ -722,19 +721,6 @@ def _msgs(values):
     return [(m.type, m.content, getattr(m, "name", None)) for m in values.get("messages", [])]
 
 
-@asynccontextmanager
-async def _asaver(E, kind, tmp_path, allow=()):
-    """The engine's own checkpointer for async runs: in memory, or its `AsyncSqliteSaver` in a
-    file of its own (lgnb's also loads the classes in `allow`)."""
-    if kind == "memory":
-        yield E.InMemorySaver()
-        return
-    aio = importlib.import_module(f"{E.root}.checkpoint.sqlite.aio")
-    path = str(tmp_path / f"{E.label}.db")
-    opened = (aio.AsyncSqliteSaver.from_conn_string(path, allow=list(allow)) if E.root == "lgnb"
-              else aio.AsyncSqliteSaver.from_conn_string(path))
-    async with opened as saver:
-        yield saver
 
 
 

@@ -42,19 +42,19 @@ No `from __future__ import annotations`: state classes are defined inside scenar
 """
 
 import asyncio
-import importlib
 import json
 import operator
 import os
 import uuid
 import warnings
 from collections.abc import Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Annotated, Any, Literal, Optional, Union, cast
 
 import pytest
 from _agent_scenarios import ahistory as _ahistory
+from _agent_scenarios import asaver as _asaver
 from _agent_scenarios import calls as _calls
 from _agent_scenarios import history as _history
 from _agent_scenarios import saver as _saver
@@ -232,19 +232,6 @@ def _surface(graph):
 _MODES = ["updates", "values", "custom", "messages"]
 
 
-@asynccontextmanager
-async def _asaver(E, kind, tmp_path, allow=()):
-    """The engine's checkpointer for async runs: in memory, or its `AsyncSqliteSaver` in a
-    file of its own."""
-    if kind == "memory":
-        yield E.InMemorySaver()
-        return
-    aio = importlib.import_module(f"{E.root}.checkpoint.sqlite.aio")
-    path = str(tmp_path / f"{E.label}.db")
-    opened = (aio.AsyncSqliteSaver.from_conn_string(path, allow=list(allow)) if E.root == "lgnb"
-              else aio.AsyncSqliteSaver.from_conn_string(path))
-    async with opened as saver:
-        yield saver
 
 
 
