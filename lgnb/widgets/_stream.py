@@ -176,7 +176,10 @@ class StreamReducer:
         self.interrupt_nodes: dict[str, str] = {}  # interrupt id → node key (from the tasks stream)
         self._raised = RaisedBy()  # the nodes that raised this segment's NodeInterrupts
         self.paused = False  # saw "__interrupt__" in this segment
-        self.next_nodes: list[str] = []  # the nodes the latest root checkpoint plans next
+        # the tasks the latest root checkpoint plans next (id, node), and those of them seen
+        # finishing since (their writes are saved: a resume does not run them again)
+        self._next_tasks: list[tuple[str, str]] = []
+        self._finished: set[str] = set()
         self.failed_node: str | None = None
         # the last segment stopped inside a step (an interrupt raised in a node, or an
         # error): the resume plans that step again, so its first tasks do not count a new one
@@ -312,6 +315,8 @@ class StreamReducer:
             return []
         self.active.pop(tid, None)
         self._nth.pop(tid, None)
+        if not scope and payload.get("error") is None and not payload.get("interrupts"):
+            self._finished.add(tid)
         for intr in payload.get("interrupts") or ():
             iid = str(intr.get("id", "") if isinstance(intr, Mapping) else getattr(intr, "id", "") or "")
             if iid == RAISED_ID:
@@ -340,9 +345,19 @@ class StreamReducer:
         step = meta.get("step") if isinstance(meta, Mapping) else None
         if isinstance(step, int) and not isinstance(step, bool):
             self._saved = step
-        if meta is not None:  # the nodes the root thread runs next (shown at a breakpoint)
-            self.next_nodes = [str(n) for n in payload.get("next") or ()]
+        if meta is not None:  # the tasks the root thread runs next (shown at a breakpoint)
+            tasks = payload.get("tasks") or ()
+            self._next_tasks = [(str(t.get("id")), str(t.get("name"))) for t in tasks if isinstance(t, Mapping)]
+            if not self._next_tasks:  # a payload without tasks (a RemoteGraph's): the names alone
+                self._next_tasks = [("", str(n)) for n in payload.get("next") or ()]
+            self._finished = set()
         return []
+
+    @property
+    def next_nodes(self) -> list[str]:
+        """The nodes the root thread runs when it goes on: the latest checkpoint's next tasks
+        less those seen finishing since (as LangGraph's `get_state().next`)."""
+        return [name for tid, name in self._next_tasks if not tid or tid not in self._finished]
 
     def _on_messages(self, ns: tuple[str, ...], payload: Any) -> list[Patch]:
         if not isinstance(payload, (tuple, list)) or len(payload) != 2:

@@ -159,11 +159,6 @@ def test_a_question_beside_a_raised_interrupt_takes_a_plain_value_from_code(eng:
     assert r.view.breakpoint["stopped"] == [{"node": "stop", "says": "stop here"}]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the breakpoint's `next` is the `next` of the checkpoint the resumed step started from "
-    "(the checkpoints stream), which still lists `ask` although its task finished and its "
-    "write is saved; get_state().next (LangGraph: tasks without writes) is ('stop',), so the "
-    "view says 'next: ask, stop' where only `stop` runs on continue"))
 def test_after_the_question_is_answered_next_names_only_the_node_that_stopped(eng: Any) -> None:
     g = eng.StateGraph(S)
     g.add_node("ask", lambda s: {"log": [eng.interrupt("new input?")]})
@@ -177,6 +172,27 @@ def test_after_the_question_is_answered_next_names_only_the_node_that_stopped(en
     r.wait(timeout=30)
     assert graph.get_state(_cfg()).next == ("stop",)
     assert r.view.breakpoint["next"] == ["stop"]
+
+
+def test_a_sibling_that_finished_beside_the_stop_is_not_listed_as_next(eng: Any) -> None:
+    """`done` finishes in the step where `stop` raises: its write is saved, so going on runs
+    only `stop` (LangGraph's `get_state().next`), and the breakpoint says so; after the state
+    is changed and the run goes on, `done` does not run again."""
+    g = eng.StateGraph(S)
+    g.add_node("done", lambda s: {"log": ["done ran"]})
+    g.add_node("stop", _stopper(eng, "stop here", unless="ok"))
+    g.add_edge(eng.START, "done")
+    g.add_edge(eng.START, "stop")
+    graph = g.compile(checkpointer=eng.InMemorySaver())
+    r = run(graph, {"input": "x", "log": []}, _cfg("sibling"), display=False)
+    r.wait(timeout=30)
+    assert graph.get_state(_cfg("sibling")).next == ("stop",)
+    assert r.view.breakpoint["next"] == ["stop"]
+    graph.update_state(_cfg("sibling"), {"input": "ok"})
+    r.resume()
+    r.wait(timeout=30)
+    assert r.status == "done"
+    assert graph.get_state(_cfg("sibling")).values["log"] == ["done ran", "passed ok"]
 
 
 def test_the_lens_answers_the_question_beside_a_raised_interrupt_with_a_plain_value(eng: Any) -> None:
