@@ -16,6 +16,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Optional, get_args
 
+from lgnb._internal.context import DRIVER_LOOP
 from lgnb._internal.streamed_node import astreamed, streams_nodes
 from lgnb.errors import NodeError
 from lgnb.types import StreamWriter
@@ -201,7 +202,7 @@ class NodeCallable:
             out = self.func(value, **self._kwargs(ctx)) if self.inject else self.func(value)
             if type(out) is dict or (runnable := _returned_runnable(out)) is None:
                 return out
-            return runnable.invoke(value, ctx.config)  # as LangGraph: a returned Runnable runs
+            return _run_returned(runnable, value, ctx)
         if self.subgraph is not None:
             return self.subgraph._run_as_subgraph(value, ctx)
         if self.runnable is not None:
@@ -272,6 +273,17 @@ def _is_traced_langgraph_callable(action: Any) -> bool:
     cls = type(action)
     return (cls.__name__ == "RunnableCallable" and cls.__module__.startswith("langgraph.")
             and getattr(action, "trace", False) is True)
+
+
+def _run_returned(runnable: Any, value: Any, ctx: TaskContext) -> Any:
+    """Run the Runnable a sync node returned on the node's input, as LangGraph does: with
+    `invoke` in a sync run; in an async run (the node ran in a worker thread) awaited with
+    `ainvoke` on the run's event loop, so an async-only Runnable works there too."""
+    driver = DRIVER_LOOP.get() if ctx.loop.driven_async else None
+    if driver is None:
+        return runnable.invoke(value, ctx.config)
+    # (the coroutine runs in a copy of this thread's context: the task's, as the node saw it)
+    return asyncio.run_coroutine_threadsafe(runnable.ainvoke(value, ctx.config), driver).result()
 
 
 def _returned_runnable(out: Any) -> Any:

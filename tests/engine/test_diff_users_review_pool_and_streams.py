@@ -22,9 +22,8 @@ sync LangGraph 1.2.22 run submits its stream waiter to the same pool as the task
 (the run hangs). lgnb runs `max_concurrency` tasks at once there; no scenario here mixes
 those modes with `max_concurrency`.
 
-One divergence is left, xfailed (strict on lgnb): a sync node that returns an async-only
-Runnable, in an async run (lgnb `invoke`s it in the node's thread; LangGraph awaits
-`ainvoke`).
+A sync node that returns an async-only Runnable works in an async run: LangGraph awaits
+its `ainvoke`, and so does lgnb (on the run's event loop, from the node's thread).
 """
 
 import asyncio
@@ -34,7 +33,7 @@ import time
 from typing import Annotated
 
 import pytest
-from _diff import acapture, acollect, capture, collect, selftest_enabled
+from _diff import acapture, acollect, capture, collect
 from test_diff_users_parallel_and_errors import S, _cfg, _hist  # noqa: E402 - shared scenario helpers
 from typing_extensions import TypedDict
 
@@ -779,11 +778,6 @@ def test_generator_nodes_run_as_langchain_runs_them(differential, kind):
     differential(scenario)
 
 
-@pytest.mark.xfail(not selftest_enabled(), strict=True, reason=(
-    "lgnb runs a sync node's returned Runnable with `invoke` in the node's worker thread in "
-    "an async run; LangGraph's RunnableCallable awaits `ret.ainvoke(...)`, so an async-only "
-    "RunnableLambda returned by a sync node works on LangGraph and raises TypeError "
-    "('Cannot invoke a coroutine function synchronously') on lgnb"))
 def test_a_sync_node_returning_an_async_only_runnable_in_an_async_run(differential):
     """`def n(s): return RunnableLambda(async_fn)`: LangGraph runs the returned Runnable
     on the node's input, with `ainvoke` in an async run (plain, and under
@@ -797,5 +791,57 @@ def test_a_sync_node_returning_an_async_only_runnable_in_an_async_run(differenti
         app = _one_node(E, C, lambda s: RunnableLambda(bump))
         return (await acapture(lambda: app.ainvoke({"x": 1})),
                 _events(await acollect(lambda: app.astream_events({"x": 1}, version="v2"))))
+
+    differential(scenario)
+
+
+def test_a_sync_node_returning_a_runnable_with_both_sides_runs_its_async_side_in_an_async_run(differential):
+    """`RunnableLambda(f, afunc=af)` returned by a sync node: `invoke` in a sync run (`f`),
+    awaited `ainvoke` in an async run (`af`), each saved as the step's write."""
+    from langchain_core.runnables import RunnableLambda
+
+    async def scenario(E):
+        def sync_side(s):
+            return {"out": [f"sync {s['x']}"]}
+
+        async def async_side(s):
+            return {"out": [f"async {s['x']}"]}
+
+        app = _one_node(E, C, lambda s: RunnableLambda(sync_side, afunc=async_side),
+                        checkpointer=E.InMemorySaver())
+        cfg = {"configurable": {"thread_id": "both"}}
+        return (capture(lambda: app.invoke({"x": 1}, {"configurable": {"thread_id": "sync"}})),
+                await acapture(lambda: app.ainvoke({"x": 2}, cfg)),
+                (await app.aget_state(cfg)).values)
+
+    differential(scenario)
+
+
+def test_an_async_only_runnable_returned_inside_a_subgraph_streams_and_its_failure_is_retried(differential):
+    """The returned async-only Runnable inside a subgraph's sync node, streamed with
+    `subgraphs=True`; when it raises, the node's retry policy runs the node again and the
+    run ends with the second attempt's write."""
+    from langchain_core.runnables import RunnableLambda
+
+    async def scenario(E):
+        attempts = []
+
+        async def flaky(s):
+            attempts.append(s["x"])
+            if len(attempts) == 1:
+                raise ValueError("first attempt fails")
+            return {"out": [s["x"] * 10]}
+
+        sub = E.StateGraph(C)
+        sub.add_node("inner", lambda s: RunnableLambda(flaky),
+                     retry_policy=E.RetryPolicy(initial_interval=0, jitter=False,
+                                                retry_on=ValueError))
+        sub.add_edge(E.START, "inner")
+        g = E.StateGraph(C)
+        g.add_node("outer", sub.compile())
+        g.add_edge(E.START, "outer")
+        app = g.compile()
+        chunks = await acollect(lambda: app.astream({"x": 3}, stream_mode="updates", subgraphs=True))
+        return chunks, attempts
 
     differential(scenario)
