@@ -176,10 +176,14 @@ class StreamReducer:
         self.interrupt_nodes: dict[str, str] = {}  # interrupt id → node key (from the tasks stream)
         self._raised = RaisedBy()  # the nodes that raised this segment's NodeInterrupts
         self.paused = False  # saw "__interrupt__" in this segment
-        # the tasks the latest root checkpoint plans next (id, node), and those of them seen
-        # finishing since (their writes are saved: a resume does not run them again)
+        # the tasks the latest root checkpoint plans next (id, node); of the root tasks begun
+        # since, those that ended stopped (an interrupt, an error): a begun task that is not
+        # stopped finished, or was replayed by a resume from its saved writes (LangGraph
+        # streams its start only), so going on does not run it again
         self._next_tasks: list[tuple[str, str]] = []
-        self._finished: set[str] = set()
+        self._begun: set[str] = set()
+        self._stopped: set[str] = set()
+        self._next_of: Any = None  # the id of that checkpoint
         self.failed_node: str | None = None
         # the last segment stopped inside a step (an interrupt raised in a node, or an
         # error): the resume plans that step again, so its first tasks do not count a new one
@@ -303,6 +307,8 @@ class StreamReducer:
                 self._take(source, key)
             self._cur.setdefault(scope, []).append(key)
             self.active[tid] = (scope, key)
+            if not scope:
+                self._begun.add(tid)
             self._nth[tid] = self._cur[scope].count(key)
             self._visit(key)
             self.runs[key] = self.runs.get(key, 0) + 1
@@ -315,8 +321,11 @@ class StreamReducer:
             return []
         self.active.pop(tid, None)
         self._nth.pop(tid, None)
-        if not scope and payload.get("error") is None and not payload.get("interrupts"):
-            self._finished.add(tid)
+        if not scope:
+            if payload.get("error") is None and not payload.get("interrupts"):
+                self._stopped.discard(tid)
+            else:
+                self._stopped.add(tid)
         for intr in payload.get("interrupts") or ():
             iid = str(intr.get("id", "") if isinstance(intr, Mapping) else getattr(intr, "id", "") or "")
             if iid == RAISED_ID:
@@ -350,14 +359,21 @@ class StreamReducer:
             self._next_tasks = [(str(t.get("id")), str(t.get("name"))) for t in tasks if isinstance(t, Mapping)]
             if not self._next_tasks:  # a payload without tasks (a RemoteGraph's): the names alone
                 self._next_tasks = [("", str(n)) for n in payload.get("next") or ()]
-            self._finished = set()
+            config = payload.get("config")
+            configurable = config.get("configurable") if isinstance(config, Mapping) else None
+            checkpoint_id = configurable.get("checkpoint_id") if isinstance(configurable, Mapping) else None
+            if checkpoint_id is None or checkpoint_id != self._next_of:
+                # (a resume streams the checkpoint it goes on from again: the tasks seen
+                # finishing from it stay finished, their writes are not made again)
+                self._next_of, self._begun, self._stopped = checkpoint_id, set(), set()
         return []
 
     @property
     def next_nodes(self) -> list[str]:
-        """The nodes the root thread runs when it goes on: the latest checkpoint's next tasks
-        less those seen finishing since (as LangGraph's `get_state().next`)."""
-        return [name for tid, name in self._next_tasks if not tid or tid not in self._finished]
+        """The nodes the root thread runs when it goes on (as LangGraph's `get_state().next`):
+        the latest checkpoint's next tasks, less those begun since that did not stop."""
+        return [name for tid, name in self._next_tasks
+                if not tid or tid not in self._begun or tid in self._stopped]
 
     def _on_messages(self, ns: tuple[str, ...], payload: Any) -> list[Patch]:
         if not isinstance(payload, (tuple, list)) or len(payload) != 2:

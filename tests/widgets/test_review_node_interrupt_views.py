@@ -176,8 +176,9 @@ def test_after_the_question_is_answered_next_names_only_the_node_that_stopped(en
 
 def test_a_sibling_that_finished_beside_the_stop_is_not_listed_as_next(eng: Any) -> None:
     """`done` finishes in the step where `stop` raises: its write is saved, so going on runs
-    only `stop` (LangGraph's `get_state().next`), and the breakpoint says so; after the state
-    is changed and the run goes on, `done` does not run again."""
+    only `stop` (LangGraph's `get_state().next`), and the breakpoint says so — also after
+    going on unchanged (the resume replays `done`'s saved write) and in a new view of the
+    thread; after the state is changed and the run goes on, `done` does not run again."""
     g = eng.StateGraph(S)
     g.add_node("done", lambda s: {"log": ["done ran"]})
     g.add_node("stop", _stopper(eng, "stop here", unless="ok"))
@@ -188,6 +189,12 @@ def test_a_sibling_that_finished_beside_the_stop_is_not_listed_as_next(eng: Any)
     r.wait(timeout=30)
     assert graph.get_state(_cfg("sibling")).next == ("stop",)
     assert r.view.breakpoint["next"] == ["stop"]
+    r.resume()  # nothing changed: `stop` stops again; the resume replays `done` from its write
+    r.wait(timeout=30)
+    assert r.view.breakpoint["next"] == ["stop"]
+    fresh = run(graph, None, _cfg("sibling"), display=False)  # a new view going on from there
+    fresh.wait(timeout=30)
+    assert fresh.view.breakpoint["next"] == ["stop"]
     graph.update_state(_cfg("sibling"), {"input": "ok"})
     r.resume()
     r.wait(timeout=30)
