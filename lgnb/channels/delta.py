@@ -128,12 +128,13 @@ class DeltaChannel(BaseChannel[Any, Any, Any], Generic[Value]):
     def from_checkpoint(self, checkpoint: Any) -> Self:
         """A channel from a stored blob.
 
-        MISSING (the sentinel): the empty value, to which the loader replays writes;
-        `_DeltaSnapshot(v)`: `v`; anything else is a plain value (a key that used to be a
-        `BinaryOperatorAggregate`), taken as is.
+        MISSING (the sentinel) or None (a thread whose first checkpoint never gave the key
+        a value, as LangGraph 1.2.24 reads it): the empty value, to which the loader replays
+        writes; `_DeltaSnapshot(v)`: `v`; anything else is a plain value (a key that used to
+        be a `BinaryOperatorAggregate`), taken as is.
         """
         new = self._blank()
-        if checkpoint is MISSING:
+        if checkpoint is MISSING or checkpoint is None:
             new.value = self._empty()
         elif isinstance(checkpoint, _DeltaSnapshot):
             new.value = checkpoint.value

@@ -110,8 +110,10 @@ async def ahistory(app: Any, cfg: dict) -> list:
 
 
 def without_ids(result: Any) -> Any:
-    """A task result's messages as (type, content, name, tool_call_id)."""
+    """A task result's messages as (type, content, name, tool_call_id); an input written
+    as a message-like (`("user", text)`, a dict) stays as written."""
     if isinstance(result, dict) and isinstance(result.get("messages"), list):
         return {**result, "messages": [(m.type, m.content, m.name, getattr(m, "tool_call_id", None))
+                                       if hasattr(m, "type") and hasattr(m, "content") else m
                                        for m in result["messages"]]}
     return result

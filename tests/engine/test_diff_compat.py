@@ -185,7 +185,7 @@ def test_durability_argument_accepted_without_checkpointer(differential):
         g.add_node("a", _logger("a"))
         g.add_edge(E.START, "a")
         app = g.compile()
-        # ("sync" without a checkpointer trips an AttributeError inside LangGraph 1.2.22 itself:
+        # ("sync" without a checkpointer trips an AttributeError inside LangGraph 1.2.24 itself:
         # a reference bug, not part of the contract, so it is left out)
         return [_warned(lambda d=d: app.invoke({"log": []}, durability=d)) for d in ("async", "exit")]
 

@@ -1048,7 +1048,7 @@ def test_bigtool_tool_call_edited_at_the_breakpoint(restored_injection):
     `update_state(..., as_node="agent")` (same message id): the router runs again on the
     edited message and the run goes on with the edited call.
 
-    A deliberate difference (README): LangGraph 1.2.22 runs the node's router for
+    A deliberate difference (README): LangGraph 1.2.24 runs the node's router for
     `update_state` without the graph's store, so bigtool's `should_continue(state, *, store)`
     fails there ("Missing required config key 'store'"); lgnb gives the router the store, as
     a run does, and the edit applies."""

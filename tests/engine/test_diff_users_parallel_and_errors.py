@@ -1002,7 +1002,7 @@ def _sends_to(E, w, n, checkpointer=None):
 
 def _held_back_fan_out(E, n, *, fail_after, checkpointer=None):
     """START -> `n` Sends to `w`. `w(0)` fails once the tasks `fail_after` have started
-    (so the threads are all taken when it fails), and 0.1 s more: LangGraph 1.2.22 forgets
+    (so the threads are all taken when it fails), and 0.1 s more: LangGraph 1.2.24 forgets
     a failure that comes while it still hands the step's tasks to its pool (registering
     the next task clears its stop event), and would start every task. Every other `w(i)`
     sleeps 0.3 s, long enough that no thread frees up before the failure is seen."""
@@ -1035,7 +1035,7 @@ def _failing_wide_step(E, n, width, extra, durability):
         chunks = []
 
         def consume():
-            # (no durability without a checkpointer: LangGraph 1.2.22 then fails on its own
+            # (no durability without a checkpointer: LangGraph 1.2.24 then fails on its own
             # missing `_put_checkpoint_fut` when a step fails)
             kw = {"durability": durability} if cp else {}
             for c in app.stream({"log": []}, cfg, stream_mode=["updates", "tasks"], **kw):

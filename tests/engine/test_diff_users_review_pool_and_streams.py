@@ -12,12 +12,12 @@ pool order deterministic), the stream up to the error, the error, the checkpoint
 (pending writes: errors, `CancelledError`s, interrupts), what a resume runs and its result;
 for streamed nodes the events (name, node, data, depth) and the state the node wrote.
 
-Timing: a failure happens at least 0.1 s after the step starts (LangGraph 1.2.22 forgets a
+Timing: a failure happens at least 0.1 s after the step starts (LangGraph 1.2.24 forgets a
 failure raised while it still hands the step's tasks to its pool), and tasks that must not
 free a thread before it is seen sleep 0.3 s.
 
 Left alone on purpose: with `stream_mode` "custom" or "messages" (or `subgraphs=True`), a
-sync LangGraph 1.2.22 run submits its stream waiter to the same pool as the tasks, so
+sync LangGraph 1.2.24 run submits its stream waiter to the same pool as the tasks, so
 `max_concurrency=2` runs one task at a time and `max_concurrency=1` never starts a task
 (the run hangs). lgnb runs `max_concurrency` tasks at once there; no scenario here mixes
 those modes with `max_concurrency`.

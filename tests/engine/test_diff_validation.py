@@ -254,7 +254,7 @@ def test_lgnb_reserves_exactly_the_names_langgraph_reserves():
     from lgnb._internal.constants import RESERVED
 
     assert set(RESERVED) == set(_lg_constants.RESERVED)
-    assert len(RESERVED) == 27  # LangGraph 1.2.22's set
+    assert len(RESERVED) == 27  # LangGraph 1.2.24's set
 
 
 def _run(E, build):

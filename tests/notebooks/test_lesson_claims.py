@@ -1,4 +1,4 @@
-"""Fact-check of the lesson notebooks against LangGraph 1.2.22, the reference.
+"""Fact-check of the lesson notebooks against LangGraph 1.2.24, the reference.
 
 notebooks/*.ipynb teach LangGraph's mechanism (super-steps, the barrier, reducers,
 checkpoints, time travel, interrupts, stream modes). tests/notebooks/test_lessons.py checks

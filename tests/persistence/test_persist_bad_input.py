@@ -217,7 +217,7 @@ def test_checkpointer_without_thread_id_on_invoke(differential):
 
 
 def test_state_methods_without_thread_id_say_which_key_is_missing(ref_engine):
-    """Deliberate: LangGraph 1.2.22 answers get_state / update_state / get_state_history without
+    """Deliberate: LangGraph 1.2.24 answers get_state / update_state / get_state_history without
     a thread_id with a bare KeyError ('thread_id' / 'configurable'); lgnb raises the same
     ValueError invoke() raises, naming the configurable keys. Nothing is written either way."""
     import _diff

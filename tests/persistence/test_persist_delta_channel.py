@@ -143,3 +143,16 @@ def test_two_overwrites_in_one_step_are_an_error(differential):
         return g.compile().invoke({"log": []})
 
     differential(scenario, exc="extends")
+
+
+def test_a_key_read_back_from_none_starts_empty_and_replays_its_writes(differential):
+    """A stored `None` (a thread whose first checkpoint gave the key no value) is read as
+    the empty value, to which the saved writes are replayed, not as the value `None`."""
+    def scenario(E):
+        DeltaChannel = E.module("channels.delta").DeltaChannel
+        ch = DeltaChannel(_fold, list).from_checkpoint(None)
+        empty = ch.get() if ch.is_available() else "unavailable"
+        ch.replay_writes([("t0", "log", ["a"]), ("t1", "log", ["b", "c"])])
+        return empty, ch.get()
+
+    assert differential(scenario)[1] == ["a", "b", "c"]

@@ -153,7 +153,7 @@ def test_resume_value_can_be_any_serializable_value(differential):
 
 
 def test_resume_none_is_rejected_clearly_and_the_thread_stays_paused(ref_engine):
-    """Command(resume=None): LangGraph 1.2.22 crashes with UnboundLocalError (resume_is_map);
+    """Command(resume=None): LangGraph 1.2.24 crashes with UnboundLocalError (resume_is_map);
     lgnb deliberately answers with a clear error instead. Either way nothing is lost."""
     import _diff
 

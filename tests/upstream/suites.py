@@ -71,11 +71,11 @@ class Suite:
 LANGGRAPH = Suite(
     name="langgraph",
     dist="langgraph",
-    version="1.2.22",
-    sha256="32700dc34b5cf9ebb397258c2e56392f017d4dbc51c9591339225c3c1b7b5126",
+    version="1.2.24",
+    sha256="86b0dd611b7201cb393da2de0e064029c1bef520f11a5e6ee04be53c2a815bc7",
     run="tests",
     known=HERE / "known_failures.txt",
-    label="LangGraph 1.2.22",
+    label="LangGraph 1.2.24",
     pytest_flags=("-p", "no:asyncio"),
 )
 
