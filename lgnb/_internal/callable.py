@@ -266,12 +266,14 @@ def _is_generator_function(func: Any) -> bool:
 
 
 def _is_traced_langgraph_callable(action: Any) -> bool:
-    """A LangGraph `RunnableCallable` made with tracing on (its default: a library's node,
-    `create_react_agent`'s `call_model`, bigtool's `agent`): as a node, LangGraph runs it
-    as a Runnable, a run of its own under the node's (callbacks, `astream_events`,
-    LangSmith), the extras it declared read from the task's `__pregel_runtime`."""
+    """A LangGraph `RunnableCallable` (or lgnb's, `lgnb.utils.runnable`) made with tracing
+    on (its default: a library's node, `create_react_agent`'s `call_model`, bigtool's
+    `agent`): as a node, LangGraph runs it as a Runnable, a run of its own under the node's
+    (callbacks, `astream_events`, LangSmith), the extras it declared read from the task's
+    `__pregel_runtime`."""
     cls = type(action)
-    return (cls.__name__ == "RunnableCallable" and cls.__module__.startswith("langgraph.")
+    return (cls.__name__ == "RunnableCallable"
+            and cls.__module__.startswith(("langgraph.", "lgnb.utils."))
             and getattr(action, "trace", False) is True)
 
 
