@@ -915,7 +915,11 @@ def test_concurrent_astreams_on_different_threads_of_one_saver(backend):
 def test_concurrent_forks_of_one_thread_from_two_old_checkpoints(backend):
     """Two forks of one thread created and run concurrently (asyncio.gather) from
     checkpoints at steps 5 and 12: both branches are saved; the latest checkpoint is
-    whichever finished last, so only the set of checkpoints is compared."""
+    whichever finished last, so only the set of checkpoints is compared. A run from a
+    checkpoint the thread has moved past first saves a `fork` checkpoint (both engines'
+    rule); whether the second branch's start already sees the first branch's checkpoints
+    depends on the saver's timing, so `fork` checkpoints, and the step numbers they shift,
+    are left out of the comparison (each branch saves at most one)."""
 
     def scenario(E, savers):
         async def body():
@@ -927,9 +931,10 @@ def test_concurrent_forks_of_one_thread_from_two_old_checkpoints(backend):
                 olds = [next(h for h in hist if h.values.get("i") == k) for k in (5, 12)]
                 forks = [await app.aupdate_state(o.config, {"limit": o.values["i"] + 4, "c3": -1}) for o in olds]
                 res = await asyncio.gather(*(app.ainvoke(None, {**f, **R}) for f in forks))
-                h = [(x.values, x.next, x.metadata["step"], x.metadata["source"])
-                     async for x in app.aget_state_history(cfg)]
-                return list(res), sorted(h, key=repr), len(h)
+                h = [(x.values, x.next, x.metadata["source"]) async for x in app.aget_state_history(cfg)]
+                forks_saved = sum(1 for *_, source in h if source == "fork")
+                assert forks_saved <= 2, h
+                return list(res), sorted((x for x in h if x[2] != "fork"), key=repr)
 
         return body()
 
