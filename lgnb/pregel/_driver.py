@@ -34,6 +34,7 @@ import contextvars
 import os
 import threading
 import time
+import types
 from collections import deque
 from collections.abc import AsyncIterator, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -492,7 +493,7 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
                 raise exc  # LangGraph records only an `Exception` as a lone task's error
             handler = _task_ends(loop, task, exc, errors, control)
             if loop.io:  # a task's writes are saved before anything else runs
-                yield (flush_io, aflush_io, (loop,))
+                yield (flush_io, astart_flush, (loop,))
             # `invoke` drains nothing between tasks (no round trip); a stream hands over
             # a lone task's events at the next step's start, once its writes are applied
             # (a consumer changing a chunk cannot change the state), as LangGraph does,
@@ -886,15 +887,64 @@ def exit_error(loop: Loop, config: dict[str, Any]) -> Exception | None:
     return None
 
 
-async def _saving(loop: Loop) -> None:
+def _start_saving(loop: Loop) -> asyncio.Future[None] | None:
+    """Start saving `loop`'s queued checkpoint I/O in the driver's task; `None` when it is
+    done already (a saver whose async methods finish without suspending: the in-memory
+    savers), else the save, going on in a task of its own.
+
+    A nested graph's save always goes through a task, a hop through the event loop: under
+    LangGraph the parent's stream takes a subgraph's chunks while the subgraph runs, so a
+    consumer sees a subgraph node's update before the subgraph's end; and so with lgnb."""
+    if loop.is_nested:
+        return asyncio.ensure_future(aflush_io(loop))
+    coro = aflush_io(loop)
+    try:
+        waiting = coro.send(None)
+    except StopIteration:
+        return None
+    except BaseException:
+        coro.close()
+        raise
+    return asyncio.ensure_future(_resumed(coro, waiting))
+
+
+async def _finish_saving(save: asyncio.Future[None]) -> None:
     """Saves started are finished even when the run is cancelled meanwhile (a consumer
     that stops streaming must not lose the writes of the task it just saw)."""
-    save = asyncio.ensure_future(aflush_io(loop))
     try:
         await asyncio.shield(save)
     except asyncio.CancelledError:
         await save
         raise
+
+
+async def astart_flush(loop: Loop) -> None:
+    """`aflush_io` after a task of the root graph (`_step`): `adrive` starts the save and
+    finishes it before its next request, not at once. So, as under LangGraph (which saves
+    a task's writes in the background), nothing else on the event loop runs between the
+    task's end and the step's barrier: an `astream_events` consumer (AG-UI) serializing a
+    live update chunk reads it after `add_messages` gave its messages their ids. Awaited
+    anywhere else, it is `aflush_io`."""
+    await aflush_io(loop)
+
+
+@types.coroutine
+def _resumed(coro: Any, waiting: Any) -> Generator[Any, Any, Any]:
+    """Go on with `coro`, which has yielded `waiting` (the future it awaits) to the task
+    now running this: what `await coro` would do from that point."""
+    while True:
+        try:
+            reply = yield waiting
+        except BaseException as e:  # noqa: BLE001
+            try:
+                waiting = coro.throw(e)
+            except StopIteration as done:
+                return done.value
+            continue
+        try:
+            waiting = coro.send(reply)
+        except StopIteration as done:
+            return done.value
 
 
 class _Closed(BaseException):
@@ -1022,41 +1072,53 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
     reply: Any = None
     error: BaseException | None = None
     closed = thrown = False
-    while True:
-        try:
-            request = program.send(reply) if error is None else program.throw(error)
-        except StopIteration:
-            break
-        except _Closed:
-            break
-        reply = error = None
-        if request is _EMIT:
-            if closed:
+    saving: asyncio.Future[None] | None = None  # a task's writes being saved (`astart_flush`)
+    try:
+        while True:
+            try:
+                request = program.send(reply) if error is None else program.throw(error)
+            except StopIteration:
+                break
+            except _Closed:
+                break
+            reply = error = None
+            if request is _EMIT:
+                if closed:
+                    continue
+                try:
+                    yield
+                except GeneratorExit:
+                    closed = thrown = True
+                    error = _Closed()
                 continue
             try:
-                yield
-            except GeneratorExit:
-                closed = thrown = True
-                error = _Closed()
-            continue
-        try:
-            fn = request[1]
-            if fn is aflush_io:
-                await _saving(request[2][0])
-                reply = None
-            elif len(request) > 3:
-                reply = await fn(*request[2], **request[3])
-            else:
-                reply = await fn(*request[2])
-        except BaseException as e:  # noqa: BLE001
-            error = e
-            if not closed and isinstance(e, asyncio.CancelledError) and loop.__dict__.get("closing"):
-                # `astream`'s consumer closed it while this step ran (`aclose_driver`):
-                # the run ends as when it is closed between two events
-                closed = True
-                error = _Closed()
-                uncancel = getattr(asyncio.current_task(), "uncancel", None)  # 3.11+
-                if uncancel is not None:
-                    uncancel()
+                if saving is not None:  # finished before anything else is asked
+                    save, saving = saving, None
+                    await _finish_saving(save)
+                fn = request[1]
+                if fn is astart_flush and not request[2][0].is_nested:
+                    saving = _start_saving(request[2][0])
+                    reply = None
+                elif fn is aflush_io or fn is astart_flush:
+                    if (started := _start_saving(request[2][0])) is not None:
+                        await _finish_saving(started)
+                    reply = None
+                elif len(request) > 3:
+                    reply = await fn(*request[2], **request[3])
+                else:
+                    reply = await fn(*request[2])
+            except BaseException as e:  # noqa: BLE001
+                error = e
+                if not closed and isinstance(e, asyncio.CancelledError) and loop.__dict__.get("closing"):
+                    # `astream`'s consumer closed it while this step ran (`aclose_driver`):
+                    # the run ends as when it is closed between two events
+                    closed = True
+                    error = _Closed()
+                    uncancel = getattr(asyncio.current_task(), "uncancel", None)  # 3.11+
+                    if uncancel is not None:
+                        uncancel()
+    finally:
+        if saving is not None:  # the run ended (or failed) right after a task
+            await _finish_saving(saving)
     if thrown:
         raise GeneratorExit

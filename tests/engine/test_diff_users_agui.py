@@ -19,10 +19,9 @@ run ids and `parent_ids` in RAW events, task ids in namespaces, uuid message ids
 libraries make up) and the `timestamp` fields; beyond that only the message ids inside RAW
 update chunks are blanked (`_settled` says why). Chat models are scripted.
 
-Two divergences are marked xfail (strict on lgnb): the agent recognizes a subgraph node by
+One divergence is marked xfail (strict on lgnb): the agent recognizes a subgraph node by
 `isinstance(node.bound, langgraph...CompiledStateGraph)`, which an lgnb graph is not (users
-set `agent.subgraphs` themselves, as several scenarios here do); and with a checkpointer
-lgnb hands a task's update to `astream_events` before the step's barrier.
+set `agent.subgraphs` themselves, as several scenarios here do).
 
 No `from __future__ import annotations`: state classes are defined inside scenarios.
 """
@@ -36,6 +35,7 @@ import pytest
 pytest.importorskip("ag_ui_langgraph")
 pytest.importorskip("copilotkit")
 
+from _agent_scenarios import asaver as _asaver  # noqa: E402
 from _agent_scenarios import calls as _calls  # noqa: E402
 from _agent_scenarios import on as _on  # noqa: E402
 from _agent_scenarios import say as _say  # noqa: E402
@@ -160,8 +160,9 @@ def fail(reason: str) -> str:
     raise ValueError(f"tool failed: {reason}")
 
 
-def _tool_agent(E, model, tools=(add,)):
-    """The hand-written ReAct loop: agent -> tools_condition -> ToolNode -> agent."""
+def _tool_agent(E, model, tools=(add,), *, checkpointer=None):
+    """The hand-written ReAct loop: agent -> tools_condition -> ToolNode -> agent (saved in
+    memory unless `checkpointer` is given)."""
     from langgraph.prebuilt import ToolNode, tools_condition
 
     async def agent(state, config):
@@ -173,7 +174,7 @@ def _tool_agent(E, model, tools=(add,)):
     g.add_edge(E.START, "agent")
     g.add_conditional_edges("agent", tools_condition)
     g.add_edge("tools", "agent")
-    return g.compile(checkpointer=E.InMemorySaver())
+    return g.compile(checkpointer=checkpointer or E.InMemorySaver())
 
 
 # --- 1. plain chat ----------------------------------------------------------------------------------
@@ -1276,15 +1277,8 @@ def test_two_chats_at_once_through_the_endpoint(differential):
 # --- 11. when a streamed update is read --------------------------------------------------------------
 
 
-@pytest.mark.xfail(not selftest_enabled(), strict=True, reason=(
-    "on a graph with a checkpointer, lgnb's driver awaits the save of a task's writes "
-    "(lgnb/pregel/_driver.py `_saving`: ensure_future + shield, a hop through the event "
-    "loop) between the task's end and the step's barrier; `astream_events`' consumer (AG-UI) "
-    "runs in that hop and serializes the root graph's update chunk before `add_messages` "
-    "gives its new messages their ids, so RAW updates show `id: None` where LangGraph "
-    "(whose writes are saved in the background, no hop) shows the id. With "
-    "durability='exit' or no checkpointer lgnb matches."))
-def test_update_chunks_reach_astream_events_consumers_after_the_barrier(differential):
+@pytest.mark.parametrize("saver", ["memory", "sqlite"])
+def test_update_chunks_reach_astream_events_consumers_after_the_barrier(differential, saver, tmp_path):
     """The RAW events of the root graph's updates (`on_chain_stream`, chunk
     `(namespace, {node: update})`), as AG-UI serializes them when they arrive: LangGraph's
     consumer reads each after the step's barrier, so messages a node returned without an id
@@ -1292,14 +1286,15 @@ def test_update_chunks_reach_astream_events_consumers_after_the_barrier(differen
     gave them."""
     async def scenario(E):
         model = _model(_calls("m1", ("add", {"a": 1, "b": 2}, "c1")), _say("The sum is 3.", "m2"))
-        app = _tool_agent(E, model)
         out = []
-        async for event in _agui(E, app).run(_input(_user("1+2?", "u1"))):
-            raw = event.model_dump().get("event") if event.type == "RAW" else None
-            chunk = (raw or {}).get("data", {}).get("chunk") if raw and raw["event"] == "on_chain_stream" else None
-            if isinstance(chunk, (list, tuple)) and len(chunk) == 2 and isinstance(chunk[1], dict):
-                out.append({node: [m["id"] is not None for m in (update or {}).get("messages", [])]
-                            for node, update in chunk[1].items()})
+        async with _asaver(E, saver, tmp_path) as checkpointer:
+            app = _tool_agent(E, model, checkpointer=checkpointer)
+            async for event in _agui(E, app).run(_input(_user("1+2?", "u1"))):
+                raw = event.model_dump().get("event") if event.type == "RAW" else None
+                chunk = (raw or {}).get("data", {}).get("chunk") if raw and raw["event"] == "on_chain_stream" else None
+                if isinstance(chunk, (list, tuple)) and len(chunk) == 2 and isinstance(chunk[1], dict):
+                    out.append({node: [m["id"] is not None for m in (update or {}).get("messages", [])]
+                                for node, update in chunk[1].items()})
         return out
 
     ref = differential(scenario)

@@ -1,0 +1,93 @@
+"""An async saver that fails to save a finished task's writes, after suspending (as a real
+database call does): the run fails with the saver's error before the next node runs, and
+nothing finished is lost: once the saver works again, resuming the thread ends where an
+unbroken run ends, with every node's work applied once.
+
+lgnb starts saving a root task's writes at once and finishes the save before anything
+else is asked of the saver (`lgnb/pregel/_driver.py`, `astart_flush`); these tests hold
+that deferral to the same guarantees the immediate save gave. A real SQLite file through
+lgnb's `AsyncSqliteSaver`; the sync node and the async one; `ainvoke` and `astream`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+from typing import Annotated, Any
+
+import pytest
+from typing_extensions import TypedDict
+
+from lgnb.checkpoint.sqlite.aio import AsyncSqliteSaver
+from lgnb.graph import START, StateGraph
+
+
+class S(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+class DiskFullOnce(AsyncSqliteSaver):
+    """Fails saving the writes of the task that wrote `["a"]`, once, after a real
+    suspension of the event loop."""
+
+    failed = False
+
+    async def aput_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        await asyncio.sleep(0)
+        if not self.failed and any(value == ["a"] for _, value in writes):
+            self.failed = True
+            raise OSError("disk full")
+        await super().aput_writes(config, writes, task_id, task_path)
+
+
+def _graph(saver: Any, ran: list[str], *, is_async: bool) -> Any:
+    def node(name: str) -> Any:
+        if is_async:
+            async def anode(s: S) -> dict:
+                ran.append(name)
+                return {"log": [name]}
+
+            return anode
+
+        def snode(s: S) -> dict:
+            ran.append(name)
+            return {"log": [name]}
+
+        return snode
+
+    return (
+        StateGraph(S)
+        .add_node("a", node("a"))
+        .add_node("b", node("b"))
+        .add_node("c", node("c"))
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", "c")
+        .compile(checkpointer=saver)
+    )
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync-node", "async-node"])
+@pytest.mark.parametrize("how", ["ainvoke", "astream-updates", "astream-messages"])
+def test_a_failed_save_of_a_tasks_writes_fails_the_run_and_a_resume_loses_nothing(tmp_path, how, is_async):
+    async def scenario() -> None:
+        ran: list[str] = []
+        cfg = {"configurable": {"thread_id": "t"}}
+        async with DiskFullOnce.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
+            app = _graph(saver, ran, is_async=is_async)
+            with pytest.raises(OSError, match="disk full"):
+                if how == "ainvoke":
+                    await app.ainvoke({"log": []}, cfg)
+                else:
+                    async for _ in app.astream({"log": []}, cfg, stream_mode=how.split("-")[1]):
+                        pass
+            assert saver.failed
+            assert ran == ["a"], "the run went on past a task whose writes were not saved"
+
+            final = await app.ainvoke(None, cfg)
+            assert final == {"log": ["a", "b", "c"]}
+            assert ran.count("b") == 1 and ran.count("c") == 1
+            state = await app.aget_state(cfg)
+            assert state.next == () and state.values == {"log": ["a", "b", "c"]}
+
+    asyncio.run(scenario())
