@@ -493,7 +493,9 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
                 raise exc  # LangGraph records only an `Exception` as a lone task's error
             handler = _task_ends(loop, task, exc, errors, control)
             if loop.io:  # a task's writes are saved before anything else runs
-                yield (flush_io, astart_flush, (loop,))
+                # (at once before an error handler's task: a failed save must not reach
+                # it as its own error, to retry or handle)
+                yield (flush_io, astart_flush if handler is None else aflush_io, (loop,))
             # `invoke` drains nothing between tasks (no round trip); a stream hands over
             # a lone task's events at the next step's start, once its writes are applied
             # (a consumer changing a chunk cannot change the state), as LangGraph does,
@@ -841,8 +843,8 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
         exc = e
     try:
         swallow = loop.finish(exc)
-        if loop.io:
-            yield flush
+        if loop.io or run.lease is not None:  # (`adrive` also ends a task's save here, so
+            yield flush  # one that fails does not skip giving the lease back below)
         if loop.background is not None:  # durability "async": all saved before answering
             yield (saves_done, asaves_done, (loop,))
     finally:
@@ -892,34 +894,48 @@ def _start_saving(loop: Loop) -> asyncio.Future[None] | None:
     done already (a saver whose async methods finish without suspending: the in-memory
     savers), else the save, going on in a task of its own.
 
-    A nested graph's save always goes through a task, a hop through the event loop: under
-    LangGraph the parent's stream takes a subgraph's chunks while the subgraph runs, so a
-    consumer sees a subgraph node's update before the subgraph's end; and so with lgnb."""
-    if loop.is_nested:
-        return asyncio.ensure_future(aflush_io(loop))
+    A nested graph's save always ends with a hop through the event loop (a task to await):
+    under LangGraph the parent's stream takes a subgraph's chunks while the subgraph runs,
+    so a consumer sees a subgraph node's update before the subgraph's end; and so with
+    lgnb. The save starts here all the same (the loop's queued I/O is taken now), so after
+    a task (`astart_flush`) the hop comes after the step's barrier, as the root's does:
+    LangGraph hands a subgraph's chunks to the parent's stream through
+    `call_soon_threadsafe`, so its consumer reads a subgraph node's update once
+    `add_messages` gave the node's messages their ids."""
     coro = aflush_io(loop)
     try:
         waiting = coro.send(None)
     except StopIteration:
-        return None
+        return asyncio.ensure_future(_hop()) if loop.is_nested else None
     except BaseException:
         coro.close()
         raise
     return asyncio.ensure_future(_resumed(coro, waiting))
 
 
+async def _hop() -> None:
+    """Nothing: awaited as a task, one pass of the event loop (`_start_saving`)."""
+
+
 async def _finish_saving(save: asyncio.Future[None]) -> None:
     """Saves started are finished even when the run is cancelled meanwhile (a consumer
-    that stops streaming must not lose the writes of the task it just saw)."""
-    try:
-        await asyncio.shield(save)
-    except asyncio.CancelledError:
-        await save
-        raise
+    that stops streaming must not lose the writes of the task it just saw); the
+    cancellation is raised once the save is done. However often it comes: an anyio cancel
+    scope (Starlette and FastAPI when a client goes away) cancels the task again at every
+    pass of the event loop until it leaves the scope."""
+    cancelled: asyncio.CancelledError | None = None
+    while not save.done():
+        try:
+            await asyncio.shield(save)
+        except asyncio.CancelledError as e:
+            cancelled = e
+    save.result()  # the save's own error, if it failed
+    if cancelled is not None:
+        raise cancelled
 
 
 async def astart_flush(loop: Loop) -> None:
-    """`aflush_io` after a task of the root graph (`_step`): `adrive` starts the save and
+    """`aflush_io` after a step's lone task (`_step`): `adrive` starts the save and
     finishes it before its next request, not at once. So, as under LangGraph (which saves
     a task's writes in the background), nothing else on the event loop runs between the
     task's end and the step's barrier: an `astream_events` consumer (AG-UI) serializing a
@@ -1096,10 +1112,10 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
                     save, saving = saving, None
                     await _finish_saving(save)
                 fn = request[1]
-                if fn is astart_flush and not request[2][0].is_nested:
+                if fn is astart_flush:
                     saving = _start_saving(request[2][0])
                     reply = None
-                elif fn is aflush_io or fn is astart_flush:
+                elif fn is aflush_io:
                     if (started := _start_saving(request[2][0])) is not None:
                         await _finish_saving(started)
                     reply = None
