@@ -15,13 +15,20 @@ Savers: `memory` (each engine's InMemorySaver), `sqlite` (each engine's own SQLi
 on a fresh file in a temporary directory, both in WAL mode with `synchronous=NORMAL`, so
 neither pays an fsync per commit).
 
+`--api ainvoke` / `--api astream` (stream mode "updates") run the same chains from an
+event loop, `sqlite` then being each engine's `AsyncSqliteSaver` (aiosqlite: its calls
+suspend the loop, as a real database's do): the async driver's saving of each task's
+writes and checkpoints, where the sync savers' figures say nothing.
+
     .venv/bin/python bench/bench_checkpoint.py [--engines lgnb,langgraph] [--nodes 50]
-        [--savers memory,sqlite] [--work 0,1000]
+        [--savers memory,sqlite] [--work 0,1000] [--api invoke|ainvoke|astream]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import gc
 import importlib
 import itertools
@@ -73,6 +80,49 @@ def make_saver(engine: str, kind: str, folder: Path) -> Any:
     return LangGraphSqliteSaver(conn)
 
 
+def measure_async(engine: str, saver: str, nodes: int, work_us: int, reps: int, rounds: int,
+                  folder: Path, api: str) -> dict[str, tuple[float, float]]:
+    """`measure` for `ainvoke` / `astream` in one event loop, async savers."""
+
+    async def run() -> dict[str, tuple[float, float]]:
+        threads = itertools.count()
+        async with contextlib.AsyncExitStack() as stack:
+            graphs: dict[str, tuple[Any, str | None]] = {"none": (build(engine, nodes, None, work_us), None)}
+            for durability in ("sync", "async", "exit"):
+                if saver == "memory":
+                    cp = importlib.import_module(f"{engine}.checkpoint.memory").InMemorySaver()
+                else:
+                    aio = importlib.import_module(f"{engine}.checkpoint.sqlite.aio")
+                    path = folder / durability / f"{engine}-async.sqlite"
+                    path.parent.mkdir(exist_ok=True)
+                    cp = await stack.enter_async_context(aio.AsyncSqliteSaver.from_conn_string(str(path)))
+                graphs[durability] = (build(engine, nodes, cp, work_us), durability)
+
+            async def once(graph: Any, durability: str | None) -> None:
+                cfg = {"configurable": {"thread_id": f"t{next(threads)}"}}
+                kw = {} if durability is None else {"durability": durability}
+                if api == "ainvoke":
+                    await graph.ainvoke({"x": 0, "y": "v"}, cfg, **kw)
+                else:
+                    async for _ in graph.astream({"x": 0, "y": "v"}, cfg, stream_mode="updates", **kw):
+                        pass
+
+            best = {k: (float("inf"), float("inf")) for k in graphs}
+            for graph, durability in graphs.values():
+                await once(graph, durability)
+            for _ in range(rounds):
+                for name, (graph, durability) in graphs.items():
+                    gc.collect()
+                    w0, c0 = time.perf_counter(), time.process_time()
+                    for _ in range(reps):
+                        await once(graph, durability)
+                    wall, cpu = (time.perf_counter() - w0) / reps, (time.process_time() - c0) / reps
+                    best[name] = (min(best[name][0], wall), min(best[name][1], cpu))
+            return best
+
+    return asyncio.run(run())
+
+
 def measure(engine: str, saver: str, nodes: int, work_us: int, reps: int, rounds: int,
             folder: Path) -> dict[str, tuple[float, float]]:
     """(wall, cpu) seconds per run for each target, each the best round's mean. Every
@@ -111,8 +161,9 @@ def main() -> None:
     parser.add_argument("--work", default="0,1000", help="µs each node waits (GIL released), comma-separated")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--api", default="invoke", choices=("invoke", "ainvoke", "astream"))
     args = parser.parse_args()
-    print(f"chain of {args.nodes} nodes; ms per run: wall (cpu), and wall / no checkpointer")
+    print(f"chain of {args.nodes} nodes, {args.api}; ms per run: wall (cpu), and wall / no checkpointer")
     with tempfile.TemporaryDirectory() as tmp:
         for work in (int(w) for w in args.work.split(",")):
             for saver in args.savers.split(","):
@@ -120,7 +171,11 @@ def main() -> None:
                 for engine in args.engines.split(","):
                     folder = Path(tmp) / f"{saver}-{work}"
                     folder.mkdir(exist_ok=True)
-                    res = measure(engine, saver, args.nodes, work, args.reps, args.rounds, folder)
+                    if args.api == "invoke":
+                        res = measure(engine, saver, args.nodes, work, args.reps, args.rounds, folder)
+                    else:
+                        res = measure_async(engine, saver, args.nodes, work, args.reps, args.rounds,
+                                            folder, args.api)
                     base = res["none"][0]
                     cells = "  ".join(
                         f"{k} {w * 1e3:7.2f} ({c * 1e3:6.2f}) {w / base:5.2f}x" for k, (w, c) in res.items()
