@@ -279,29 +279,8 @@ class AsyncBackgroundSaves(_Saves):
         self.last_put: asyncio.Future[None] | None = None
 
     async def take(self, background: bool) -> bool:
-        """`BackgroundSaves.take`, awaited. Saves written now that must first wait for one
-        still in the background are the ones queued now: the async driver may go on
-        meanwhile (`lgnb.pregel._driver.astart_flush`) and queue the next checkpoint,
-        which then waits for its own turn (in the background, beside the next step)."""
-        loop = self.loop
-        checkpoint = _has_checkpoint(loop.io)
-        if not background and self.last is not None and not self.last.done():
-            ops, loop.io = loop.io, []
-            try:
-                await self.settle(self.last)
-            except BaseException:
-                loop.io = ops + loop.io  # not taken: saved as before, by whoever saves next
-                raise
-            later, loop.io = loop.io, ops
-            try:
-                if _taken(self, False, checkpoint, threaded=False) is False:
-                    from lgnb.pregel._driver import _flushing
-                    from lgnb.pregel._program import aanswer
-
-                    await aanswer(_flushing(loop))
-            finally:
-                loop.io = loop.io + later
-            return True
+        """`BackgroundSaves.take`, awaited."""
+        checkpoint = _has_checkpoint(self.loop.io)
         if not background:
             await self.settle(self.last)
         elif checkpoint:

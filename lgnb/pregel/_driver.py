@@ -832,8 +832,8 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             finally:
                 if loop.__dict__.get("calls"):  # `@task` calls still running
                     yield (wait_calls, await_calls, (loop,))
-            if loop.io:  # (a save `adrive` may finish after the barrier: see `astart_flush`)
-                yield (flush_io, astart_flush, (loop,))
+            if loop.io:
+                yield flush
             loop.after_tick()
             if loop.io and loop.durability != "async":  # "async": saved beside the next step
                 yield flush
@@ -935,22 +935,12 @@ async def _finish_saving(save: asyncio.Future[None]) -> None:
 
 
 async def astart_flush(loop: Loop) -> None:
-    """`aflush_io` after a step's lone task (`_step`) and before the step's barrier
-    (`_run`): `adrive` starts the save, or chains it behind the one still under way (say,
-    a task's writes waiting for the step's checkpoint, saved in the background under
-    durability "async"), and finishes it before its next other request, not at once. So,
-    as under LangGraph (which saves a task's writes in the background), nothing else on
-    the event loop runs between the task's end and the step's barrier: an
-    `astream_events` consumer (AG-UI), or the parent's stream of a subgraph's updates,
-    reads a live update chunk after `add_messages` gave its messages their ids. Awaited
+    """`aflush_io` after a step's lone task (`_step`): `adrive` starts the save and
+    finishes it before its next request, not at once. So, as under LangGraph (which saves
+    a task's writes in the background), nothing else on the event loop runs between the
+    task's end and the step's barrier: an `astream_events` consumer (AG-UI) serializing a
+    live update chunk reads it after `add_messages` gave its messages their ids. Awaited
     anywhere else, it is `aflush_io`."""
-    await aflush_io(loop)
-
-
-async def _then_flush(save: asyncio.Future[None], loop: Loop) -> None:
-    """`aflush_io(loop)` once `save` is done (and not if it failed): a second
-    `astart_flush` while the first save is still under way."""
-    await save
     await aflush_io(loop)
 
 
@@ -1118,16 +1108,14 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
                     error = _Closed()
                 continue
             try:
-                fn = request[1]
-                if fn is astart_flush:  # started now, or once the save under way is done
-                    saving = (_start_saving(request[2][0]) if saving is None
-                              else asyncio.ensure_future(_then_flush(saving, request[2][0])))
-                    reply = None
-                    continue
                 if saving is not None:  # finished before anything else is asked
                     save, saving = saving, None
                     await _finish_saving(save)
-                if fn is aflush_io:
+                fn = request[1]
+                if fn is astart_flush:
+                    saving = _start_saving(request[2][0])
+                    reply = None
+                elif fn is aflush_io:
                     if (started := _start_saving(request[2][0])) is not None:
                         await _finish_saving(started)
                     reply = None
