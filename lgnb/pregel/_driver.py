@@ -934,6 +934,20 @@ async def _finish_saving(save: asyncio.Future[None]) -> None:
         raise cancelled
 
 
+async def _finish_saving_or_drop(save: asyncio.Future[None], loop: Loop) -> None:
+    """`_finish_saving` of a save `adrive` finishes late. If it failed, what `loop` queued
+    since (the checkpoint of the step's barrier, which reads the writes that were not
+    saved: a `DeltaChannel` checkpoint holds none of its values) is dropped, as if the
+    save had failed before the barrier: the thread stays at its last saved checkpoint and
+    a resume runs the task again."""
+    try:
+        await _finish_saving(save)
+    except BaseException:
+        if save.done() and not save.cancelled() and save.exception() is not None:
+            loop.io = []
+        raise
+
+
 async def astart_flush(loop: Loop) -> None:
     """`aflush_io` after a step's lone task (`_step`): `adrive` starts the save and
     finishes it before its next request, not at once. So, as under LangGraph (which saves
@@ -1089,6 +1103,7 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
     error: BaseException | None = None
     closed = thrown = False
     saving: asyncio.Future[None] | None = None  # a task's writes being saved (`astart_flush`)
+    saving_loop = loop  # the (sub)graph loop whose writes they are
     try:
         while True:
             try:
@@ -1110,10 +1125,11 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
             try:
                 if saving is not None:  # finished before anything else is asked
                     save, saving = saving, None
-                    await _finish_saving(save)
+                    await _finish_saving_or_drop(save, saving_loop)
                 fn = request[1]
                 if fn is astart_flush:
-                    saving = _start_saving(request[2][0])
+                    saving_loop = request[2][0]
+                    saving = _start_saving(saving_loop)
                     reply = None
                 elif fn is aflush_io:
                     if (started := _start_saving(request[2][0])) is not None:
@@ -1135,6 +1151,6 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
                         uncancel()
     finally:
         if saving is not None:  # the run ended (or failed) right after a task
-            await _finish_saving(saving)
+            await _finish_saving_or_drop(saving, saving_loop)
     if thrown:
         raise GeneratorExit

@@ -5,8 +5,10 @@ unbroken run ends, with every node's work applied once.
 
 lgnb starts saving a root task's writes at once and finishes the save before anything
 else is asked of the saver (`lgnb/pregel/_driver.py`, `astart_flush`); these tests hold
-that deferral to the same guarantees the immediate save gave. A real SQLite file through
-lgnb's `AsyncSqliteSaver`; the sync node and the async one; `ainvoke` and `astream`.
+that deferral to the same guarantees the immediate save gave, and a failed save never
+lets a checkpoint built on it be saved (a `DeltaChannel` checkpoint would lose the writes).
+A real SQLite file through lgnb's `AsyncSqliteSaver`; the sync node and the async one;
+`ainvoke` and `astream`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Annotated, Any
 import pytest
 from typing_extensions import TypedDict
 
+from lgnb.channels.delta import DeltaChannel
 from lgnb.checkpoint.sqlite.aio import AsyncSqliteSaver
 from lgnb.graph import START, StateGraph
 
@@ -89,5 +92,66 @@ def test_a_failed_save_of_a_tasks_writes_fails_the_run_and_a_resume_loses_nothin
             assert ran.count("b") == 1 and ran.count("c") == 1
             state = await app.aget_state(cfg)
             assert state.next == () and state.values == {"log": ["a", "b", "c"]}
+
+    asyncio.run(scenario())
+
+
+def _append(current: list, writes: list) -> list:
+    return [*current, *(item for write in writes for item in write)]
+
+
+class D(TypedDict):
+    log: Annotated[list, DeltaChannel(_append)]
+    plain: Annotated[list, operator.add]
+
+
+class FailsBsWritesOnce(AsyncSqliteSaver):
+    """Fails saving the writes of `b`, once, after a real suspension; every checkpoint's
+    save suspends too, so under durability "async" one may still be under way when `b`'s
+    writes are saved."""
+
+    failed = False
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        await asyncio.sleep(0.002)
+        return await super().aput(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        await asyncio.sleep(0)
+        if not self.failed and ("log", ["b"]) in writes:
+            self.failed = True
+            raise ConnectionError("b's writes were not saved")
+        await super().aput_writes(config, writes, task_id, task_path)
+
+
+@pytest.mark.parametrize("durability", ["sync", "async"])
+@pytest.mark.parametrize("how", ["ainvoke", "astream-updates", "astream-custom"])
+def test_no_checkpoint_is_saved_on_a_tasks_writes_that_failed_to_save(tmp_path, how, durability):
+    """A `DeltaChannel` checkpoint holds no values, only the writes it reads: a checkpoint
+    saved after its step's writes failed to save would lose them. Every saved state has
+    the delta key equal to its plain twin, and a resume ends as an unbroken run does."""
+    async def scenario() -> None:
+        cfg = {"configurable": {"thread_id": "t"}}
+        async with FailsBsWritesOnce.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
+            builder = StateGraph(D)
+            for name in "abc":
+                async def node(s: D, name: str = name) -> dict:
+                    await asyncio.sleep(0)
+                    return {"log": [name], "plain": [name]}
+
+                builder.add_node(name, node)
+            builder.add_edge(START, "a").add_edge("a", "b").add_edge("b", "c")
+            app = builder.compile(checkpointer=saver)
+            with pytest.raises(ConnectionError):
+                if how == "ainvoke":
+                    await app.ainvoke({"log": [], "plain": []}, cfg, durability=durability)
+                else:
+                    async for _ in app.astream({"log": [], "plain": []}, cfg, durability=durability,
+                                               stream_mode=how.split("-")[1]):
+                        pass
+            async for state in app.aget_state_history(cfg):
+                assert state.values.get("log", []) == state.values.get("plain", []), state
+            await app.ainvoke(None, cfg, durability=durability)
+            assert (await app.aget_state(cfg)).values == {"log": ["a", "b", "c"], "plain": ["a", "b", "c"]}
 
     asyncio.run(scenario())
