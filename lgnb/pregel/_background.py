@@ -181,11 +181,15 @@ class BackgroundSaves(_Saves):
             self.settle()
         elif checkpoint:
             self.settle(self.last_put)  # at most one checkpoint in flight
+        loop = self.loop
         with self.writer.cv:  # (reentrant) ops taken and numbered in the order they run
-            taken = _taken(self, background, checkpoint, threaded=True)
-            if not isinstance(taken, tuple):
-                return taken
-            ops, gate = taken
+            ops = loop.io
+            gate = _taken(self, ops, background, checkpoint, threaded=True)
+            if gate is False:
+                return False
+            loop.io = []
+            if gate is True:
+                return True
             self.submitted += 1
             if checkpoint:
                 self.last_put = self.submitted
@@ -198,7 +202,7 @@ class BackgroundSaves(_Saves):
 
         try:
             if self.error is None:
-                answer(_flushing(self.loop, ops))
+                answer(_flushing(self.loop, ops, admitted=True))
         except BaseException as e:  # noqa: BLE001 - raised in the run (at a barrier or the end)
             self.error = e
         finally:
@@ -224,27 +228,25 @@ class BackgroundSaves(_Saves):
         self.check()
 
 
-def _taken(saves: Any, background: bool, checkpoint: bool, *, threaded: bool
-           ) -> bool | tuple[list[tuple], Any]:
-    """What `take` does with the loop's queued saves once the earlier ones it must wait
-    for are done: True — dealt with (dropped after a failed save, raising its error if
-    they hold a checkpoint; or cancelled; or none), False — write them now, or
-    `(ops, gate)` to queue."""
-    loop = saves.loop
+def _taken(saves: Any, ops: list[tuple], background: bool, checkpoint: bool, *, threaded: bool
+           ) -> bool | Any:
+    """What `take` does with `ops` (the loop's queued saves; the caller takes them out of
+    `loop.io` unless the answer is False) once the earlier saves it must wait for are
+    done: True — dealt with (dropped after a failed save, raising its error if they hold a
+    checkpoint; or cancelled; or none), False — write them now, or else the gate to queue
+    them with (`_admit`)."""
     if saves.error is not None:
-        loop.io = []
         if checkpoint:
             saves.check()
         return True
     if not background:
         return False
-    ops, loop.io = loop.io, []
     if not ops:
         return True
-    gate = _admit(loop, threaded=threaded)
+    gate = _admit(saves.loop, threaded=threaded)
     if gate is False:
         return True  # cancelled: the run writes nothing more
-    return ops, gate
+    return gate
 
 
 def _admit(loop: Loop, *, threaded: bool) -> Any:
@@ -278,21 +280,31 @@ class AsyncBackgroundSaves(_Saves):
         self.last: asyncio.Future[None] | None = None
         self.last_put: asyncio.Future[None] | None = None
 
-    async def take(self, background: bool) -> bool:
-        """`BackgroundSaves.take`, awaited."""
-        checkpoint = _has_checkpoint(self.loop.io)
-        if not background:
-            await self.settle(self.last)
-        elif checkpoint:
-            await self.settle(self.last_put)
-        taken = _taken(self, background, checkpoint, threaded=False)
-        if not isinstance(taken, tuple):
-            return taken
-        ops, gate = taken
+    async def take(self, background: bool) -> list[tuple] | None:
+        """`BackgroundSaves.take`, awaited, of the saves queued when it is called (those
+        queued while it waits for earlier ones are the next call's: the step's barrier
+        may queue its checkpoint meanwhile, `adrive`). Returns the saves to write now, or
+        None when they are dealt with."""
+        loop = self.loop
+        ops, loop.io = loop.io, []
+        checkpoint = _has_checkpoint(ops)
+        try:
+            if not background:
+                await self.settle(self.last)
+            elif checkpoint:
+                await self.settle(self.last_put)
+        except BaseException:
+            loop.io[:0] = ops  # not taken after all
+            raise
+        gate = _taken(self, ops, background, checkpoint, threaded=False)
+        if gate is False:
+            return ops
+        if gate is True:
+            return None
         self.last = asyncio.ensure_future(self._save(self.last, ops, gate))
         if checkpoint:
             self.last_put = self.last
-        return True
+        return None
 
     async def _save(self, previous: asyncio.Future[None] | None, ops: list[tuple], gate: Any) -> None:
         from lgnb.pregel._driver import _flushing
@@ -302,7 +314,7 @@ class AsyncBackgroundSaves(_Saves):
             if previous is not None:
                 await asyncio.wait((previous,))
             if self.error is None:
-                await aanswer(_flushing(self.loop, ops))
+                await aanswer(_flushing(self.loop, ops, admitted=True))
         except BaseException as e:  # noqa: BLE001 - raised in the run (at a barrier or the end)
             self.error = e
         finally:

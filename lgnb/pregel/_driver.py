@@ -103,9 +103,9 @@ def default_concurrency() -> int:
     return min(32, (os.cpu_count() or 1) + 4)
 
 
-def _flushing(loop: Loop, ops: list[tuple] | None = None) -> Program[None]:
-    """Carry out the loop's queued checkpoint saves and node-cache writes (or `ops`,
-    taken from it earlier and admitted by the gate then: `_background`), in order.
+def _flushing(loop: Loop, ops: list[tuple] | None = None, *, admitted: bool = False) -> Program[None]:
+    """Carry out the loop's queued checkpoint saves and node-cache writes (or `ops`, taken
+    from it earlier; `admitted`: by the gate then, `_background`), in order.
 
     Each passes the run's `RunControl` gate: once the run is cancelled
     (`request_cancel`), nothing more is written, whoever queued it."""
@@ -113,9 +113,7 @@ def _flushing(loop: Loop, ops: list[tuple] | None = None) -> Program[None]:
     control = loop.run.control
     if ops is None:
         ops, loop.io = loop.io, []
-        begin = getattr(control, "_begin_save", None)
-    else:
-        begin = None
+    begin = None if admitted else getattr(control, "_begin_save", None)
     for op in ops:
         if begin is not None and not begin():
             return  # cancelled: the run writes nothing more
@@ -176,7 +174,9 @@ async def aflush_io(loop: Loop) -> None:
         background = _in_background(loop)
         if saves is None and background:
             saves = loop.background = AsyncBackgroundSaves(loop)
-        if saves is not None and await saves.take(background):
+        if saves is not None:  # the saves queued now, once the earlier ones are done
+            if (ops := await saves.take(background)) is not None:
+                await aanswer(_flushing(loop, ops))
             return
         await aanswer(_flushing(loop))
 

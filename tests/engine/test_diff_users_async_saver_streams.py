@@ -31,14 +31,11 @@ whether the saved copy has them varies from run to run); the ReAct tool is async
 ToolNode runs a sync tool's calls in threads, which finish in any order); a "messages"
 chunk's metadata has its keys sorted (same keys and values, another order).
 
-Divergences, marked xfail (strict on lgnb), each with its cause:
-`test_subgraph_update_chunks_reach_astream_consumers_after_the_subgraph_barrier`
-(slow-put: a subgraph's update is read before the subgraph step's barrier when a
-checkpoint save is still in flight) and
+Divergence, marked xfail (strict on lgnb), with its cause:
 `test_parallel_step_update_chunks_reach_astream_events_consumers_after_the_barrier` (an
 `astream_events` consumer reads the first update of a parallel step before its barrier).
-The scenarios around them give the subgraph's message an id, or compare the root updates'
-messages of `astream_events` without ids, so they test the rest.
+The scenarios around it compare the root updates' messages of `astream_events` without
+ids, so they test the rest.
 
 No `from __future__ import annotations`: state classes are defined inside scenarios.
 """
@@ -212,33 +209,16 @@ def _slowed(saver):
     return saver
 
 
-_SUBGRAPH_BARRIER = (
-    "lgnb's subgraph driver can suspend between a subgraph task's end and the subgraph "
-    "step's barrier: after the task it flushes the task's writes (`astart_flush` -> "
-    "`aflush_io`), and under durability \"async\" `AsyncBackgroundSaves.take` first awaits "
-    "the save still in flight (`settle(self.last)`: the step's checkpoint, saved in the "
-    "background while the task ran); the parent's live `astream` consumer then reads the "
-    "subgraph's update chunk before the barrier where `add_messages` gives the node's "
-    "id-less message its id. LangGraph's subgraph never suspends there (`put_writes` hands "
-    "the saves to tasks) and delivers its chunks through `call_soon_threadsafe`, so they are "
-    "read after the barrier. Not a small fix: queueing the task's writes behind the save "
-    "in flight instead gives up lgnb's rule that a task's writes are saved before anything "
-    "else of the run goes on (a failed save stops the run before the next node).")
-
-
-_SLOW = pytest.mark.xfail(not selftest_enabled(), strict=True, reason=_SUBGRAPH_BARRIER)
-
-
-@pytest.mark.parametrize(("kind", "slow"), [
-    pytest.param("memory", False, id="memory"),
-    *(pytest.param(kind, True, marks=_SLOW, id=f"{kind}-slow-put") for kind in SAVERS)])
+@pytest.mark.parametrize("slow", [False, True], ids=["plain", "slow-put"])
+@pytest.mark.parametrize("kind", SAVERS)
 def test_subgraph_update_chunks_reach_astream_consumers_after_the_subgraph_barrier(
         differential, opener, kind, slow):
     """`astream(..., stream_mode="updates", subgraphs=True)`: a subgraph node returns an
     AIMessage built without an id; when the consumer reads that node's update chunk,
-    `add_messages` has given the message its id. Unslowed, only "memory" runs: on a real
-    saver lgnb's answer depends on whether the step's background save is done (a race);
-    `slow-put` makes every checkpoint's save take 20 ms more, so it never is."""
+    `add_messages` has given the message its id. `slow-put` makes every checkpoint's save
+    take 20 ms more, so the subgraph task's writes are queued while the step's checkpoint
+    is still saving in the background (durability "async"): their save waits for it, and
+    the barrier must not."""
     async def scenario(E):
         State = _chat_state(E)
 
