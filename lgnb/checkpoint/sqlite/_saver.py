@@ -299,7 +299,10 @@ class SqliteSaverBase(BaseCheckpointSaver[str]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        await asyncio.to_thread(self.store.put_writes, config, writes, task_id, task_path)
+        # encoding and buffering (`WriteBehind`) need no I/O: done here unless they must
+        # wait (another thread on the connection) or commit (errors, interrupts)
+        if (rest := self.store.put_writes_unblocked(config, writes, task_id, task_path)) is not None:
+            await asyncio.to_thread(rest)
 
     async def aimport_langgraph_threads(self) -> builtins.list[str]:
         """`import_langgraph_threads`, in a worker thread."""

@@ -36,7 +36,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from lgnb.checkpoint.sqlite import _refs, _sql
-from lgnb.checkpoint.sqlite._behind import WriteBehind, execute
+from lgnb.checkpoint.sqlite._behind import Batch, WriteBehind, execute
 from lgnb.checkpoint.sqlite._errors import abandoned, explain, rollback_quietly
 from lgnb.checkpoint.sqlite._langgraph_tables import LangGraphTables  # noqa: TC001
 from lgnb.checkpoint.sqlite._schema import INLINE_MAX, database_label
@@ -493,6 +493,39 @@ class SqliteStore:
     ) -> None:
         """`put_writes` of `(task_id, task_path, idx, channel, value)` rows, each at its
         own index (copied threads keep LangGraph's, `_langgraph_tables`)."""
+        batches, special = self.encode_writes(thread_id, ns, checkpoint_id, writes)
+        self.buffer_writes(batches, special)
+
+    def put_writes_unblocked(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
+                             task_id: str, task_path: str = "") -> Any:
+        """`put_writes` as far as it goes without waiting: the rows are encoded here and,
+        when they are regular writes (buffered, not committed now) and no other thread
+        holds the connection, buffered too; returns None then. Otherwise returns what is
+        left, a call (no arguments) that buffers and commits them, for a worker thread:
+        `AsyncSqliteSaver.aput_writes` saves a task's writes without a thread hop."""
+        configurable = _configurable(config)
+        checkpoint_id = configurable.get("checkpoint_id")
+        if not checkpoint_id:
+            return lambda: self.put_writes(config, writes, task_id, task_path)
+        batches, special = self.encode_writes(
+            str(configurable["thread_id"]), configurable.get("checkpoint_ns", "") or "", checkpoint_id,
+            [(task_id, task_path, WRITES_IDX_MAP.get(channel, i), channel, value)
+             for i, (channel, value) in enumerate(writes)])
+        if not batches:
+            return None
+        if not special and self.lock.acquire(blocking=False):
+            try:
+                self.behind.add(batches)
+            finally:
+                self.lock.release()
+            return None
+        return lambda: self.buffer_writes(batches, special)
+
+    def encode_writes(self, thread_id: str, ns: str, checkpoint_id: str,
+                      writes: Sequence[tuple[str, str, int, str, Any]]
+                      ) -> tuple[builtins.list[Batch], bool]:
+        """The statement batches that store `writes` (`put_indexed_writes`), and whether
+        they hold special writes (errors, interrupts: committed at once)."""
         special: list[tuple[Any, ...]] = []
         regular: list[tuple[Any, ...]] = []
         large: list[tuple[bytes, bytes]] = []
@@ -508,6 +541,11 @@ class SqliteStore:
             batches.append((_sql.REPLACE_WRITE, special))
         if regular:
             batches.append((_sql.INSERT_WRITE, regular))
+        return batches, bool(special)
+
+    def buffer_writes(self, batches: builtins.list[Batch], special: bool) -> None:
+        """Leave encoded write batches to the next write transaction (`WriteBehind`), or
+        commit them now when they hold `special` writes."""
         if not batches:
             return
         with self.lock:
