@@ -368,10 +368,13 @@ def _stop_stragglers(run: Any) -> None:
         cancel("its stream was closed or its task cancelled")
 
 
-def _committed(loop: Loop) -> Generator[Request, Any, None]:
-    """A task's writes are saved before anything else runs; then the caller may drain."""
+def _committed(loop: Loop, *, deferred: bool = False) -> Generator[Request, Any, None]:
+    """A task's writes are saved before anything else runs; then the caller may drain.
+    `deferred`: the async driver finishes the save before its next request instead
+    (`astart_flush`), so the step's other finished tasks commit without a pass of the
+    event loop in between, as under LangGraph."""
     if loop.io:
-        yield (flush_io, aflush_io, (loop,))
+        yield (flush_io, astart_flush if deferred else aflush_io, (loop,))
     if loop.drained:
         yield _EMIT
 
@@ -659,7 +662,7 @@ def _concurrently(
                         continue  # (durability "exit": saved as the failure was raised)
                     handler = _commit(loop, task, exc, errors)
                     if wait_for is ex.wait:
-                        yield from _committed(loop)
+                        yield from _committed(loop, deferred=handler is None)
                     elif loop.io:
                         yield (flush_io, aflush_io, (loop,))
                     if handler is not None:
@@ -832,8 +835,8 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             finally:
                 if loop.__dict__.get("calls"):  # `@task` calls still running
                     yield (wait_calls, await_calls, (loop,))
-            if loop.io:
-                yield flush
+            if loop.io:  # (after a save the async driver has not finished: behind it)
+                yield (flush_io, astart_flush, (loop,))
             loop.after_tick()
             if loop.io and loop.durability != "async":  # "async": saved beside the next step
                 yield flush
@@ -955,6 +958,16 @@ async def astart_flush(loop: Loop) -> None:
     task's end and the step's barrier: an `astream_events` consumer (AG-UI) serializing a
     live update chunk reads it after `add_messages` gave its messages their ids. Awaited
     anywhere else, it is `aflush_io`."""
+    await aflush_io(loop)
+
+
+async def _then_flush(previous: asyncio.Future[None], previous_loop: Loop, loop: Loop,
+                      ops: list[tuple]) -> None:
+    """Save `ops` (taken from `loop.io` when asked) once the save `previous` is done: an
+    `astart_flush` that came while it was under way. A failed `previous` drops them (the
+    checkpoint they belong with is not saved)."""
+    await _finish_saving_or_drop(previous, previous_loop)
+    loop.io[:0] = ops
     await aflush_io(loop)
 
 
@@ -1123,15 +1136,21 @@ async def adrive(loop: Loop, input: Any, *, resuming: bool | None = None) -> Asy
                     error = _Closed()
                 continue
             try:
+                fn = request[1]
+                if fn is astart_flush:
+                    target = request[2][0]
+                    if saving is None:
+                        saving = _start_saving(target)
+                    else:  # behind the save under way, without waiting for it here
+                        ops, target.io = target.io, []
+                        saving = asyncio.ensure_future(_then_flush(saving, saving_loop, target, ops))
+                    saving_loop = target
+                    reply = None
+                    continue
                 if saving is not None:  # finished before anything else is asked
                     save, saving = saving, None
                     await _finish_saving_or_drop(save, saving_loop)
-                fn = request[1]
-                if fn is astart_flush:
-                    saving_loop = request[2][0]
-                    saving = _start_saving(saving_loop)
-                    reply = None
-                elif fn is aflush_io:
+                if fn is aflush_io:
                     if (started := _start_saving(request[2][0])) is not None:
                         await _finish_saving(started)
                     reply = None

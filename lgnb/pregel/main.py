@@ -755,9 +755,20 @@ class Pregel(CompiledGraphBase):
         closed = False
         try:
             while True:
+                if not live:  # the driver's step runs in this task: no hop between steps
+                    try:
+                        await agen.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    except Exception:
+                        if "pregel" in run.modes:  # the records of the failing step (its error)
+                            for chunk in drain(items, fmt):
+                                yield chunk
+                        raise
+                    for chunk in drain(items, fmt):
+                        yield chunk
+                    continue
                 step = ensure_future(agen.__anext__())
-                if not live:
-                    await _settled(step)
                 while not step.done():
                     await wait_either(step, sink)
                     for chunk in drain(items, fmt):

@@ -31,12 +31,6 @@ whether the saved copy has them varies from run to run); the ReAct tool is async
 ToolNode runs a sync tool's calls in threads, which finish in any order); a "messages"
 chunk's metadata has its keys sorted (same keys and values, another order).
 
-Divergence, marked xfail (strict on lgnb), with its cause:
-`test_parallel_step_update_chunks_reach_astream_events_consumers_after_the_barrier` (an
-`astream_events` consumer reads the first update of a parallel step before its barrier).
-The scenarios around it compare the root updates' messages of `astream_events` without
-ids, so they test the rest.
-
 No `from __future__ import annotations`: state classes are defined inside scenarios.
 """
 
@@ -54,7 +48,7 @@ from _agent_scenarios import ahistory as _ahistory
 from _agent_scenarios import asaver as _sqlite_or_memory
 from _agent_scenarios import calls as _calls
 from _agent_scenarios import say as _say
-from _diff import acapture, selftest_enabled, snapshot_summary
+from _diff import acapture, snapshot_summary
 from _scripted import Scripted
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -245,17 +239,10 @@ def test_subgraph_update_chunks_reach_astream_consumers_after_the_subgraph_barri
 # --- astream_events -----------------------------------------------------------------------------------
 
 
-def _event(ev, *, root_update_ids=True):
-    """What an `astream_events` consumer keeps of an event when it arrives.
-    `root_update_ids=False`: the messages of the root graph's update chunks
-    (`on_chain_stream` of the graph itself) are kept without their ids (see
-    `test_parallel_step_update_chunks_reach_astream_events_consumers_after_the_barrier`)."""
+def _event(ev):
+    """What an `astream_events` consumer keeps of an event when it arrives."""
     md = ev.get("metadata") or {}
     data = ev.get("data")
-    if not root_update_ids and ev["event"] == "on_chain_stream" and not ev.get("parent_ids"):
-        data = {"chunk": {node: {**u, "messages": [m.model_copy(update={"id": None}) for m in u["messages"]]}
-                          if isinstance(u, dict) and "messages" in u else u
-                          for node, u in data["chunk"].items()}}
     return {"event": ev["event"], "name": ev["name"],
             "node": md.get("langgraph_node"), "step": md.get("langgraph_step"),
             "data": json.dumps(data, default=str, sort_keys=True)}
@@ -580,31 +567,19 @@ def test_parallel_step_send_fan_out_and_a_retried_node(differential, opener, kin
 
 @pytest.mark.parametrize("kind", SAVERS)
 def test_parallel_step_astream_events_as_they_arrive(differential, opener, kind):
-    """The parallel / Send / retry graph read with `astream_events(version="v2")`; the
-    messages of the root graph's update chunks are compared without their ids (the
-    divergence `test_parallel_step_update_chunks_reach_astream_events_consumers_after_the_barrier`
-    shows)."""
+    """The parallel / Send / retry graph read with `astream_events(version="v2")`."""
     async def scenario(E):
         fails = []
         async with opener(E) as saver:
             app = _parallel_app(E, saver, fails)
             cfg = _cfg()
-            got = [_event(ev, root_update_ids=False) async for ev in app.astream_events(
+            got = [_event(ev) async for ev in app.astream_events(
                 {"messages": [HumanMessage("go", id="h1")]}, cfg, version="v2")]
             return {"events": got, "state": snapshot_summary(await app.aget_state(cfg))}
 
     differential(scenario)
 
 
-@pytest.mark.xfail(not selftest_enabled(), strict=True, reason=(
-    "lgnb hands each task's update of a parallel step to `astream` as the task is committed "
-    "(`_concurrently` -> `_committed` yields `_EMIT` per task), and `astream` then awaits the "
-    "driver's next step (`wait_either`): that suspension lets the `astream_events` consumer "
-    "read the first task's update chunk before the step's barrier, where `add_messages` gives "
-    "the node's id-less messages their ids in place. LangGraph's producer commits every "
-    "finished task and passes the barrier without suspending, so its consumer reads every "
-    "update of the step with ids. Not a small fix: when the driver hands a parallel step's "
-    "updates over also decides what a consumer that stops at one of them finds saved."))
 @pytest.mark.parametrize("kind", SAVERS)
 def test_parallel_step_update_chunks_reach_astream_events_consumers_after_the_barrier(
         differential, opener, kind):
