@@ -751,30 +751,21 @@ class Pregel(CompiledGraphBase):
         items = sink.items
         resuming = (run.resuming and loop.has_saved) if loop.is_nested else None
         agen = adrive(loop, input, resuming=resuming)
-        step = None
+        step: Any = None  # the step running in a task of its own (live)
         closed = False
         try:
             while True:
-                if not live:  # the driver's step runs in this task: no hop between steps
-                    try:
-                        await agen.__anext__()
-                    except StopAsyncIteration:
-                        break
-                    except Exception:
-                        if "pregel" in run.modes:  # the records of the failing step (its error)
-                            for chunk in drain(items, fmt):
-                                yield chunk
-                        raise
-                    for chunk in drain(items, fmt):
-                        yield chunk
-                    continue
-                step = ensure_future(agen.__anext__())
-                while not step.done():
-                    await wait_either(step, sink)
-                    for chunk in drain(items, fmt):
-                        yield chunk
+                if live:  # the step runs in a task of its own while its live events come
+                    step = ensure_future(agen.__anext__())
+                    while not step.done():
+                        await wait_either(step, sink)
+                        for chunk in drain(items, fmt):
+                            yield chunk
                 try:
-                    step.result()
+                    if live:
+                        step.result()
+                    else:  # the step runs in this task: no pass of the event loop between steps
+                        await agen.__anext__()
                 except StopAsyncIteration:
                     break
                 except Exception:
@@ -1186,13 +1177,6 @@ def _channels_model(
         if isinstance(channels.get(k), BaseChannel)
     }
     return create_model(name, **fields)  # type: ignore[call-overload]
-
-
-async def _settled(future: Any) -> None:
-    """Wait for `future` to finish without taking its outcome (read by the caller)."""
-    import asyncio  # loaded: this runs on an event loop
-
-    await asyncio.wait((future,))
 
 
 def _check_not_paused_in_langgraph(graph: Pregel, loop: Loop, config: Any) -> None:
