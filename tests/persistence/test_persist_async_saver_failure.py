@@ -7,8 +7,10 @@ lgnb starts saving a root task's writes at once and finishes the save before any
 else is asked of the saver (`lgnb/pregel/_driver.py`, `astart_flush`); these tests hold
 that deferral to the same guarantees the immediate save gave, and a failed save never
 lets a checkpoint built on it be saved (a `DeltaChannel` checkpoint would lose the writes).
-A real SQLite file through lgnb's `AsyncSqliteSaver`; the sync node and the async one;
-`ainvoke` and `astream`.
+A parallel step's writes are saved one behind the other (`_then_flush`): a failed first
+save drops what was chained behind it. A real SQLite file through lgnb's
+`AsyncSqliteSaver`; the sync node and the async one; `ainvoke`, `astream` and
+`astream_events`.
 """
 
 from __future__ import annotations
@@ -153,5 +155,58 @@ def test_no_checkpoint_is_saved_on_a_tasks_writes_that_failed_to_save(tmp_path, 
                 assert state.values.get("log", []) == state.values.get("plain", []), state
             await app.ainvoke(None, cfg, durability=durability)
             assert (await app.aget_state(cfg)).values == {"log": ["a", "b", "c"], "plain": ["a", "b", "c"]}
+
+    asyncio.run(scenario())
+
+
+class FailsLeftsWritesOnce(FailsBsWritesOnce):
+    """Fails saving the writes of `left` (a parallel step's first task), once, after a
+    real suspension: the writes of `right`, finished in the same pass, are saved behind
+    it (`_then_flush`)."""
+
+    async def aput_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        await asyncio.sleep(0)
+        if not self.failed and ("log", ["left"]) in writes:
+            self.failed = True
+            raise ConnectionError("left's writes were not saved")
+        await AsyncSqliteSaver.aput_writes(self, config, writes, task_id, task_path)
+
+
+@pytest.mark.parametrize("durability", ["sync", "async"])
+@pytest.mark.parametrize("how", ["ainvoke", "astream-updates", "astream_events"])
+def test_a_parallel_steps_failed_save_stops_the_run_and_no_checkpoint_is_built_on_it(tmp_path, how, durability):
+    """START -> left, right (both finish in one pass of the event loop) -> join. The save of
+    `left`'s writes fails: the run fails with that error, `join` has not run, every saved
+    state has the delta key equal to its plain twin, and a resume ends as an unbroken run."""
+    async def scenario() -> None:
+        ran: list[str] = []
+        async with FailsLeftsWritesOnce.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
+            builder = StateGraph(D)
+            for name in ("left", "right", "join"):
+                async def node(s: D, name: str = name) -> dict:
+                    ran.append(name)
+                    return {"log": [name], "plain": [name]}
+
+                builder.add_node(name, node)
+            builder.add_edge(START, "left").add_edge(START, "right")
+            builder.add_edge(["left", "right"], "join")
+            app = builder.compile(checkpointer=saver)
+            cfg = {"configurable": {"thread_id": "t"}}
+            inp = {"log": [], "plain": []}
+            with pytest.raises(ConnectionError):
+                if how == "ainvoke":
+                    await app.ainvoke(inp, cfg, durability=durability)
+                elif how == "astream_events":
+                    async for _ in app.astream_events(inp, cfg, version="v2", durability=durability):
+                        pass
+                else:
+                    async for _ in app.astream(inp, cfg, durability=durability, stream_mode="updates"):
+                        pass
+            assert "join" not in ran, "the run went on past a step whose writes were not saved"
+            async for state in app.aget_state_history(cfg):
+                assert state.values.get("log", []) == state.values.get("plain", []), state
+            final = await app.ainvoke(None, cfg, durability=durability)
+            unbroken = await app.ainvoke(inp, {"configurable": {"thread_id": "unbroken"}}, durability=durability)
+            assert final == unbroken == {"log": ["left", "right", "join"], "plain": ["left", "right", "join"]}
 
     asyncio.run(scenario())
