@@ -18,6 +18,7 @@ import sys
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.frozen import slot_builder
@@ -94,6 +95,7 @@ class TaskContext:
         "subgraph_calls",
         "_runtime",
         "node_error",
+        "__weakref__",  # LangGraph's scratchpad refers to the context weakly (foreign_node)
     )
 
     def __init__(self, task: Task, loop: Any, runtime: Runtime) -> None:
@@ -121,11 +123,15 @@ class TaskContext:
             config["configurable"][CONFIG_KEY_RUNTIME] = self.task_runtime()
             # ... and the state this node would get from an edge (ToolNode reads it for a
             # Send of bare tool calls: `ToolRuntime.state`, HumanInTheLoopMiddleware's edits)
-            config["configurable"][CONFIG_KEY_READ_STATE] = self._read_state
+            # (the hooks hold the loop and the task, not this context: the context holds
+            # the config, so a hook holding the context would make every task a reference
+            # cycle, freed only by the cyclic GC, with its input state and writes)
+            loop, task = self.loop, self.task
+            config["configurable"][CONFIG_KEY_READ_STATE] = partial(_read_state, loop, task)
             # ... and LangGraph's channel read and write hooks, which libraries built on
             # it use to reach the state from inside a tool (deepagents' files)
-            config["configurable"][CONFIG_KEY_READ] = self._read_channels
-            config["configurable"][CONFIG_KEY_SEND] = self._send
+            config["configurable"][CONFIG_KEY_READ] = partial(_read_channels, loop, task)
+            config["configurable"][CONFIG_KEY_SEND] = partial(_send, task)
             if "langgraph.pregel.main" in sys.modules:
                 # ... and, LangGraph being loaded, the other keys LangGraph gives every
                 # task: a graph LangGraph compiled that this node's code invokes
@@ -138,37 +144,6 @@ class TaskContext:
                 keys(self, config["configurable"])
             self._config = config
         return self._config
-
-    def _read_state(self) -> Any:
-        return self.loop._read_input(self.task.node)
-
-    def _send(self, writes: Any) -> None:
-        """LangGraph's `__pregel_send`: `writes`, (channel, value) pairs, join this task's
-        (read at call time: a task whose writes are restored gets a new list)."""
-        self.task.writes.extend(writes)
-
-    def _read_channels(self, select: str | list[str], fresh: bool = False) -> Any:
-        """LangGraph's `__pregel_read`: the value of channel `select` (None when it has
-        none), or a dict of the channels listed that have a value, managed values
-        included; with `fresh`, as this task's writes so far would leave them."""
-        loop = self.loop
-        channels = loop.channels
-        writes = self.task.writes if fresh else ()
-        if isinstance(select, str):
-            ch = _with_own_writes(channels[select], select, writes)
-            return ch.get() if ch.is_available() else None
-        managed = loop.graph.managed_values
-        values: dict[str, Any] = {}
-        for key in select:
-            if key in managed:
-                from lgnb.managed.base import Scratchpad  # (a leaf module: imported here)
-
-                values[key] = managed[key].get(Scratchpad(loop.step, loop.stop))
-                continue
-            ch = _with_own_writes(channels[key], key, writes)
-            if ch.is_available():
-                values[key] = ch.get()
-        return values
 
     @property
     def stream_writer(self) -> Any:
@@ -216,6 +191,40 @@ def _langgraph_task_keys() -> Any:
 
     _LANGGRAPH_TASK_KEYS = langgraph_task_keys
     return langgraph_task_keys
+
+
+def _read_state(loop: Any, task: Task) -> Any:
+    """LangGraph's `__pregel_read_state`: the state `task`'s node would get from an edge now."""
+    return loop._read_input(task.node)
+
+
+def _send(task: Task, writes: Any) -> None:
+    """LangGraph's `__pregel_send`: `writes`, (channel, value) pairs, join `task`'s
+    (read at call time: a task whose writes are restored gets a new list)."""
+    task.writes.extend(writes)
+
+
+def _read_channels(loop: Any, task: Task, select: str | list[str], fresh: bool = False) -> Any:
+    """LangGraph's `__pregel_read`: the value of channel `select` (None when it has
+    none), or a dict of the channels listed that have a value, managed values
+    included; with `fresh`, as `task`'s writes so far would leave them."""
+    channels = loop.channels
+    writes = task.writes if fresh else ()
+    if isinstance(select, str):
+        ch = _with_own_writes(channels[select], select, writes)
+        return ch.get() if ch.is_available() else None
+    managed = loop.graph.managed_values
+    values: dict[str, Any] = {}
+    for key in select:
+        if key in managed:
+            from lgnb.managed.base import Scratchpad  # (a leaf module: imported here)
+
+            values[key] = managed[key].get(Scratchpad(loop.step, loop.stop))
+            continue
+        ch = _with_own_writes(channels[key], key, writes)
+        if ch.is_available():
+            values[key] = ch.get()
+    return values
 
 
 def _with_own_writes(channel: Any, key: str, writes: Any) -> Any:

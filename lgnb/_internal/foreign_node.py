@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+from weakref import ref
 
 from lgnb._internal.callable import NodeCallable
 from lgnb._internal.constants import NS_SEP
@@ -37,12 +38,24 @@ class _Scratchpad:
     """What LangGraph's `interrupt()` reads of a task, answered by the lgnb task's context
     (the answers given so far, the pending `Command(resume=...)`, the interrupt index)."""
 
-    __slots__ = ("_ctx", "_calls", "_subgraphs")
+    __slots__ = ("_ref", "_calls", "_subgraphs")
 
     def __init__(self, ctx: TaskContext) -> None:
-        self._ctx = ctx
+        # weakly: the context holds the config this scratchpad sits in, so a strong
+        # reference would make every task a cycle, freed only by the cyclic GC
+        self._ref = ref(ctx)
         self._calls = 0
         self._subgraphs = 0
+
+    @property
+    def _ctx(self) -> TaskContext:
+        ctx = self._ref()
+        if ctx is None:
+            raise RuntimeError(
+                "LangGraph's scratchpad was read after its lgnb task finished: interrupt() "
+                "and the task's counters work only while the node that got this config runs."
+            )
+        return ctx
 
     @property
     def step(self) -> int:
@@ -177,6 +190,7 @@ def _nested_writer(ctx: TaskContext, writer: Callable[[Any], None]) -> Callable[
 
     own = ctx.task.ns
     prefix = own + NS_SEP
+    loop = ctx.loop  # not `ctx`: the writer sits in the config the context holds (a cycle)
 
     def write(value: Any) -> None:
         config = var_child_runnable_config.get()
@@ -184,7 +198,6 @@ def _nested_writer(ctx: TaskContext, writer: Callable[[Any], None]) -> Callable[
         if not isinstance(ns, str) or not ns.startswith(prefix):
             writer(value)
             return
-        loop = ctx.loop
         loop.run.runtime_for(loop, ns=tuple(ns.split(NS_SEP)[:-1])).stream_writer(value)
 
     return write

@@ -182,16 +182,24 @@ async def aflush_io(loop: Loop) -> None:
 
 
 def saves_done(loop: Loop) -> None:
-    """Wait for the loop's background saves (durability "async"); raise a failed one's error."""
+    """Wait for the loop's background saves (durability "async"); raise a failed one's
+    error. The loop's run ends here: it lets go of its saves, which hold it (so neither
+    waits for the cyclic GC)."""
     saves = loop.background
     if saves is not None:
-        saves.wait()
+        try:
+            saves.wait()
+        finally:
+            loop.background = None
 
 
 async def asaves_done(loop: Loop) -> None:
     saves = loop.background
     if saves is not None:
-        await saves.wait()
+        try:
+            await saves.wait()
+        finally:
+            loop.background = None
 
 
 # ---------------------------------------------------------------------- executors

@@ -92,14 +92,25 @@ class StreamSink:
     until an event or the task's end (`nudge`) comes.
     """
 
-    __slots__ = ("items", "wake", "closed", "put", "event", "waiting")
+    __slots__ = ("items", "wake", "closed", "put", "event", "_waiting")
 
     def __init__(self) -> None:
         self.items: deque[tuple[tuple[str, ...], str, Any]] = deque()
         self.wake: Any = None  # a lock used as a one-permit semaphore (`make_blocking`)
         self.closed = False
-        self.waiting = False  # the consumer is (about to be) blocked in `wait`
+        # whether the consumer is (about to be) blocked in `wait`: a one-item list that
+        # the blocking `put` shares, so that `put` need not hold the sink (which holds
+        # `put`: a reference cycle per stream, left to the cyclic GC)
+        self._waiting = [False]
         self.put: Callable[[tuple[tuple[str, ...], str, Any]], None] = self.items.append
+
+    @property
+    def waiting(self) -> bool:
+        return self._waiting[0]
+
+    @waiting.setter
+    def waiting(self, value: bool) -> None:
+        self._waiting[0] = value
 
     def make_blocking(self) -> None:
         """Let a consumer wait for items put by other threads (`wait`).
@@ -118,12 +129,12 @@ class StreamSink:
         wake = self.wake = threading.Lock()
         wake.acquire()  # no permit yet
         items = self.items
-        sink = self
+        waiting = self._waiting
 
         def put(item: tuple[tuple[str, ...], str, Any]) -> None:
             items.append(item)
-            if sink.waiting:
-                sink.waiting = False
+            if waiting[0]:
+                waiting[0] = False
                 give_permit(wake)
 
         self.put = put

@@ -767,6 +767,9 @@ class Pregel(CompiledGraphBase):
                     else:  # the step runs in this task: no pass of the event loop between steps
                         await agen.__anext__()
                 except StopAsyncIteration:
+                    # the finished step's exception holds this frame, which holds the
+                    # step: let go of it (no reference cycle left to the cyclic GC)
+                    step = None
                     break
                 except Exception:
                     if "pregel" in run.modes:  # the records of the failing step (its error)
