@@ -333,17 +333,30 @@ def _failed(errors: list[BaseException]) -> bool:
 
 
 def _raise_step_errors(errors: list[BaseException]) -> None:
-    """After a step: a real error wins over interrupts; interrupts are raised together."""
+    """After a step: a real error wins over interrupts; interrupts are raised together.
+
+    `errors` is emptied, and no frame on the way keeps what is raised: each error's
+    traceback holds the frames it passed through, so a frame holding it would make a
+    cycle that keeps the run's state (tasks, inputs, writes) until a full collection of
+    the cyclic GC — after every interrupt, which the run swallows."""
     if not errors:
         return
+    error = _step_error(errors)
+    errors.clear()
+    try:
+        raise error
+    finally:
+        error = None  # type: ignore[assignment]
+
+
+def _step_error(errors: list[BaseException]) -> BaseException:
     for exc in errors:
         if not isinstance(exc, GraphBubbleUp):
-            raise exc
+            return exc
     for exc in errors:
         if not isinstance(exc, GraphInterrupt):
-            raise exc
-    interrupts = [i for exc in errors for i in (exc.args[0] if exc.args else ())]
-    raise GraphInterrupt(tuple(interrupts))
+            return exc
+    return GraphInterrupt(tuple(i for exc in errors for i in (exc.args[0] if exc.args else ())))
 
 
 def _cancelled(run: Any = None) -> BaseException:
@@ -459,6 +472,7 @@ def _step_here(loop: Loop, runtime: Any, control: RunControl | None) -> None:
         if handler is not None:
             tasks.insert(i, handler)
     if errors:
+        exc = None  # (see `_raise_step_errors`)
         _raise_step_errors(errors)
 
 
@@ -524,6 +538,7 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
     else:
         yield from _concurrently(loop, runtime, tasks, ex, errors)
     if errors:
+        exc = None  # (see `_raise_step_errors`)
         _raise_step_errors(errors)
 
 
@@ -876,8 +891,15 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
         # ends with that error already, as LangGraph's does
         ended = exc if exc is not None else exit_error(loop, loop.config)
         yield from graph_ended(loop, None if swallow else ended)
-    if exc is not None and not swallow:
-        raise exc
+        ended = None
+    # the error's traceback holds this frame, which holds the loop: the frame lets go of
+    # the error (raised, or a swallowed interrupt), or the run's state would wait in that
+    # cycle for a full collection of the cyclic GC
+    try:
+        if exc is not None and not swallow:
+            raise exc
+    finally:
+        exc = None
 
 
 def exit_error(loop: Loop, config: dict[str, Any]) -> Exception | None:

@@ -41,10 +41,13 @@ def answer(program: Program[T]) -> T:
     error: BaseException | None = None
     while True:
         try:
-            request = program.send(reply) if error is None else program.throw(error)
+            try:
+                request = program.send(reply) if error is None else program.throw(error)
+            finally:
+                error = None  # its traceback holds this frame (a cycle, left to the GC)
         except StopIteration as done:
             return done.value
-        reply = error = None
+        reply = None
         try:
             fn = request[0]
             reply = fn(*request[2], **request[3]) if len(request) > 3 else fn(*request[2])  # type: ignore[misc]
@@ -58,10 +61,13 @@ async def aanswer(program: Program[T]) -> T:
     error: BaseException | None = None
     while True:
         try:
-            request = program.send(reply) if error is None else program.throw(error)
+            try:
+                request = program.send(reply) if error is None else program.throw(error)
+            finally:
+                error = None  # its traceback holds this frame (a cycle, left to the GC)
         except StopIteration as done:
             return done.value
-        reply = error = None
+        reply = None
         try:
             fn = request[1]
             if len(request) > 3:

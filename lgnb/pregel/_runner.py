@@ -640,6 +640,11 @@ def commit_writes(task: Task, exc: BaseException | None) -> list[tuple[str, Any]
         done.append((NO_WRITES, None))
         return done
     if isinstance(exc, GraphInterrupt):
+        # its traceback holds the frames it left (the node's, the runner's, a pool
+        # thread's work item holding the future holding it): cycles that would keep the
+        # run's state until a full collection of the cyclic GC. Nothing shows an
+        # interrupt's traceback; the step raises the task's interrupts anew.
+        exc.__traceback__ = None
         interrupts = tuple(exc.args[0]) if exc.args and exc.args[0] else ()
         task.interrupts = interrupts
         if interrupts:

@@ -14,9 +14,13 @@ The scenarios run in this process (LangGraph loaded, so tasks get LangGraph's co
 too) and, by `test_a_run_without_langgraph_loaded_leaves_no_cycles`, in a fresh
 interpreter without LangGraph.
 
-Not covered: a run that raises or is interrupted. An exception's traceback holds the
-frames that hold it (CPython's own pattern); those cycles are made once per failure or
-`interrupt()`, not per task.
+Interrupts are covered (`interrupt()` and its resume, alone, two in one step, inside a
+subgraph, in an `@task`; a static `interrupt_before`), on every run API: the run swallows
+them, so a cycle through an interrupt's traceback kept the whole run's state, its
+channels and messages, until a full collection (the loop object is old by then). A retry
+that then succeeds is covered too. Not covered: a node error that reaches the caller or
+an error handler: its traceback, which the handler may format, holds the frames it left,
+as any Python exception's does.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from lgnb.checkpoint.sqlite.aio import AsyncSqliteSaver
 from lgnb.config import get_config, get_stream_writer
 from lgnb.func import entrypoint, task
 from lgnb.graph import END, START, StateGraph, add_messages
-from lgnb.types import Send
+from lgnb.types import Command, RetryPolicy, Send, interrupt
 
 
 class State(TypedDict):
@@ -134,6 +138,81 @@ def _functional() -> tuple[Any, Any]:
     return flow, aflow
 
 
+def _reviewed_flow() -> Any:
+    """An `@entrypoint` whose `@task` asks for approval."""
+
+    @task
+    def draft(x: int) -> int:
+        return interrupt({"approve": x})
+
+    @entrypoint(checkpointer=InMemorySaver())
+    def flow(x: int) -> int:
+        return draft(x).result()
+
+    return flow
+
+
+def _review_graphs() -> dict[str, Any]:
+    """Graphs that stop for a human: one `interrupt()`, two in one step, one inside a
+    subgraph, a static breakpoint; each on an InMemorySaver."""
+
+    def ask(state: State) -> dict:
+        return {"n": interrupt({"question": "approve?", "draft": state["messages"][-1].content})}
+
+    def ask_too(state: State) -> dict:
+        return {"out": [interrupt("and this?")]}
+
+    def step(state: State) -> dict:
+        return {"n": state["n"] + 1}
+
+    one = StateGraph(State)
+    one.add_node("ask", ask)
+    one.add_edge(START, "ask")
+    two = StateGraph(State)
+    two.add_node("ask", ask)
+    two.add_node("ask_too", ask_too)
+    two.add_edge(START, "ask")
+    two.add_edge(START, "ask_too")
+    parent = StateGraph(State)
+    parent.add_node("inner", one.compile())
+    parent.add_edge(START, "inner")
+    breakpoint = StateGraph(State)
+    breakpoint.add_node("first", step)
+    breakpoint.add_node("second", step)
+    breakpoint.add_edge(START, "first")
+    breakpoint.add_edge("first", "second")
+    return {
+        "one": one.compile(checkpointer=InMemorySaver()),
+        "two": two.compile(checkpointer=InMemorySaver()),
+        "subgraph": parent.compile(checkpointer=InMemorySaver()),
+        "breakpoint": breakpoint.compile(checkpointer=InMemorySaver(), interrupt_before=["second"]),
+    }
+
+
+def _answer(graph: Any, config: dict) -> Command:
+    """The resume a reviewer's form sends: one value, or one per pending interrupt."""
+    pending = graph.get_state(config).interrupts
+    if len(pending) > 1:
+        return Command(resume={i.id: 1 for i in pending})
+    return Command(resume=1)
+
+
+def _retrying_graph() -> Any:
+    """A node that fails once (a dropped connection), retried, then succeeds."""
+    calls = [0]
+
+    def flaky(state: State) -> dict:
+        calls[0] += 1
+        if calls[0] % 2:
+            raise ConnectionError("dropped")
+        return {"n": state["n"] + 1}
+
+    b = StateGraph(State)
+    b.add_node("flaky", flaky, retry_policy=RetryPolicy(initial_interval=0.0001, jitter=False))
+    b.add_edge(START, "flaky")
+    return b.compile()
+
+
 def _input() -> dict:
     return {"messages": [HumanMessage("hi")], "out": [], "n": 0}
 
@@ -144,6 +223,7 @@ def _scenarios(tmp: Path) -> dict[str, Callable[[], Any]]:
     memory = _agent_graph(InMemorySaver())
     sqlite = _agent_graph(SqliteSaver(sqlite3.connect(tmp / "cycles.db", check_same_thread=False)))
     flow, aflow = _functional()
+    review, reviews, retrying = _reviewed_flow(), _review_graphs(), _retrying_graph()
     loop = asyncio.new_event_loop()
     opened = AsyncSqliteSaver.from_conn_string(str(tmp / "cycles-async.db"))
     async_sqlite = _agent_graph(loop.run_until_complete(opened.__aenter__()))
@@ -174,9 +254,36 @@ def _scenarios(tmp: Path) -> dict[str, Callable[[], Any]]:
             collect(async_sqlite.astream(_input(), thread(), stream_mode=["updates", "messages"]))),
         "functional API": lambda: flow.invoke(3, thread()),
         "functional API, async": lambda: loop.run_until_complete(aflow.ainvoke(3, thread())),
+        "invoke, a retry that succeeds": lambda: retrying.invoke(_input()),
+        "ainvoke, a retry that succeeds": lambda: loop.run_until_complete(retrying.ainvoke(_input())),
+        "functional API, interrupt and resume": lambda: _reviewed(
+            lambda i, c: review.invoke(i, c), 3, None, thread()),
+        **{
+            f"{api}, {name} interrupt and resume": _review_scenario(graph, api, loop, thread, collect)
+            for name, graph in reviews.items()
+            for api in ("invoke", "stream", "ainvoke", "astream")
+        },
         # (`opened` stays referenced by this closure: its connection stays open)
         "_keep": lambda: opened,
     }
+
+
+def _review_scenario(graph: Any, api: str, loop: Any, thread: Callable[[], dict], collect: Any
+                     ) -> Callable[[], Any]:
+    """A run up to its interrupts, then the reviewer's resume, through `api`."""
+    modes = ["updates", "messages", "custom"]
+    run: Callable[[Any, dict], Any] = {
+        "invoke": lambda i, c: graph.invoke(i, c),
+        "stream": lambda i, c: list(graph.stream(i, c, stream_mode=modes)),
+        "ainvoke": lambda i, c: loop.run_until_complete(graph.ainvoke(i, c)),
+        "astream": lambda i, c: loop.run_until_complete(collect(graph.astream(i, c, stream_mode=modes))),
+    }[api]
+    return lambda: _reviewed(run, _input(), graph, thread())
+
+
+def _reviewed(run: Callable[[Any, dict], Any], first: Any, graph: Any, config: dict) -> None:
+    run(first, config)
+    run(_answer(graph, config) if graph is not None else Command(resume=1), config)
 
 
 def _last_thread(graph: Any, thread: Callable[[], dict]) -> dict:
@@ -217,6 +324,11 @@ SCENARIOS = [
     "stream, subgraphs", "invoke, InMemorySaver", "invoke, SqliteSaver", "state history",
     "ainvoke", "astream, every mode", "astream_events", "astream, AsyncSqliteSaver",
     "functional API", "functional API, async",
+    "invoke, a retry that succeeds", "ainvoke, a retry that succeeds",
+    "functional API, interrupt and resume",
+    *(f"{api}, {name} interrupt and resume"
+      for name in ("one", "two", "subgraph", "breakpoint")
+      for api in ("invoke", "stream", "ainvoke", "astream")),
 ]
 
 
