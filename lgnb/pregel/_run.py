@@ -104,14 +104,6 @@ class StreamSink:
         self._waiting = [False]
         self.put: Callable[[tuple[tuple[str, ...], str, Any]], None] = self.items.append
 
-    @property
-    def waiting(self) -> bool:
-        return self._waiting[0]
-
-    @waiting.setter
-    def waiting(self, value: bool) -> None:
-        self._waiting[0] = value
-
     def make_blocking(self) -> None:
         """Let a consumer wait for items put by other threads (`wait`).
 
@@ -142,14 +134,15 @@ class StreamSink:
     def nudge(self, *_: Any) -> None:
         """Wake a waiting consumer without an item (a task it waits on ended). Called
         after the state the consumer checks changed, as `put` appends first."""
-        if self.waiting:
-            self.waiting = False
+        waiting = self._waiting
+        if waiting[0]:
+            waiting[0] = False
             give_permit(self.wake)
 
     def close(self) -> None:
         self.closed = True
         if self.wake is not None:
-            self.waiting = False
+            self._waiting[0] = False
             give_permit(self.wake)
 
     def wait(self, ready: Callable[[], bool] | None = None, timeout: float | None = None) -> None:
@@ -160,13 +153,14 @@ class StreamSink:
         assert wake is not None
         if self.items or self.closed or (ready is not None and ready()):
             return
-        self.waiting = True
+        waiting = self._waiting
+        waiting[0] = True
         if self.items or self.closed or (ready is not None and ready()):  # came meanwhile
-            self.waiting = False
+            waiting[0] = False
             wake.acquire(False)  # a permit given meanwhile: take it back if it is there
             return
         wake.acquire(timeout=-1 if timeout is None else max(timeout, 0.0))
-        self.waiting = False
+        waiting[0] = False
 
 
 def give_permit(wake: Any) -> None:
