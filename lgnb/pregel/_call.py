@@ -23,6 +23,7 @@ import inspect
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.callable import is_async_callable, is_store_annotation
@@ -49,6 +50,42 @@ class SyncAsyncFuture(Future[Any]):
 
     def __await__(self) -> Any:
         return asyncio.wrap_future(self).__await__()
+
+
+class _StealableFuture(SyncAsyncFuture):
+    """The future of a sync task call running on the pool, whose work the waiting caller
+    runs itself when no pool thread has started it yet.
+
+    Why: `task(x).result()` is how most functional-API code calls a task. The call is
+    queued on the pool at once (it runs concurrently with its caller, as on LangGraph),
+    but a caller that then blocks on `result()` / `exception()` before a pool thread
+    picked the work up would wait for a thread hand-off to do nothing in between; it
+    takes the work instead and runs it in its own thread, in the context the call
+    captured. Exactly one of the two runs it: both take it from a one-item list, whose
+    `pop` is atomic. A wait with a timeout never takes the work (it could not return in
+    time), and nothing else about the future changes.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: list[Callable[[], Any]] = []
+
+    def _take(self) -> None:
+        try:
+            work = self._pending.pop()
+        except IndexError:  # a pool thread has it, or it ran
+            return
+        work()
+
+    def result(self, timeout: float | None = None) -> Any:
+        if timeout is None and self._pending:
+            self._take()
+        return super().result(timeout)
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        if timeout is None and self._pending:
+            self._take()
+        return super().exception(timeout)
 
 
 class CallContext(TaskContext):
@@ -383,7 +420,7 @@ def _start_threaded(loop: Loop, task: Task, ctx: TaskContext, policies: Any) -> 
     from lgnb.pregel._driver import _pool, flush_io
     from lgnb.pregel._runner import run_task
 
-    fut: Future = SyncAsyncFuture()
+    fut = _StealableFuture()
 
     def work() -> None:
         try:
@@ -399,8 +436,9 @@ def _start_threaded(loop: Loop, task: Task, ctx: TaskContext, policies: Any) -> 
         else:
             fut.set_result(value)
 
+    fut._pending.append(partial(contextvars.copy_context().run, work))
     _calls(loop).append(fut)
-    _pool().submit(contextvars.copy_context().run, work)
+    _pool().submit(fut._take)
     return fut
 
 

@@ -1,0 +1,131 @@
+"""A sync `@task` whose caller waits on it right away (`task(x).result()`) is run by the
+caller when no pool thread has started it yet (`_call._StealableFuture`). What a user
+relies on must not change: each call runs exactly once, calls started before the caller
+waits still run concurrently, interrupts, errors, retries and saved results behave as on
+LangGraph."""
+
+import threading
+import time
+
+import pytest
+
+from _diff import collect
+
+
+def test_each_call_runs_exactly_once_when_awaited_at_once_or_in_a_batch(differential):
+    def scenario(E):
+        runs = []
+        lock = threading.Lock()
+
+        @E.func.task()
+        def double(x: int) -> int:
+            with lock:
+                runs.append(x)
+            return 2 * x
+
+        @E.func.entrypoint()
+        def main(n: int) -> list[int]:
+            one_by_one = [double(i).result() for i in range(n)]
+            batch = [f.result() for f in [double(100 + i) for i in range(n)]]
+            return one_by_one + batch
+
+        out = [main.invoke(40) for _ in range(5)]
+        return out, sorted(runs), len(runs)
+
+    ref = differential(scenario)
+    assert ref[2] == 5 * 80
+
+
+def test_calls_started_before_the_caller_waits_run_concurrently(differential):
+    """Two tasks meet at a barrier: the caller waiting on the first must not hold the
+    second back (it runs on the pool meanwhile)."""
+
+    def scenario(E):
+        barrier = threading.Barrier(2, timeout=10)
+
+        @E.func.task()
+        def meet(name: str) -> str:
+            barrier.wait()
+            return name
+
+        @E.func.entrypoint()
+        def main(_: str) -> list[str]:
+            first, second = meet("a"), meet("b")
+            return [first.result(), second.result()]
+
+        return main.invoke("go")
+
+    assert differential(scenario) == ["a", "b"]
+
+
+def test_a_wait_with_a_timeout_gets_the_result_from_the_pool():
+    from lgnb.func import entrypoint, task
+
+    @task()
+    def slow(x: int) -> tuple[int, str]:
+        time.sleep(0.01)
+        return x, threading.current_thread().name
+
+    @entrypoint()
+    def main(x: int) -> tuple[int, str]:
+        return slow(x).result(timeout=30)
+
+    value, thread = main.invoke(7)
+    assert value == 7 and thread != threading.current_thread().name
+
+
+@pytest.mark.parametrize("mode", ["updates", "values"])
+def test_an_interrupt_in_a_task_awaited_at_once_pauses_and_resumes(differential, mode):
+    def scenario(E):
+        runs = []
+
+        @E.func.task()
+        def ask(q: str) -> str:
+            runs.append(q)
+            return E.interrupt(q)
+
+        @E.func.task()
+        def shout(s: str) -> str:
+            return s.upper()
+
+        @E.func.entrypoint(checkpointer=E.InMemorySaver())
+        def main(q: str) -> str:
+            loud = shout(q).result()
+            return loud + ":" + ask(loud).result()
+
+        cfg = {"configurable": {"thread_id": "t"}}
+        first = collect(lambda: main.stream("hi", cfg, stream_mode=mode))
+        second = collect(lambda: main.stream(E.Command(resume="yes"), cfg, stream_mode=mode))
+        return first, second, runs, main.get_state(cfg).values
+
+    differential(scenario)
+
+
+def test_an_error_in_a_task_awaited_at_once_reaches_the_caller_and_retries(differential):
+    def scenario(E):
+        tries = []
+
+        @E.func.task(retry_policy=E.RetryPolicy(max_attempts=3, initial_interval=0.001, jitter=False, retry_on=ValueError))
+        def flaky(x: int) -> int:
+            tries.append(x)
+            if len(tries) < 3:
+                raise ValueError(f"try {len(tries)}")
+            return x
+
+        @E.func.task()
+        def broken(x: int) -> int:
+            raise KeyError(x)
+
+        @E.func.entrypoint()
+        def main(x: int) -> str:
+            got = flaky(x).result()
+            try:
+                broken(x).result()
+            except KeyError as e:
+                return f"{got} then {e!r}"
+            return "no error"
+
+        return main.invoke(5), tries
+
+    ref = differential(scenario)
+    assert ref[0] == "5 then KeyError(5)"
