@@ -107,7 +107,7 @@ class MessagesChannel(BinaryOperatorAggregate):
     list copy, instead of re-indexing the history.
     """
 
-    __slots__ = ("_own", "_shared", "_base", "_fresh", "_spare", "_seen", "_fixed")
+    __slots__ = ("_own", "_shared", "_base", "_fresh", "_spare", "_seen", "_fixed", "_lineage")
 
     def __init__(self, typ: Any, operator: Callable[[Any, Any], Any], key: str = "") -> None:
         super().__init__(typ, operator, key)
@@ -133,6 +133,18 @@ class MessagesChannel(BinaryOperatorAggregate):
         # `add_messages` sees the change: a value no longer equal to `_seen` is
         # re-indexed first. None: nothing to check (no index, or a copy checked when made)
         self._seen: list | None = None
+        self._lineage = object()
+
+    @property
+    def lineage(self) -> object:
+        """A token that stays the same object while the value only grows: as long as it
+        does, the first `n` messages of the value carry the ids that the first `n` of any
+        earlier value of the same lineage carried (its `n` messages). Messages are
+        appended, or replaced by one with the same id; anything else (a removal, an
+        `Overwrite`, `REMOVE_ALL_MESSAGES`, a value restored or re-indexed after user code
+        changed it in place) starts a new lineage. The `messages` stream reads it to mark
+        only the messages a node's input gained since it last looked (`_messages.py`)."""
+        return self._lineage
 
     def copy(self) -> Self:
         self._check()
@@ -142,6 +154,7 @@ class MessagesChannel(BinaryOperatorAggregate):
         new._spare = []
         new._fixed = []
         new._seen = None  # checked just now; a copy is updated at once (a fresh read)
+        new._lineage = object()
         if self._own is None:
             new._own, new._shared, new._base = None, None, 0
         elif self._shared is None:
@@ -213,6 +226,7 @@ class MessagesChannel(BinaryOperatorAggregate):
         self._own = {msg.id: pos for pos, msg in enumerate(current)}
         self._shared = None
         self._seen = list(current)
+        self._lineage = object()
         return current
 
     def _find(self, mid: Any) -> int | None:

@@ -35,6 +35,7 @@ from lgnb._internal.ids import legacy_task_id, new_checkpoint_id, task_id, unsav
 from lgnb.channels.base import MISSING
 from lgnb.channels.binop import BinaryOperatorAggregate
 from lgnb.channels.delta import DeltaSnapshot
+from lgnb.channels.ephemeral_value import EphemeralValue
 from lgnb.channels.last_value import LastValue
 from lgnb.channels.messages import MessagesChannel
 from lgnb.errors import (
@@ -244,12 +245,15 @@ class Loop(ResumeMixin):
         self.channels = {
             k: spec.from_checkpoint(get(k, MISSING)) for k, spec in graph.channels.items()
         }
+        channels = self.channels
+        # an ephemeral channel is available while it holds a value (`is_available`, inline)
         self.live_ephemeral = {
-            k for k in graph.step_channels if self.channels[k].is_available()
+            k for k in graph.step_channels
+            if (channels[k].value is not MISSING if channels[k].__class__ is EphemeralValue
+                else channels[k].is_available())
         }
         self.state: dict[str, Any] = {}
         state = self.state
-        channels = self.channels
         for k in graph.state_keys:
             ch = channels[k]
             if ch.__class__ in _VALUE_SLOT_CHANNELS:  # `is_available` / `get`, inline

@@ -185,7 +185,11 @@ class RunContext:
         store: Any = None,
         callbacks: list[Any] | None = None,
         checkpointer: Any = None,
+        tracing: bool | None = None,
     ) -> None:
+        """`tracing`: whether the run's nodes are traced; None (a run): as LangChain
+        decides (`tracing_enabled`), False for the loops of state reads, which run no
+        node."""
         self.sink = sink
         self.modes = modes
         self.subgraphs = subgraphs
@@ -199,7 +203,7 @@ class RunContext:
         self.callbacks = callbacks
         self.checkpointer = checkpointer
         self.parent: RunContext | None = None
-        self.tracing = bool(callbacks) or tracing_enabled()
+        self.tracing = (bool(callbacks) or tracing_enabled()) if tracing is None else tracing
         self.resuming = False
         self.cancelled = False
         self.messages_handler: Any = None

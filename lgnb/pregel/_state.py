@@ -172,7 +172,7 @@ def _clean(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _loop_for(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any) -> Loop:
-    run = RunContext(sink=None, modes=frozenset(), subgraphs=False, config=config)
+    run = RunContext(sink=None, modes=frozenset(), subgraphs=False, config=config, tracing=False)
     ns = config[CONF].get("checkpoint_ns", "")
     loop = Loop(
         graph,
