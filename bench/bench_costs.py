@@ -14,7 +14,8 @@ interleaved) with ``gc.collect()`` before each run; CPU time of this process
   write applied) loops back until S steps are done. Here S = 100 against 300 steps,
   ``2·reps + 1`` rounds, and the *fastest* run of each target (a ~25 µs step is a small
   difference of two runs; others' load only ever slows a run down); the ratio
-  ``10000/100`` is printed (goal: ≤ 2).
+  ``10000/100`` is printed (goal: ≤ 2). ``messages-stream-N``: the same graphs streamed
+  with ``stream_mode="messages"``, as a notebook's run view streams every run.
 - ``wide-K``: K int keys; a chain of nodes, each reading the whole state and writing one
   key (runs of 100 and 400 steps for LangGraph, 100 and 1,000 for lgnb: at 20,000 keys
   the per-run setup, building the input and output, is large and noisy, and lgnb's
@@ -217,28 +218,39 @@ def _round_robin(
     return {k: stat(v) for k, v in times.items()}
 
 
+def _run_messages(g: Any, hist: list, streamed: bool) -> None:
+    if streamed:  # what a notebook's run view asks for: every token and returned message
+        _consume(g.stream({"messages": list(hist), "n": 0}, stream_mode="messages"))
+    else:
+        g.invoke({"messages": list(hist), "n": 0})
+
+
 def bench_messages(engines: list, reps: int, steps: int = 100) -> dict[str, float]:
     # S and 3 S steps, and the fastest run of each (not the median): a per-step figure of
     # ~25 µs is a small difference of two runs, and on a shared VM a run is only ever
-    # slowed down by others, never sped up
+    # slowed down by others, never sped up. Each graph runs with `invoke` and with
+    # `stream(stream_mode="messages")` ("messages-stream-N")
     targets: dict[str, Callable[[], Any]] = {}
+    kinds = (("messages", False), ("messages-stream", True))
     for e in engines:
-        for n in (100, 1000, 10000):
-            for s in (steps, 3 * steps):
-                g = _messages_graph(e, s)
-                hist = _history(n)
-                targets[f"{e.name}/messages-{n}/{s}"] = (
-                    lambda g=g, hist=hist: g.invoke({"messages": list(hist), "n": 0})
-                )
+        for kind, streamed in kinds:
+            for n in (100, 1000, 10000):
+                for s in (steps, 3 * steps):
+                    g = _messages_graph(e, s)
+                    hist = _history(n)
+                    targets[f"{e.name}/{kind}-{n}/{s}"] = (
+                        lambda g=g, hist=hist, streamed=streamed: _run_messages(g, hist, streamed)
+                    )
     t = _round_robin(targets, 2 * reps + 1, min)
     out = {}
     for e in engines:
-        for n in (100, 1000, 10000):
-            d = t[f"{e.name}/messages-{n}/{3 * steps}"] - t[f"{e.name}/messages-{n}/{steps}"]
-            out[f"{e.name} messages-{n} µs/step"] = d / (2 * steps) * 1e6
-        out[f"{e.name} messages 10000/100"] = (
-            out[f"{e.name} messages-10000 µs/step"] / out[f"{e.name} messages-100 µs/step"]
-        )
+        for kind, _ in kinds:
+            for n in (100, 1000, 10000):
+                d = t[f"{e.name}/{kind}-{n}/{3 * steps}"] - t[f"{e.name}/{kind}-{n}/{steps}"]
+                out[f"{e.name} {kind}-{n} µs/step"] = d / (2 * steps) * 1e6
+            out[f"{e.name} {kind} 10000/100"] = (
+                out[f"{e.name} {kind}-10000 µs/step"] / out[f"{e.name} {kind}-100 µs/step"]
+            )
     return out
 
 

@@ -123,6 +123,20 @@ def _is_message(value: Any) -> bool:
     return known
 
 
+def _holds_messages(items: Sequence[Any]) -> bool:
+    """Whether any of `items` is a message. Its types are collected in C (`set(map(type,
+    ...))`), so a long list of other things (a log, documents, results that a reducer
+    appends to every step) costs a few nanoseconds per item, not a Python loop."""
+    known = _IS_MESSAGE
+    for t in set(map(type, items)):
+        kind = known.get(t)
+        if kind is None:
+            kind = known[t] = issubclass(t, BaseMessage)
+        if kind:
+            return True
+    return False
+
+
 def _is_command(value: Any) -> bool:
     """An lgnb `Command`, or LangGraph's (a LangGraph-built graph's node returns those)."""
     return isinstance(value, Command) or (
@@ -247,7 +261,7 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
             if isinstance(item, BaseMessage):
                 if item.id is not None:
                     seen.add(item.id)
-            elif isinstance(item, Sequence) and not isinstance(item, str):
+            elif isinstance(item, Sequence) and not isinstance(item, str) and _holds_messages(item):
                 seen.update([m.id for m in item if isinstance(m, BaseMessage) and m.id is not None])
 
     def node_end(self, ctx: Any, output: Any) -> None:
