@@ -94,6 +94,31 @@ def _unscanned(loop: Any, state: dict[str, Any]) -> Any:
     return keys
 
 
+def _unmarked(loop: Any, state: dict[str, Any], keys: Any) -> list[Any]:
+    """The values under `keys` of a node's input `state` that may hold messages not
+    marked yet. An `add_messages` key's list is cut to the messages it gained since a node
+    of this loop last had them marked: a step of a long conversation marks its new
+    messages, not the whole history again (the ids before them are the ones marked then,
+    `MessagesChannel.lineage`). What was marked is kept on the loop, as `_unscanned`'s
+    record is: one run, one `messages` handler."""
+    marked = loop.__dict__.get("_messages_marked")
+    if marked is None:  # key -> (its channel, the channel's lineage, messages marked)
+        marked = loop._messages_marked = {}
+    channels = loop.channels
+    out = []
+    for k in keys:
+        value = state[k]
+        ch = channels.get(k)
+        if ch.__class__ is MessagesChannel and value is ch.value and type(value) is list:
+            lineage, n = ch.lineage, len(value)
+            done = marked.get(k)
+            marked[k] = (ch, lineage, n)
+            if done is not None and done[0] is ch and done[1] is lineage and done[2] <= n:
+                value = value[done[2]:]
+        out.append(value)
+    return out
+
+
 def _user_tags(tags: Sequence[str] | None) -> list[str] | None:
     if not tags:
         return None
@@ -184,9 +209,6 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         self.parent_ns = parent_ns
         self.metadata: dict[UUID, Meta] = {}
         self.seen: set[Any] = set()
-        # per MessagesChannel (by id): (the channel, its lineage, how many of its messages
-        # were marked) -> the next node's input is marked from there (`_unmarked`)
-        self._marked_upto: dict[int, tuple[Any, object, int]] = {}
         # node runs reported by callbacks only: those of a LangGraph-built graph that a
         # node's code invokes (langgraph-supervisor's `agent.invoke`) -> (meta, input)
         self.chains: dict[UUID, tuple[Meta, Any]] = {}
@@ -231,29 +253,10 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
             if ctx.task.path[0] == PUSH:  # a Send's argument: not the state
                 self._mark(list(value.values()))
             else:
-                self._mark(self._unmarked(loop.channels, value, _unscanned(loop, value)))
+                self._mark(_unmarked(loop, value, _unscanned(loop, value)))
         else:  # a pydantic or dataclass state: its fields
             self._mark(_state_values(value))
         return ctx
-
-    def _unmarked(self, channels: dict[str, Any], state: dict[str, Any], keys: Any) -> list[Any]:
-        """The values under `keys` of a node's input `state` that may hold messages not
-        marked yet. An `add_messages` key's list is cut to the messages it gained since
-        this handler last marked that channel's value: a step of a long conversation
-        marks its new messages, not the whole history again (the ids before them are
-        those it marked, `MessagesChannel.lineage`)."""
-        out = []
-        for k in keys:
-            value = state[k]
-            ch = channels.get(k)
-            if ch.__class__ is MessagesChannel and value is ch.value and type(value) is list:
-                lineage, n = ch.lineage, len(value)
-                done = self._marked_upto.get(id(ch))
-                self._marked_upto[id(ch)] = (ch, lineage, n)  # holds `ch`: its id stays its
-                if done is not None and done[0] is ch and done[1] is lineage and done[2] <= n:
-                    value = value[done[2]:]
-            out.append(value)
-        return out
 
     def _mark(self, values: Sequence[Any]) -> None:
         seen = self.seen
