@@ -139,3 +139,35 @@ def test_a_replaced_message_keeps_its_id_marked(differential):
 
     ref = differential(scenario)
     assert "h5" not in [mid for mid, _ in ref]  # the edit keeps an id the input had
+
+
+def test_a_message_among_other_items_of_a_long_list_is_marked(differential):
+    """A key other than `messages` holds a long list (a log a reducer appends to): the
+    message the graph's input put among its items is marked, so handing it back later
+    streams nothing; the log's other items are not messages and mark nothing."""
+    import operator
+    from typing import Annotated
+
+    from typing_extensions import TypedDict
+
+    def scenario(E):
+        class State(TypedDict):
+            messages: Annotated[list, E.add_messages]
+            log: Annotated[list, operator.add]
+
+        def node(s):
+            n = len(s["log"])
+            back = [m for m in s["log"] if isinstance(m, HumanMessage)] if n == HISTORY + 5 else []
+            return {"messages": [*back, AIMessage(f"reply {n}", id=f"a{n}")], "log": [n, f"entry {n}"]}
+
+        g = E.StateGraph(State)
+        g.add_node("talk", node)
+        g.add_edge(E.START, "talk")
+        g.add_conditional_edges("talk", lambda s: "talk" if len(s["log"]) < HISTORY + 12 else E.END,
+                                ["talk", E.END])
+        start = {"messages": [], "log": [*range(HISTORY), HumanMessage("in the log", id="logged")]}
+        return [(m.id, m.content) for m, _ in g.compile().stream(start, stream_mode="messages",
+                                                                 config={"recursion_limit": 50})]
+
+    ref = differential(scenario)
+    assert "logged" not in [mid for mid, _ in ref] and len(ref) == 6
