@@ -56,6 +56,17 @@ def _inc_logged(state: State) -> dict[str, Any]:
     return {"x": state["x"] + 1, "log": [1]}
 
 
+def _chain(g: Any, nodes: list[tuple[str, Any]]) -> Any:
+    """A `StateGraph` over `State` running `nodes` (name, node) one after the other."""
+    builder = g.StateGraph(State)
+    prev = g.START
+    for name, node in nodes:
+        builder.add_node(name, node)
+        builder.add_edge(prev, name)
+        prev = name
+    return builder
+
+
 def shapes(engine: str) -> dict[str, Callable[[], Any]]:
     """Each shape of the module docstring, built on `engine` ("lgnb" or "langgraph")."""
     g = importlib.import_module(f"{engine}.graph")
@@ -69,13 +80,7 @@ def shapes(engine: str) -> dict[str, Callable[[], Any]]:
 
     out: dict[str, Callable[[], Any]] = {}
 
-    sb = g.StateGraph(State)
-    for name in "abc":
-        sb.add_node(name, _inc)
-    sb.add_edge(g.START, "a")
-    sb.add_edge("a", "b")
-    sb.add_edge("b", "c")
-    sub = sb.compile()
+    sub = _chain(g, [(name, _inc) for name in "abc"]).compile()
 
     def caller(state: State) -> dict[str, Any]:
         x = state["x"]
@@ -89,13 +94,7 @@ def shapes(engine: str) -> dict[str, Callable[[], Any]]:
     nested_graph = nested.compile()
     out["nested invoke x20"] = lambda: nested_graph.invoke({"x": 0, "log": []})
 
-    parent = g.StateGraph(State)
-    prev = g.START
-    for i in range(10):
-        parent.add_node(f"s{i}", sub)
-        parent.add_edge(prev, f"s{i}")
-        prev = f"s{i}"
-    parent_graph = parent.compile()
+    parent_graph = _chain(g, [(f"s{i}", sub) for i in range(10)]).compile()
     out["subgraph nodes, stream(subgraphs=True)"] = lambda: list(
         parent_graph.stream({"x": 0, "log": []}, stream_mode=["updates", "values"], subgraphs=True)
     )
@@ -112,13 +111,9 @@ def shapes(engine: str) -> dict[str, Callable[[], Any]]:
 
     out["entrypoint, 50 tasks"] = lambda: tasks.invoke(0)
 
-    cb = g.StateGraph(State)
-    prev = g.START
-    for i in range(30):
-        cb.add_node(f"n{i}", _inc_logged)
-        cb.add_edge(prev, f"n{i}")
-        prev = f"n{i}"
-    chain = cb.compile(checkpointer=memory.InMemorySaver())
+    chain = _chain(g, [(f"n{i}", _inc_logged) for i in range(30)]).compile(
+        checkpointer=memory.InMemorySaver()
+    )
 
     def saved_chain() -> dict[str, Any]:
         config = new_thread()
