@@ -197,6 +197,9 @@ class StreamReducer:
         self._prev: dict[str, list[str]] = {}  # ns key → nodes of its previous step
         self._cur: dict[str, list[str]] = {}
         self._seen_values = False
+        # a copy of the `messages` list of the last root values chunk, all of whose
+        # messages are shown: the next chunk's is checked from where it ends (`_unshown`)
+        self._values_msgs: list[Any] | None = None
         self._token_types: set[type] = set()  # message chunk classes seen carrying plain text
         #: models seen streaming that drop tool calls when streamed (class names, in order)
         self.text_only_models: list[str] = []
@@ -487,11 +490,28 @@ class StreamReducer:
             node = last[0] if len(last) == 1 else ""
         self._seen_values = True
         msgs = payload.get("messages") if isinstance(payload, Mapping) else None
-        for msg in _messages_in(msgs):
+        for msg in _messages_in(self._unshown(msgs)):
             mid = getattr(msg, "id", None)
             if mid is None or str(mid) not in self._msgs:
                 out += self._full_message(msg, str(mid or f"anon-{self._next_id()}"), node, "")
         return out
+
+    def _unshown(self, msgs: Any) -> Any:
+        """The part of a values chunk's `messages` that may hold messages not shown yet:
+        in a long conversation each chunk's list starts with the previous chunk's messages
+        (the same objects: `add_messages` keeps them), whose ids are all shown, so only the
+        messages after them are looked at, not the whole history at every step. When the
+        list does not start that way (a removal, a graph whose chunks are decoded afresh),
+        all of it."""
+        prev = self._values_msgs
+        if type(msgs) is not list:
+            self._values_msgs = None
+            return msgs
+        self._values_msgs = list(msgs)
+        n = 0 if prev is None else len(prev)
+        if n and len(msgs) >= n and msgs[0] is prev[0] and msgs[:n] == prev:  # type: ignore[index]
+            return msgs[n:]
+        return msgs
 
     def writer_of(self, ns: tuple[str, ...], payload: Any, task: Mapping[str, Any] | None = None) -> str:
         """The node key of the task that wrote a custom event, or "" when the stream does not
