@@ -465,6 +465,8 @@ class StreamReducer:
             for value in values:
                 for msg in _messages_in(value):
                     mid = getattr(msg, "id", None)
+                    if getattr(msg, "type", None) == "remove":
+                        continue  # a RemoveMessage names a message to drop: not its new form
                     if mid and str(mid) in self._msgs:
                         out.append(self._patch("msg.final", str(mid), content=text_of(msg.content),
                                                tool_calls=_final_tool_calls(msg)))
