@@ -63,7 +63,8 @@ class _StealableFuture(SyncAsyncFuture):
     takes the work instead and runs it in its own thread, in the context the call
     captured. Exactly one of the two runs it: both take it from a one-item list, whose
     `pop` is atomic. A wait with a timeout never takes the work (it could not return in
-    time), and nothing else about the future changes.
+    time), nor does a wait on a future the caller cancelled (the pool runs the call, as
+    before), and nothing else about the future changes.
     """
 
     def __init__(self) -> None:
@@ -78,12 +79,12 @@ class _StealableFuture(SyncAsyncFuture):
         work()
 
     def result(self, timeout: float | None = None) -> Any:
-        if timeout is None and self._pending:
+        if timeout is None and self._pending and not self.cancelled():
             self._take()
         return super().result(timeout)
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
-        if timeout is None and self._pending:
+        if timeout is None and self._pending and not self.cancelled():
             self._take()
         return super().exception(timeout)
 

@@ -128,3 +128,30 @@ def test_an_error_in_a_task_awaited_at_once_reaches_the_caller_and_retries(diffe
 
     ref = differential(scenario)
     assert ref[0] == "5 then KeyError(5)"
+
+
+
+def test_a_waiter_takes_the_work_once_and_never_that_of_a_cancelled_call():
+    """The future itself, with no pool racing it: `result()` runs the pending work in the
+    waiting thread, exactly once; on a cancelled future it raises `CancelledError` and
+    leaves the work to the pool (before, the pool ran it and nobody saw its result)."""
+    from concurrent.futures import CancelledError
+
+    from lgnb.pregel._call import _StealableFuture
+
+    runs = []
+    fut = _StealableFuture()
+    fut._pending.append(lambda: (runs.append(threading.current_thread().name), fut.set_result(7)))
+    assert fut.result() == 7 and fut.exception() is None
+    assert runs == [threading.current_thread().name]
+    fut._take()  # the pool thread comes later: nothing left to run
+    assert len(runs) == 1
+
+    cancelled = _StealableFuture()
+    cancelled._pending.append(lambda: runs.append("stolen"))
+    assert cancelled.cancel()
+    with pytest.raises(CancelledError):
+        cancelled.result()
+    with pytest.raises(CancelledError):
+        cancelled.exception()
+    assert "stolen" not in runs and len(cancelled._pending) == 1
