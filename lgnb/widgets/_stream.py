@@ -511,8 +511,13 @@ class StreamReducer:
             return msgs
         self._values_msgs = list(msgs)
         n = 0 if prev is None else len(prev)
-        if n and len(msgs) >= n and msgs[0] is prev[0] and msgs[:n] == prev:  # type: ignore[index]
-            return msgs[n:]
+        if n and len(msgs) >= n and msgs[0] is prev[0]:  # type: ignore[index]
+            try:
+                same = msgs[:n] == prev  # identity first; `==` only for items that differ
+            except Exception:  # noqa: BLE001 - an item whose `==` fails (an array): look at all
+                same = False
+            if same:
+                return msgs[n:]
         return msgs
 
     def writer_of(self, ns: tuple[str, ...], payload: Any, task: Mapping[str, Any] | None = None) -> str:

@@ -69,3 +69,40 @@ def test_chunks_decoded_afresh_show_the_same_messages(eng: Any) -> None:
     same = _shown(graph.stream(_start(), stream_mode=MODES, subgraphs=True))
     fresh = _shown(graph.stream(_start(), stream_mode=MODES, subgraphs=True), fresh_objects=True)
     assert fresh == same and len(same) == HISTORY + 6
+
+
+class _NoEquality:
+    """An item whose `==` raises, as a numpy array's truth value does."""
+
+    def __eq__(self, other: object) -> bool:
+        raise ValueError("the truth value of this item is ambiguous")
+
+    __hash__ = object.__hash__
+
+
+def test_a_messages_list_with_items_that_cannot_be_compared_is_still_shown(eng: Any) -> None:
+    """A `messages` key that is a plain list (no reducer) holding an item whose `==` fails,
+    replaced at each step: the view compares the new list with the last one, falls back to
+    looking at all of it, and shows each message once."""
+    from typing import TypedDict
+
+    from langchain_core.messages import AIMessage
+
+    class State(TypedDict):
+        messages: list
+
+    odd = _NoEquality()
+
+    def talk(state: Any) -> dict[str, Any]:
+        msgs = state["messages"]
+        n = sum(isinstance(m, AIMessage) for m in msgs)
+        # a new list whose second item is a new odd object: comparing it with the last
+        # chunk's calls its `==`
+        return {"messages": [msgs[0], _NoEquality(), *msgs[2:], AIMessage(f"reply {n}", id=f"a{n}")]}
+
+    g = eng.StateGraph(State)
+    g.add_node("talk", talk)
+    g.add_edge(eng.START, "talk")
+    g.add_conditional_edges("talk", lambda s: "talk" if len(s["messages"]) < 6 else eng.END, ["talk", eng.END])
+    chunks = g.compile().stream({"messages": [HumanMessage("hi", id="h"), odd]}, stream_mode=MODES, subgraphs=True)
+    assert _shown(chunks) == [("human", "hi")] + [("ai", f"reply {n}") for n in range(4)]
