@@ -227,3 +227,27 @@ def test_json_rows_refuse_a_langchain_class_not_on_the_allowlist_by_its_stored_p
 def test_damaged_json_rows_are_a_decode_error() -> None:
     with pytest.raises(CheckpointDecodeError, match="not valid JSON"):
         StrictSerializer().loads_typed(("json", b"{not json"))
+
+
+def test_writing_the_same_typed_values_again_still_refuses_what_the_allowlist_lacks() -> None:
+    """A saver writes a conversation again at every step; the typed values it checked
+    once are not decoded again, but the check still holds: a new unallowed type is
+    refused next to known messages, the same message bytes are refused once the
+    allowlist no longer has their type, and a serializer with its own allowlist checks
+    afresh."""
+    history = [HumanMessage(f"m{i}", id=f"h{i}") for i in range(50)]
+    strict = StrictSerializer()
+    first = strict.dumps_typed(history)
+    assert strict.dumps_typed(history) == first  # checked once, the same bytes again
+    assert strict.loads_typed(first) == history
+    with pytest.raises(UnsafeCheckpointTypeError, match="Profile"):
+        strict.dumps_typed([*history, Profile(name="not allowed")])
+    allowed = StrictSerializer(allow=[Profile])
+    assert allowed.loads_typed(allowed.dumps_typed([*history, Profile(name="ok")]))[-1].name == "ok"
+    with pytest.raises(UnsafeCheckpointTypeError, match="Profile"):
+        strict.dumps_typed([Profile(name="still not allowed")])
+    narrowed = StrictSerializer(allow=[Profile])
+    narrowed.dumps_typed([Profile(name="ok")])
+    narrowed.allowed = StrictSerializer().allowed  # the allowlist replaced: nothing is trusted
+    with pytest.raises(UnsafeCheckpointTypeError, match="Profile"):
+        narrowed.dumps_typed([Profile(name="ok")])
