@@ -58,13 +58,7 @@ def _inc_logged(state: State) -> dict[str, Any]:
 
 def _chain(g: Any, nodes: list[tuple[str, Any]]) -> Any:
     """A `StateGraph` over `State` running `nodes` (name, node) one after the other."""
-    builder = g.StateGraph(State)
-    prev = g.START
-    for name, node in nodes:
-        builder.add_node(name, node)
-        builder.add_edge(prev, name)
-        prev = name
-    return builder
+    return g.StateGraph(State).add_sequence(nodes).add_edge(g.START, nodes[0][0])
 
 
 def shapes(engine: str) -> dict[str, Callable[[], Any]]:

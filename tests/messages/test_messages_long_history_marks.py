@@ -18,12 +18,17 @@ def _history(n: int = HISTORY) -> list:
     return [HumanMessage(f"m{i}", id=f"h{i}") for i in range(n)]
 
 
+def _replies(messages: list) -> int:
+    """How many replies (AI messages) a conversation holds: the scenarios' step counter."""
+    return sum(isinstance(m, AIMessage) for m in messages)
+
+
 def _looping(E, node, steps: int):
     g = E.StateGraph(E.MessagesState)
     g.add_node("talk", node)
     g.add_edge(E.START, "talk")
     g.add_conditional_edges(
-        "talk", lambda s: "talk" if sum(isinstance(m, AIMessage) for m in s["messages"]) < steps else E.END,
+        "talk", lambda s: "talk" if _replies(s["messages"]) < steps else E.END,
         ["talk", E.END],
     )
     return g.compile()
@@ -54,7 +59,7 @@ def test_a_message_user_code_appended_in_place_is_marked_when_the_next_node_star
     def scenario(E):
         def node(s):
             msgs = s["messages"]
-            n = sum(isinstance(m, AIMessage) for m in msgs)
+            n = _replies(msgs)
             if n == 5:  # changes its input list in place, then writes as usual
                 msgs.append(HumanMessage("sneaked in", id="sneaky"))
             if n == 6:  # the same, keeping the list's length
@@ -72,7 +77,7 @@ def test_messages_an_overwrite_put_in_are_marked_when_the_next_node_starts(diffe
     def scenario(E):
         def node(s):
             msgs = s["messages"]
-            n = sum(isinstance(m, AIMessage) for m in msgs)
+            n = _replies(msgs)
             reset = any(m.id == "reset" for m in msgs)
             if n == 3 and not reset:
                 fresh = [HumanMessage(f"o{i}", id=f"o{i}") for i in range(HISTORY + 20)]
@@ -90,7 +95,7 @@ def test_after_a_removal_the_history_is_marked_afresh(differential):
     def scenario(E):
         def node(s):
             msgs = s["messages"]
-            n = sum(isinstance(m, AIMessage) for m in msgs)
+            n = _replies(msgs)
             if n == 4:  # a removal and an append in one write: the list keeps its length;
                 # the appended message is a tuple the reducer turns into a message, which
                 # no node streams (it is not a message in the node's output)
@@ -113,7 +118,7 @@ def test_remove_all_then_a_new_history_from_a_node_that_is_not_streamed(differen
     def scenario(E):
         def node(s):
             msgs = s["messages"]
-            n = sum(isinstance(m, AIMessage) for m in msgs)
+            n = _replies(msgs)
             if n == 2:
                 return {"messages": [RemoveMessage(id=E.REMOVE_ALL_MESSAGES), *_history(HISTORY + 5),
                                      AIMessage("restart", id="restart")]}
@@ -129,7 +134,7 @@ def test_a_replaced_message_keeps_its_id_marked(differential):
     def scenario(E):
         def node(s):
             msgs = s["messages"]
-            n = sum(isinstance(m, AIMessage) for m in msgs)
+            n = _replies(msgs)
             if n == 2:  # an edit of an input message: same id, new content
                 return {"messages": [HumanMessage("m5, edited", id="h5"), AIMessage("edit", id="e2")]}
             back = [m for m in msgs if m.id == "h5"] if n == 5 else []
