@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib
 import logging
 import re
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -495,6 +496,9 @@ def _warn_unfound(module: str, name: str, exc: Exception) -> None:
 
 
 def _import(module: str, name: str) -> Any:
+    loaded = sys.modules.get(module)
+    if loaded is not None:  # what import_module returns, without its machinery (~2 µs a value)
+        return getattr(loaded, name)
     try:
         return getattr(importlib.import_module(module), name)
     except ImportError:

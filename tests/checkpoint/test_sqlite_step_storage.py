@@ -265,7 +265,7 @@ def test_a_schema_2_file_is_migrated_on_open_and_its_thread_continues(db_path: P
     _write_schema_2_thread(db_path, serde)
     with SqliteSaver.from_conn_string(db_path) as saver:
         (version,) = saver.conn.execute("SELECT value FROM lgnb_schema").fetchone()
-        assert int(version) == SCHEMA_VERSION == 5
+        assert int(version) == SCHEMA_VERSION == 6
         tables = {r[0] for r in saver.conn.execute("SELECT name FROM sqlite_master")}
         assert not {t for t in tables if t.endswith(("_v2", "_previous"))}
         assert "lgnb_thread_leases" in tables
@@ -308,7 +308,7 @@ def test_a_schema_4_file_gets_its_values_table_rebuilt_and_keeps_every_value(db_
         assert _values_layout(saver.conn) == (["ref", "data"], [("pk", 1)])
     assert stored == 4  # one per step's doc, shared by its write and its blob
     with SqliteSaver.from_conn_string(db_path) as saver:
-        assert saver.conn.execute("SELECT value FROM lgnb_schema").fetchone()[0] == "5"
+        assert saver.conn.execute("SELECT value FROM lgnb_schema").fetchone()[0] == "6"
         assert _values_layout(saver.conn) == (["id", "ref", "data"], [("u", 1)])
         assert saver.conn.execute("SELECT COUNT(*) FROM lgnb_values").fetchone()[0] == stored
         assert not saver.conn.execute(

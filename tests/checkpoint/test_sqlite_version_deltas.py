@@ -300,7 +300,7 @@ def test_a_schema_3_file_gets_refs_base_and_its_rows_read_as_full_maps(db_path: 
     assert _blob_key(conn) == ["thread_id", "checkpoint_ns", "channel", "version"]
     conn.close()
     with SqliteSaver.from_conn_string(db_path) as saver:
-        assert saver.conn.execute("SELECT value FROM lgnb_schema").fetchone()[0] == "5"
+        assert saver.conn.execute("SELECT value FROM lgnb_schema").fetchone()[0] == "6"
         # blobs rebuilt with schema 4's key (a step's blobs side by side), rows kept
         assert _blob_key(saver.conn) == ["thread_id", "checkpoint_ns", "version", "channel"]
         assert {r[0] for r in saver.conn.execute("SELECT name FROM sqlite_master")} >= {"lgnb_blobs"}

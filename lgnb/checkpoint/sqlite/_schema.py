@@ -60,7 +60,9 @@ rewritten, and an lgnb of schema 2 refuses a file of schema 3 instead of misread
 it. 3 → 4 adds the `refs_base` column (NULL on every old row: their maps are full;
 new rows may be deltas, so an lgnb of schema 3 refuses the file) and rebuilds
 `lgnb_blobs` with its new key (rows copied as they are). 4 → 5 rebuilds
-`lgnb_values` as a rowid table (rows copied, each given an id). A file of a newer
+`lgnb_values` as a rowid table (rows copied, each given an id). 5 → 6 changes no
+table: a blob may now be an append to an earlier version of its list (`_appends`), which
+an lgnb of schema 5 would misread, so it refuses the file. A file of a newer
 schema than this lgnb's is refused.
 """
 
@@ -77,7 +79,7 @@ from lgnb.checkpoint.sqlite._errors import (
     rollback_quietly,
 )
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 INLINE_MAX = 64
 """Serialized values up to this many bytes are stored inline, larger ones in lgnb_values."""

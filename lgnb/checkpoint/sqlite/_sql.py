@@ -160,12 +160,24 @@ DELETE_RUNS = (
     "DELETE FROM lgnb_checkpoints WHERE run_id IN ({})",
 )
 
-# Blobs of a thread that no remaining checkpoint refers to.
+# Blobs of a thread that no remaining checkpoint refers to, nor is the base of a kept
+# append (`_appends`: its type `lgnb-append:<size>:<base version>`); `?1` and `?2` are
+# both the thread.
 COLLECT_BLOBS = """
-DELETE FROM lgnb_blobs WHERE thread_id = ? AND (checkpoint_ns, channel, version) NOT IN (
+WITH RECURSIVE kept(ns, channel, version) AS (
     SELECT c.checkpoint_ns, r.key, CAST(r.value AS TEXT)
     FROM lgnb_checkpoints AS c, json_each(c.blob_refs) AS r
-    WHERE c.thread_id = ? AND r.type != 'null')
+    WHERE c.thread_id = ?2 AND r.type != 'null'
+    UNION
+    SELECT b.checkpoint_ns, b.channel,
+           substr(substr(b.type, 13), instr(substr(b.type, 13), ':') + 1)
+    FROM kept JOIN lgnb_blobs AS b
+      ON b.thread_id = ?1 AND b.checkpoint_ns = kept.ns AND b.version = kept.version
+     AND b.channel = kept.channel
+    WHERE substr(b.type, 1, 12) = 'lgnb-append:'
+)
+DELETE FROM lgnb_blobs WHERE thread_id = ?1 AND (checkpoint_ns, channel, version) NOT IN (
+    SELECT ns, channel, version FROM kept)
 """
 
 

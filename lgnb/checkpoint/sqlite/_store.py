@@ -21,6 +21,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -35,7 +36,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from lgnb.checkpoint.sqlite import _refs, _sql
+from lgnb.checkpoint.sqlite import _appends, _refs, _sql
 from lgnb.checkpoint.sqlite._behind import Batch, WriteBehind, execute
 from lgnb.checkpoint.sqlite._errors import abandoned, explain, rollback_quietly
 from lgnb.checkpoint.sqlite._langgraph_tables import LangGraphTables  # noqa: TC001
@@ -122,6 +123,30 @@ _UNCHANGING = frozenset({str, bytes, int, float, bool, complex, type(None)})
 """Types whose values cannot change after `put_writes` encoded them."""
 
 
+def _place(type_: str, data: bytes | None, large: list[tuple[bytes, bytes]], *,
+           serialized_as: str | None = None) -> tuple[str, bytes | None, bytes | None]:
+    """`(type, inline bytes, ref)`: bytes over `INLINE_MAX` go to `large`, keyed by their
+    hash and their serialization (`serialized_as`, when `type_` is not it): the tail of an
+    append is stored once with the pending write that returned the same list."""
+    if data is None or len(data) <= INLINE_MAX:
+        return type_, data, None
+    person = (serialized_as or type_).encode()[:16]
+    ref = hashlib.blake2b(data, digest_size=16, person=person).digest()
+    large.append((ref, data))
+    return type_, None, ref
+
+
+@dataclass
+class _ListSaved:
+    """A list channel's value as `put` stores it: appended to `base` (depth appends
+    since it was stored whole) or whole (`base` None); `size` its whole serialized size."""
+
+    value: list[Any]
+    depth: int
+    size: int
+    base: str | None
+
+
 class SqliteStore:
     """All checkpoint operations over one SQLite connection (see module doc)."""
 
@@ -140,6 +165,8 @@ class SqliteStore:
         self._encoded: dict[int, tuple[Any, str, bytes | None, bytes | None, bytes | None]] = {}
         # channel versions are stored as deltas on the checkpoint saved last (_refs)
         self.refs = _refs.RefsEncoder()
+        # lists that only grew are stored as what they appended (_appends)
+        self.appends = _appends.Appends()
         # the file, named by errors (a failing connection may not say it any more)
         self.label = database_label(conn) if label is None else label
         # threads LangGraph's own SqliteSaver saved in this file, copied in on first
@@ -152,6 +179,7 @@ class SqliteStore:
         clone.lock = self.lock
         clone.behind = self.behind
         clone.refs = self.refs
+        clone.appends = self.appends
         clone.langgraph = self.langgraph
         return clone
 
@@ -209,17 +237,28 @@ class SqliteStore:
         `remember=True` (put_writes) keeps the encoding until the next `put`, which
         reuses it when the same object is a channel's new value (immutable values only)."""
         type_, data = self.serde.dumps_typed(value)
-        if remember and type(value) not in _UNCHANGING:
-            remember = False
-        if data is None or len(data) <= INLINE_MAX:
-            if remember:
-                self._encoded[id(value)] = (value, type_, data, None, None)
-            return type_, data, None
-        ref = hashlib.blake2b(data, digest_size=16, person=type_.encode()[:16]).digest()
-        large.append((ref, data))
-        if remember:
-            self._encoded[id(value)] = (value, type_, None, ref, data)
-        return type_, None, ref
+        placed = _place(type_, data, large)
+        if remember and type(value) in _UNCHANGING:
+            self._encoded[id(value)] = (value, *placed, data)
+        return placed
+
+    def _encode_list(
+        self, key: tuple[str, str, str], value: builtins.list[Any], large: builtins.list[tuple[bytes, bytes]]
+    ) -> tuple[tuple[str, bytes | None, bytes | None], _ListSaved | None]:
+        """A list channel's blob: what it appended to the list saved last for `key` when
+        it only grew (`_appends`), else the whole list; and what to remember of it."""
+        grown = self.appends.grown(key, value)
+        if grown is not None:
+            base, tail = grown
+            ttype, tdata = self.serde.dumps_typed(tail)
+            if ttype == _appends.ROOT_TYPE:
+                size = _appends.grown_size(base.size, len(base.items), tdata)
+                placed = _place(_appends.stored_type(size, base.version), tdata, large,
+                                serialized_as=ttype)
+                return placed, _ListSaved(value, base.depth + 1, size, base.version)
+        type_, data = self.serde.dumps_typed(value)
+        saved = _ListSaved(value, 0, len(data), None) if type_ == _appends.ROOT_TYPE and data else None
+        return _place(type_, data, large), saved
 
     def _decode_group(self, group: dict[tuple[str, Any], tuple[str, Any] | None]) -> dict[tuple[str, Any], Any]:
         loads = self.serde.loads_typed
@@ -228,8 +267,39 @@ class SqliteStore:
             for pair, hit in group.items()
         }
 
+    def _compose_appends(self, conn: sqlite3.Connection, thread_id: str, ns: str,
+                         group: dict[tuple[str, Any], tuple[str, Any] | None],
+                         lists: dict[tuple[str, Any], tuple[int, int]] | None) -> None:
+        """Replace each stored append in `group` by the whole value's bytes (`_appends`);
+        `lists` (if given) gets each msgpack value's (appends since stored whole, size)."""
+        prefix = _appends.PREFIX
+        for pair, hit in group.items():
+            if hit is None:
+                continue
+            if hit[0].startswith(prefix):
+                parts = _appends.parts_of(conn, self.label, thread_id, ns, pair[0], hit[0], hit[1])
+                group[pair] = hit = (_appends.ROOT_TYPE, _appends.compose(parts))
+                depth = len(parts) - 1
+            else:
+                depth = 0
+            if lists is not None and hit[0] == _appends.ROOT_TYPE and hit[1]:
+                lists[pair] = (depth, len(hit[1]))
+
+    def _remember_lists(self, found: CheckpointTuple, lists: dict[tuple[str, Any], tuple[int, int]]) -> None:
+        """Remember the lists a run starts from (`get_tuple`): the run's first checkpoint
+        then stores what it appended to them, not the whole conversation again."""
+        configurable = found.config["configurable"]
+        versions = found.checkpoint["channel_versions"]
+        for channel, value in found.checkpoint["channel_values"].items():
+            if value.__class__ is list and (known := lists.get((channel, versions.get(channel)))):
+                self.appends.saved(
+                    (configurable["thread_id"], configurable["checkpoint_ns"], channel),
+                    version_key(versions[channel]), value, depth=known[0], size=known[1],
+                )
+
     def _load_page(
-        self, conn: sqlite3.Connection, rows: Sequence[Sequence[Any]]
+        self, conn: sqlite3.Connection, rows: Sequence[Sequence[Any]],
+        lists: dict[tuple[str, Any], tuple[int, int]] | None = None,
     ) -> builtins.list[CheckpointTuple]:
         """The tuples of resolved checkpoint rows (`_refs.resolve_rows`).
 
@@ -260,6 +330,7 @@ class SqliteStore:
                     group[pair] = (btype, bblob)
             if by_ref:
                 _read_values(conn, by_ref, group)
+            self._compose_appends(conn, thread_id, ns, group, lists)
         # each pair's value decoded once; a mutable one is given to the first checkpoint
         # that holds it and decoded again for any other (its slot then says so)
         decoded = {key: self._decode_group(group) for key, group in stored.items()}
@@ -312,7 +383,10 @@ class SqliteStore:
                 row = conn.execute(_sql.SELECT_LATEST, (thread_id, ns)).fetchone()
             if row is None:
                 return None
-            found = self._load_page(conn, _refs.resolve_rows(conn, [row], self.refs.known()))[0]
+            lists: dict[tuple[str, Any], tuple[int, int]] = {}
+            found = self._load_page(conn, _refs.resolve_rows(conn, [row], self.refs.known()), lists)[0]
+        if lists:
+            self._remember_lists(found, lists)
         # asked for a checkpoint id, LangGraph's savers (SQLite's, in-memory) return the
         # config they were asked with: `get_state(old_config).config` keeps its other keys
         return found._replace(config=config) if checkpoint_id else found
@@ -414,19 +488,25 @@ class SqliteStore:
             if k not in ("channel_values", "channel_versions", "id")
         }
         values = checkpoint["channel_values"]
-        blobs = []
+        blobs: builtins.list[tuple[Any, ...]] = []
         large: list[tuple[bytes, bytes]] = []
+        lists: list[tuple[int, tuple[str, str, str], str, _ListSaved | None]] = []
         encoded, self._encoded = self._encoded, {}
         for channel, version in new_versions.items():
+            text = version_key(version)
             if channel not in values:
                 btype, bblob, bref = "empty", None, None
             elif (hit := encoded.get(id(values[channel]))) and hit[0] is values[channel]:
                 # a pending write's value: its bytes are queued (or stored) with the write,
                 # committed before or with this checkpoint
                 _value, btype, bblob, bref, _data = hit
+            elif values[channel].__class__ is list:
+                list_key = (thread_id, ns, channel)
+                (btype, bblob, bref), saved = self._encode_list(list_key, values[channel], large)
+                lists.append((len(blobs), list_key, text, saved))
             else:
                 btype, bblob, bref = self._encode(values[channel], large)
-            blobs.append((thread_id, ns, channel, version_key(version), btype, bblob, bref))
+            blobs.append((thread_id, ns, channel, text, btype, bblob, bref))
         key = (thread_id, ns, checkpoint["id"])
         refs, refs_base, memo = self.refs.encode(
             key, parent_id, checkpoint["channel_versions"], new_versions
@@ -452,6 +532,7 @@ class SqliteStore:
                 # deleted since it was saved (a prune from another process): full map
                 refs, refs_base, memo = _refs.full(key, checkpoint["channel_versions"])
                 row = (*row[:7], refs, None, row[9])
+            lists = self._bases_checked(conn, lists, blobs, values, large)
             if large:
                 conn.executemany(_sql.INSERT_VALUE, large)
             if blobs:
@@ -461,7 +542,29 @@ class SqliteStore:
                 _refs.materialize_based_on(conn, key)
                 conn.execute(_sql.UPSERT_CHECKPOINT, row)
         self.refs.saved(memo)
+        for _at, list_key, text, saved in lists:
+            if saved is None:
+                self.appends.drop(list_key)
+            else:
+                self.appends.saved(list_key, text, saved.value, depth=saved.depth, size=saved.size)
         return _config(thread_id, ns, checkpoint["id"])
+
+    def _bases_checked(
+        self, conn: sqlite3.Connection, lists: builtins.list[tuple[int, tuple[str, str, str], str, _ListSaved | None]],
+        blobs: builtins.list[tuple[Any, ...]], values: Mapping[str, Any], large: builtins.list[tuple[bytes, bytes]],
+    ) -> builtins.list[tuple[int, tuple[str, str, str], str, _ListSaved | None]]:
+        """`lists` after checking (in the write transaction) that each append's base is
+        still stored: one deleted since (a prune from another process) is stored whole."""
+        checked = []
+        for at, list_key, text, saved in lists:
+            if saved is not None and saved.base is not None and conn.execute(
+                _appends.BASE_EXISTS, (list_key[0], list_key[1], saved.base, list_key[2])
+            ).fetchone() is None:
+                self.appends.drop(list_key)
+                (btype, bblob, bref), saved = self._encode_list(list_key, values[list_key[2]], large)
+                blobs[at] = (*blobs[at][:4], btype, bblob, bref)
+            checked.append((at, list_key, text, saved))
+        return checked
 
     def put_writes(
         self,

@@ -20,6 +20,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
 
+from lgnb.checkpoint.sqlite import _appends
 from lgnb.checkpoint.sqlite._refs import resolve_rows
 from lgnb.checkpoint.sqlite._store import SqliteStore, _config, load_checkpoint
 from lgnb.checkpoint.stored import StoredValue as BaseStoredValue
@@ -68,11 +69,15 @@ class StoredValue(BaseStoredValue):
     """A value of lgnb's SQLite saver, as stored (see `lgnb.checkpoint.stored`)."""
 
     _store: Any = field(default=None, repr=False, compare=False)
+    # the stored type of a list saved as an append (`_appends`): read() composes it
+    _append: str | None = field(default=None, repr=False, compare=False)
 
     def read(self) -> bytes:
         """The serialized bytes (from `data`, or read from the file now)."""
         if self.data is not None or self.size == 0:
             return self.data or b""
+        if self._append is not None:
+            return self._composed()
         params: tuple[Any, ...]
         if self.version is not None:
             sql, params = _ONE_BLOB, (self.thread_id, self.checkpoint_ns, self.channel, self.version)
@@ -85,6 +90,19 @@ class StoredValue(BaseStoredValue):
             raise LookupError(f"the stored value of {self.channel!r} is gone from the database "
                               "(deleted or pruned since it was listed): list the thread again")
         return row[0]
+
+    def _composed(self) -> bytes:
+        """The whole value of a list stored as an append, from its chain."""
+        store = self._store
+        with store.reading() as conn:
+            row = conn.execute(_ONE_BLOB, (self.thread_id, self.checkpoint_ns, self.channel,
+                                           self.version)).fetchone()
+            if row is None:
+                raise LookupError(f"the stored value of {self.channel!r} is gone from the database "
+                                  "(deleted or pruned since it was listed): list the thread again")
+            parts = _appends.parts_of(conn, store.label, self.thread_id, self.checkpoint_ns,
+                                      self.channel, cast(str, self._append), row[0])
+        return _appends.compose(parts)
 
 
 
@@ -113,7 +131,9 @@ def _read_row(store: SqliteStore, conn: Any, row: Sequence[Any], inline_max: int
     thread_id, ns, checkpoint_id, _parent, _type, _blob, _meta, versions = row
     refs = json.dumps(versions, separators=(",", ":"), ensure_ascii=False)
     values = [
-        StoredValue(thread_id, ns, channel, btype, size or 0, data, version=version, _store=store)
+        _appended(thread_id, ns, channel, version, btype, store)
+        if btype.startswith(_appends.PREFIX)
+        else StoredValue(thread_id, ns, channel, btype, size or 0, data, version=version, _store=store)
         for channel, version, btype, size, data in conn.execute(_BLOBS, (inline_max, refs, thread_id, ns))
         if btype != "empty"
     ]
@@ -124,6 +144,14 @@ def _read_row(store: SqliteStore, conn: Any, row: Sequence[Any], inline_max: int
             _WRITES, (inline_max, thread_id, ns, checkpoint_id))
     ]
     return values, writes
+
+
+def _appended(thread_id: str, ns: str, channel: str, version: str, btype: str, store: SqliteStore
+              ) -> StoredValue:
+    """The value of a list stored as an append: its whole size, its bytes composed on `read()`."""
+    size, _base = _appends.parse(btype)
+    return StoredValue(thread_id, ns, channel, _appends.ROOT_TYPE, size, None, version=version,
+                       _store=store, _append=btype)
 
 
 def _tuple(store: SqliteStore, row: Sequence[Any], values: list[StoredValue], writes: list[StoredValue],

@@ -1,0 +1,208 @@
+"""Lists that only grew, stored as what they appended (schema 6).
+
+A saved conversation is a list of messages that grows by one or two at each step. Stored
+whole at every version, a step costs O(history): at 10,000 messages serializing, hashing
+and writing the 2.4 MB list is ~38 ms a step on both engines, and the file grows as the
+square of the conversation. So when a channel's new value is a `list` whose first items
+are *the same objects* as the value this store saved last for that channel (thread,
+namespace), the blob of the new version holds only the new items, and names the version
+it extends:
+
+* its `type` is ``lgnb-append:<size>:<base version>`` — `size` the length in bytes of the
+  whole value, serialized (what `list_stored` reports without reading the chain);
+* its bytes (inline or a `ref` to `lgnb_values`, as any blob) are the serialized list of
+  the appended items.
+
+This works on bytes, not objects, because msgpack serializes a list as a header (the item
+count) followed by each item on its own: the whole value's bytes are a new header and the
+items of the base's bytes, then the tail's (`compose`). Only values the serializer wrote
+as plain ``msgpack`` are stored this way (not pickled or encrypted ones).
+
+Invariants:
+
+* A chain is at most `MAX_DEPTH` appends long: the next version is stored whole, so
+  reading a value costs at most that many primary-key lookups (one statement) and a
+  step's amortized cost is 1/`MAX_DEPTH` of a whole write.
+* The base is checked to exist inside the transaction that writes the append (a prune
+  from another process may have deleted it); if it is gone, the value is stored whole.
+* Collecting unreferenced blobs keeps the bases of the blobs it keeps
+  (`_sql.COLLECT_BLOBS`), so a chain never runs through a deleted row.
+
+What it does not see: an item of the saved prefix changed *in place* (a node that mutates
+``state["messages"][0].content`` instead of returning a message) is the same object, so
+until the next whole write the stored value keeps the item as it was saved. LangGraph
+stores such an edit only when the channel is written in the same step; return an updated
+message (same id) instead, which `add_messages` puts in its place — that changes the list,
+and the value is stored whole.
+"""
+
+from __future__ import annotations
+
+import operator
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
+
+PREFIX = "lgnb-append:"
+"""The `lgnb_blobs.type` of a stored append: ``lgnb-append:<size>:<base version>``."""
+
+ROOT_TYPE = "msgpack"
+"""The only serialization whose values are stored as appends (and what they decode as)."""
+
+MAX_DEPTH = 32
+"""Appends in a row before a value is stored whole again."""
+
+MIN_BYTES = 2048
+"""A list smaller than this (serialized) is stored whole: rewriting it costs little."""
+
+_REMEMBERED = 256
+"""(thread, namespace, channel) keys whose last saved list a store remembers."""
+
+# The base chain of one blob, from the version named to its whole value, in one
+# statement: each link a primary-key lookup; `n` stops a damaged (cyclic) chain.
+SELECT_CHAIN = f"""
+WITH RECURSIVE chain(type, blob, ref, n) AS (
+    SELECT type, blob, ref, 0 FROM lgnb_blobs
+    WHERE thread_id = :t AND checkpoint_ns = :ns AND version = :v AND channel = :c
+    UNION ALL
+    SELECT b.type, b.blob, b.ref, chain.n + 1
+    FROM chain JOIN lgnb_blobs AS b
+      ON b.thread_id = :t AND b.checkpoint_ns = :ns AND b.channel = :c
+     AND b.version = substr(substr(chain.type, {len(PREFIX) + 1}),
+                            instr(substr(chain.type, {len(PREFIX) + 1}), ':') + 1)
+    WHERE chain.type LIKE '{PREFIX}%' AND chain.n <= {MAX_DEPTH + 1}
+)
+SELECT chain.type, COALESCE(chain.blob, v.data) FROM chain
+LEFT JOIN lgnb_values AS v ON v.ref = chain.ref
+ORDER BY chain.n
+"""
+
+BASE_EXISTS = (
+    "SELECT 1 FROM lgnb_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND version = ? "
+    "AND channel = ?"
+)
+
+
+def stored_type(size: int, base_version: str) -> str:
+    """The `lgnb_blobs.type` of an append to `base_version`, the whole value `size` bytes."""
+    return f"{PREFIX}{size}:{base_version}"
+
+
+def parse(btype: str) -> tuple[int, str]:
+    """`(size, base version)` of an append's stored type."""
+    size, _, base = btype[len(PREFIX):].partition(":")
+    return int(size), base
+
+
+def _header(count: int) -> bytes:
+    if count <= 15:
+        return bytes((0x90 + count,))
+    if count <= 0xFFFF:
+        return b"\xdc" + count.to_bytes(2, "big")
+    return b"\xdd" + count.to_bytes(4, "big")
+
+
+def _count(data: bytes) -> tuple[int, int]:
+    """`(items, header length)` of a msgpack array's bytes."""
+    first = data[0]
+    if 0x90 <= first <= 0x9F:
+        return first - 0x90, 1
+    if first == 0xDC:
+        return int.from_bytes(data[1:3], "big"), 3
+    if first == 0xDD:
+        return int.from_bytes(data[1:5], "big"), 5
+    raise ValueError(f"not a msgpack array (first byte 0x{first:02x})")
+
+
+def compose(parts: Sequence[bytes]) -> bytes:
+    """The bytes of the list whose items are those of each serialized list in `parts`."""
+    if len(parts) == 1:
+        return parts[0]
+    total = 0
+    bodies = []
+    for part in parts:
+        count, skip = _count(part)
+        total += count
+        bodies.append(memoryview(part)[skip:])
+    return _header(total) + b"".join(bodies)
+
+
+def grown_size(base_size: int, base_items: int, tail: bytes) -> int:
+    """The serialized size of a list of `base_items` items (`base_size` bytes) with the
+    items of the serialized list `tail` appended."""
+    tail_items, tail_header = _count(tail)
+    return (base_size - len(_header(base_items)) + len(tail) - tail_header
+            + len(_header(base_items + tail_items)))
+
+
+def composed_size(parts: Sequence[bytes]) -> int:
+    """`len(compose(parts))`, without building it."""
+    total = 0
+    size = 0
+    for part in parts:
+        count, skip = _count(part)
+        total += count
+        size += len(part) - skip
+    return len(_header(total)) + size
+
+
+def parts_of(conn: sqlite3.Connection, label: str, thread_id: str, ns: str, channel: str,
+             btype: str, data: bytes | None) -> list[bytes]:
+    """The serialized lists (whole value first, then each append) that make up a stored
+    append of `channel`, whose own type and bytes are `btype` and `data`."""
+    _size, base = parse(btype)
+    rows = conn.execute(SELECT_CHAIN, {"t": thread_id, "ns": ns, "v": base, "c": channel}).fetchall()
+    if not rows or rows[-1][0] != ROOT_TYPE or data is None or any(row[1] is None for row in rows):
+        raise CheckpointDatabaseError(
+            f"The saved value of channel {channel!r} (thread {thread_id!r}, namespace {ns!r}) "
+            f"is stored as an append to its version {base!r}, which is missing or damaged in "
+            f"{label!r}. The file was changed outside lgnb or is damaged: restore it from a "
+            "backup, or delete the thread (saver.delete_thread)."
+        )
+    parts = [row[1] for row in reversed(rows)]
+    parts.append(data)
+    return parts
+
+
+@dataclass
+class _Saved:
+    version: str
+    items: list[Any]
+    depth: int
+    size: int
+
+
+class Appends:
+    """What a store saved last per (thread, namespace, channel) list: the base of the
+    next version's append. Forgotten when rows may have been deleted (`forget`)."""
+
+    def __init__(self) -> None:
+        self._saved: dict[tuple[str, str, str], _Saved] = {}
+
+    def forget(self) -> None:
+        self._saved.clear()
+
+    def grown(self, key: tuple[str, str, str], value: list[Any]) -> tuple[_Saved, list[Any]] | None:
+        """`(base, appended items)` when `value` extends the list saved last for `key`."""
+        saved = self._saved.get(key)
+        if saved is None or saved.depth >= MAX_DEPTH or saved.size < MIN_BYTES:
+            return None
+        items = saved.items
+        n = len(items)
+        if len(value) < n or not all(map(operator.is_, value, items)):
+            return None
+        return saved, value[n:]
+
+    def saved(self, key: tuple[str, str, str], version: str, value: list[Any], *, depth: int,
+              size: int) -> None:
+        """Remember `value` (a copy of the list) as saved for `key` at `version`."""
+        self._saved.pop(key, None)
+        if len(self._saved) >= _REMEMBERED:
+            del self._saved[next(iter(self._saved))]
+        self._saved[key] = _Saved(version, list(value), depth, size)
+
+    def drop(self, key: tuple[str, str, str]) -> None:
+        self._saved.pop(key, None)
