@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from typing_extensions import TypedDict
 
 from lgnb.checkpoint.sqlite import SqliteSaver
-from lgnb.checkpoint.sqlite._appends import MAX_DEPTH, MIN_BYTES, PREFIX, compose
+from lgnb.checkpoint.sqlite._appends import MAX_DEPTH, MIN_BYTES, PREFIX, compose, depth_limit
 from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
 from lgnb.graph import END, START, MessagesState, StateGraph
 
@@ -301,6 +301,26 @@ def test_any_list_channel_is_stored_as_appends_not_only_messages(saver: SqliteSa
     app.invoke({"log": []}, _cfg(), durability="sync")
     assert any(t.startswith(PREFIX) for t in _types(saver.conn, "log"))
     assert [e["step"] for e in app.get_state(_cfg()).values["log"]] == list(range(40))
+    _assert_reads_back(saver, rec)
+
+
+def test_a_large_list_ends_longer_chains_and_reads_back(saver: SqliteSaver) -> None:
+    class State(TypedDict):
+        log: Annotated[list, operator.add]
+
+    g = StateGraph(State)
+    g.add_node("step", lambda s: {"log": [f"entry {len(s['log'])} " + "x" * 1000]})
+    g.add_edge(START, "step")
+    g.add_conditional_edges("step", lambda s: "step" if len(s["log"]) < 700 else END, ["step", END])
+    rec = Recording(saver)
+    app = g.compile(checkpointer=saver)
+    app.invoke({"log": ["y" * 1000] * 600}, _cfg(), durability="sync")
+    run = longest = 0
+    for t in _types(saver.conn, "log"):
+        run = run + 1 if t.startswith(PREFIX) else 0
+        longest = max(longest, run)
+    size = len(saver.serde.dumps_typed(app.get_state(_cfg()).values["log"])[1])
+    assert MAX_DEPTH < longest <= depth_limit(size) < 2 * MAX_DEPTH
     _assert_reads_back(saver, rec)
 
 

@@ -15,6 +15,8 @@ the other.
   (its parent), at most 64 rows to a full map (`_refs`), and the serialized
   `checkpoint` omits its `id` (the row's key).
 * `lgnb_blobs` — each channel value once per (thread, namespace, channel, version).
+  Since schema 6 a list that only grew may be stored as what it appended to an earlier
+  version of the same channel (`type` `lgnb-append:<size>:<base version>`, `_appends`).
 * `lgnb_writes` — pending writes of tasks, per checkpoint.
 * `lgnb_values` — serialized values over `INLINE_MAX` bytes, stored once by content
   hash and referenced (`ref`) from blobs and writes. A node's output is both a
