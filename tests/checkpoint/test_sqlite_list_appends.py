@@ -15,6 +15,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from typing_extensions import TypedDict
 
+from lgnb.checkpoint.serde import StrictSerializer
 from lgnb.checkpoint.sqlite import SqliteSaver
 from lgnb.checkpoint.sqlite._appends import MAX_DEPTH, MIN_BYTES, PREFIX, compose, depth_limit
 from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
@@ -357,3 +358,34 @@ async def test_the_async_saver_stores_and_reads_appends(db_path: Path) -> None:
         assert _types(reader.conn)[-1].startswith(PREFIX)
         got = reader.get_tuple({"configurable": {"thread_id": "t"}})
         assert got is not None and got.checkpoint["channel_values"]["messages"] == state.values["messages"]
+
+
+def test_a_run_saving_in_the_background_reads_back_exactly(saver: SqliteSaver) -> None:
+    rec = Recording(saver)
+    app = _chat(saver, replies=40)
+    for i in range(3):
+        app.invoke(_turn(i), _cfg(), durability="async")
+    assert len(app.get_state(_cfg()).values["messages"]) == 3 * 41
+    assert sum(t.startswith(PREFIX) for t in _types(saver.conn)) > 100
+    _assert_reads_back(saver, rec)
+
+
+class _Boxed(StrictSerializer):
+    """A serializer that still says "msgpack" but stores every value inside a map."""
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        return super().dumps_typed({"boxed": obj})
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        return super().loads_typed(data)["boxed"]
+
+
+def test_a_serializer_whose_lists_are_not_msgpack_arrays_stores_them_whole(db_path: Path) -> None:
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        saver.serde = _Boxed()
+        rec = Recording(saver)
+        app = _chat(saver, replies=3)
+        for i in range(6):
+            app.invoke(_turn(i), _cfg(), durability="sync")
+        assert set(_types(saver.conn)) == {"msgpack"}
+        assert _assert_reads_back(saver, rec) == 6 * 5

@@ -123,6 +123,14 @@ def _header(count: int) -> bytes:
     return b"\xdd" + count.to_bytes(4, "big")
 
 
+def is_array(data: bytes | None) -> bool:
+    """Whether `data` starts a msgpack array (what `compose` can join)."""
+    if not data:
+        return False
+    first = data[0]
+    return 0x90 <= first <= 0x9F or first in (0xDC, 0xDD)
+
+
 def _count(data: bytes) -> tuple[int, int]:
     """`(items, header length)` of a msgpack array's bytes."""
     first = data[0]
@@ -203,13 +211,13 @@ class Appends:
             return None
         return saved, value[n:]
 
-    def saved(self, key: tuple[str, str, str], version: str, value: list[Any], *, depth: int,
+    def saved(self, key: tuple[str, str, str], version: str, items: list[Any], *, depth: int,
               size: int) -> None:
-        """Remember `value` (a copy of the list) as saved for `key` at `version`."""
+        """Remember `items` (a copy of the list, kept as it is) as saved for `key` at `version`."""
         self._saved.pop(key, None)
         if len(self._saved) >= _REMEMBERED:
             del self._saved[next(iter(self._saved))]
-        self._saved[key] = _Saved(version, list(value), depth, size)
+        self._saved[key] = _Saved(version, items, depth, size)
 
     def drop(self, key: tuple[str, str, str]) -> None:
         self._saved.pop(key, None)

@@ -246,19 +246,23 @@ class SqliteStore:
         self, key: tuple[str, str, str], value: builtins.list[Any], large: builtins.list[tuple[bytes, bytes]]
     ) -> tuple[tuple[str, bytes | None, bytes | None], _ListSaved | None]:
         """A list channel's blob: what it appended to the list saved last for `key` when
-        it only grew (`_appends`), else the whole list; and what to remember of it."""
-        grown = self.appends.grown(key, value)
+        it only grew (`_appends`), else the whole list; and what to remember of it.
+
+        Everything comes from one copy of the list taken first, so the bytes stored and
+        the items remembered agree even if the list changes while a save is under way."""
+        items = builtins.list(value)
+        grown = self.appends.grown(key, items)
         if grown is not None:
             base, tail = grown
             ttype, tdata = self.serde.dumps_typed(tail)
-            if ttype == _appends.ROOT_TYPE:
+            if ttype == _appends.ROOT_TYPE and _appends.is_array(tdata):
                 size = _appends.grown_size(base.size, len(base.items), tdata)
                 placed = _place(_appends.stored_type(size, base.version), tdata, large,
                                 serialized_as=ttype)
-                return placed, _ListSaved(value, base.depth + 1, size, base.version)
-        type_, data = self.serde.dumps_typed(value)
-        saved = _ListSaved(value, 0, len(data), None) if type_ == _appends.ROOT_TYPE and data else None
-        return _place(type_, data, large), saved
+                return placed, _ListSaved(items, base.depth + 1, size, base.version)
+        type_, data = self.serde.dumps_typed(items)
+        whole = type_ == _appends.ROOT_TYPE and _appends.is_array(data)
+        return _place(type_, data, large), _ListSaved(items, 0, len(data), None) if whole else None
 
     def _decode_group(self, group: dict[tuple[str, Any], tuple[str, Any] | None]) -> dict[tuple[str, Any], Any]:
         loads = self.serde.loads_typed
@@ -294,7 +298,7 @@ class SqliteStore:
             if value.__class__ is list and (known := lists.get((channel, versions.get(channel)))):
                 self.appends.saved(
                     (configurable["thread_id"], configurable["checkpoint_ns"], channel),
-                    version_key(versions[channel]), value, depth=known[0], size=known[1],
+                    version_key(versions[channel]), builtins.list(value), depth=known[0], size=known[1],
                 )
 
     def _load_page(
