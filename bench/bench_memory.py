@@ -12,7 +12,9 @@ Cases:
   engine's own SQLite saver on a fresh file, both with ``synchronous=NORMAL``:
   lgnb.checkpoint.sqlite against langgraph-checkpoint-sqlite).
 - ``messages``: an ``add_messages`` state whose input holds 10,000 messages; the node
-  appends one ``AIMessage`` per step for 200 steps (no checkpointer).
+  appends one ``AIMessage`` per step for 200 steps (no checkpointer). ``messages-sqlite``:
+  the same run saved by each engine's SQLite saver (as ``steps-sqlite``), i.e. a long
+  conversation saved at every step.
 
 Each (case, engine) runs twice, each time in its own subprocess so peaks never mix:
 
@@ -50,7 +52,7 @@ from typing_extensions import TypedDict  # noqa: E402
 
 STEPS = 10_000
 HISTORY, MESSAGE_STEPS = 10_000, 200
-CASES = ("steps-none", "steps-memory", "steps-sqlite", "messages")
+CASES = ("steps-none", "steps-memory", "steps-sqlite", "messages", "messages-sqlite")
 
 
 def _steps_graph(e: Any, steps: int, saver: Any) -> Any:
@@ -72,7 +74,7 @@ def _steps_graph(e: Any, steps: int, saver: Any) -> Any:
     return g.compile(checkpointer=saver)
 
 
-def _messages_graph(e: Any, steps: int) -> Any:
+def _messages_graph(e: Any, steps: int, saver: Any = None) -> Any:
     from langchain_core.messages import AIMessage
 
     S = TypedDict("S", {"messages": Annotated[list, e.add_messages], "n": int})  # type: ignore[misc]  # noqa: UP013
@@ -87,7 +89,7 @@ def _messages_graph(e: Any, steps: int) -> Any:
     g.add_node("agent", agent)
     g.add_edge(e.START, "agent")
     g.add_conditional_edges("agent", route, ["agent", e.END])
-    return g.compile()
+    return g.compile(checkpointer=saver)
 
 
 @contextmanager
@@ -132,10 +134,11 @@ def child(case: str, engine: str, trace: bool) -> dict[str, Any]:
     """One measurement in this (fresh) process; returns figures in bytes."""
     e = load(engine)
     config: dict[str, Any] = {"configurable": {"thread_id": "mem"}}
-    if case == "messages":
+    messages = case.startswith("messages")
+    if messages:
         from langchain_core.messages import HumanMessage
 
-        ctx: Any = nullcontext(None)
+        ctx: Any = _saver(engine, "sqlite") if case == "messages-sqlite" else nullcontext(None)
         history = [HumanMessage(f"m{i}", id=f"h{i}") for i in range(HISTORY)]
         inp: dict[str, Any] = {"messages": history, "n": 0}
         config["recursion_limit"] = MESSAGE_STEPS + 10
@@ -145,7 +148,7 @@ def child(case: str, engine: str, trace: bool) -> dict[str, Any]:
         config["recursion_limit"] = STEPS + 10
     with ctx as saver:
         graph = (
-            _messages_graph(e, MESSAGE_STEPS) if case == "messages" else _steps_graph(e, STEPS, saver)
+            _messages_graph(e, MESSAGE_STEPS, saver) if messages else _steps_graph(e, STEPS, saver)
         )
         gc.collect()
         base = _rss()
@@ -155,7 +158,7 @@ def child(case: str, engine: str, trace: bool) -> dict[str, Any]:
         t0 = time.process_time()
         out = graph.invoke(inp, config)
         cpu = time.process_time() - t0
-        expect = MESSAGE_STEPS if case == "messages" else STEPS
+        expect = MESSAGE_STEPS if messages else STEPS
         if out["n"] != expect:
             raise SystemExit(f"{engine} {case}: the run stopped at n={out['n']}, not {expect}")
         gc.collect()
