@@ -666,6 +666,7 @@ class SqliteStore:
         if self.langgraph is not None:  # not brought back from LangGraph's tables later
             self.langgraph.forget(self, [str(thread_id)])
         self.refs.forget()
+        self.appends.forget()
         with self.writing() as conn:
             candidates = _refs_of(conn, [str(thread_id)])
             for statement in _sql.DELETE_THREAD:
@@ -678,6 +679,7 @@ class SqliteStore:
             return
         marks = _sql.placeholders(len(ids))
         self.refs.forget()
+        self.appends.forget()
         with self.writing() as conn:
             threads = [
                 t for (t,) in conn.execute(_sql.THREADS_OF_RUNS.format(marks), ids)
@@ -695,6 +697,7 @@ class SqliteStore:
             self.langgraph.ensure(self, str(source_thread_id))
             self.langgraph.ensure(self, str(target_thread_id))
         self.refs.forget()  # the target's rows may have been replaced
+        self.appends.forget()
         with self.writing() as conn:
             for statement in _sql.COPY_THREAD:
                 conn.execute(statement, (str(target_thread_id), str(source_thread_id)))
@@ -709,6 +712,7 @@ class SqliteStore:
             for thread_id in threads:
                 self.langgraph.ensure(self, thread_id)
         self.refs.forget()
+        self.appends.forget()
         with self.writing() as conn:
             if strategy == "keep_latest" and threads:
                 marks = ", ".join("?" * len(threads))
