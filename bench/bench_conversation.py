@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_conversation.py [--reps 5] [--sizes 100,1000,10000]
 
-The notebook's default: a ``MessagesState`` graph compiled with each engine's own
+The notebook's default: a conversation (``messages`` with ``add_messages``) compiled with each engine's own
 ``SqliteSaver`` on a fresh file, ``durability="sync"``. A thread is first filled with N
 messages (one unmeasured ``invoke``), then:
 
@@ -34,7 +34,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from engines import load  # noqa: E402
+from graphs import message_loop  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
 
 STEPS = 20
@@ -53,25 +56,8 @@ def _saver(root: str, path: str, stack: ExitStack) -> Any:
 
 
 def _graph(root: str, saver: Any, steps: int) -> Any:
-    """A node that appends one reply per step, looping `steps` times (1: a plain turn)."""
-    graph = __import__(f"{root}.graph", fromlist=["StateGraph"])
-
-    def agent(state: dict) -> dict:
-        return {"messages": AIMessage(f"reply {len(state['messages'])} " + "word " * 20)}
-
-    def route(state: dict) -> str:  # the replies since the turn's question
-        replies = 0
-        for m in reversed(state["messages"]):
-            if m.type != "ai":
-                break
-            replies += 1
-        return "agent" if replies < steps else graph.END
-
-    g = graph.StateGraph(graph.MessagesState)
-    g.add_node("agent", agent)
-    g.add_edge(graph.START, "agent")
-    g.add_conditional_edges("agent", route, ["agent", graph.END])
-    return g.compile(checkpointer=saver)
+    """`graphs.message_loop`: one reply of 20 words per step, `steps` of them (1: a turn)."""
+    return message_loop(load(root), steps, saver=saver, words=20)
 
 
 def _history(n: int) -> list:
@@ -85,7 +71,7 @@ def _history(n: int) -> list:
 def _filled(root: str, saver: Any, n: int) -> dict:
     """A new thread of `saver` holding `n` messages (saved by one unmeasured invoke)."""
     config = {"configurable": {"thread_id": f"{root}-{next(_threads)}"}}
-    _graph(root, saver, 1).invoke({"messages": _history(n)}, config, durability="sync")
+    _graph(root, saver, 1).invoke({"messages": _history(n), "n": 0}, config, durability="sync")
     return config
 
 
@@ -116,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                 for s in (STEPS, 3 * STEPS, 1):
                     config = _filled(root, savers[root], n)
                     g = graphs[(root, s)]
-                    turn = {"messages": [HumanMessage("next question", id=f"q{next(_threads)}")]}
+                    turn = {"messages": [HumanMessage("next question", id=f"q{next(_threads)}")],
+                            "n": 0}
                     t = _timed(lambda g=g, turn=turn, config=config: g.invoke(turn, config, durability="sync"))
                     key = (root, "turn" if s == 1 else "run", n, s)
                     best[key] = min(best.get(key, t), t)

@@ -69,24 +69,9 @@ from typing import Annotated, Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from engines import EngineUnavailable, load  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
+from graphs import message_loop  # noqa: E402
+from langchain_core.messages import HumanMessage  # noqa: E402
 from typing_extensions import TypedDict  # noqa: E402
-
-
-def _messages_graph(e: Any, steps: int) -> Any:
-    S = TypedDict("S", {"messages": Annotated[list, e.add_messages], "n": int})  # type: ignore[misc]  # noqa: UP013
-
-    def agent(state: dict) -> dict:
-        return {"messages": AIMessage("ok"), "n": state["n"] + 1}
-
-    def route(state: dict) -> str:
-        return "agent" if state["n"] < steps else e.END
-
-    g = e.StateGraph(S)
-    g.add_node("agent", agent)
-    g.add_edge(e.START, "agent")
-    g.add_conditional_edges("agent", route, ["agent", e.END])
-    return g.compile()
 
 
 def _history(n: int) -> list:
@@ -236,7 +221,7 @@ def bench_messages(engines: list, reps: int, steps: int = 100) -> dict[str, floa
         for kind, streamed in kinds:
             for n in (100, 1000, 10000):
                 for s in (steps, 3 * steps):
-                    g = _messages_graph(e, s)
+                    g = message_loop(e, s)
                     hist = _history(n)
                     targets[f"{e.name}/{kind}-{n}/{s}"] = (
                         lambda g=g, hist=hist, streamed=streamed: _run_messages(g, hist, streamed)

@@ -43,11 +43,12 @@ import tracemalloc
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from engines import load  # noqa: E402
+from graphs import message_loop  # noqa: E402
 from typing_extensions import TypedDict  # noqa: E402
 
 STEPS = 10_000
@@ -71,24 +72,6 @@ def _steps_graph(e: Any, steps: int, saver: Any) -> Any:
     g.add_node("node", node)
     g.add_edge(e.START, "node")
     g.add_conditional_edges("node", route, ["node", e.END])
-    return g.compile(checkpointer=saver)
-
-
-def _messages_graph(e: Any, steps: int, saver: Any = None) -> Any:
-    from langchain_core.messages import AIMessage
-
-    S = TypedDict("S", {"messages": Annotated[list, e.add_messages], "n": int})  # type: ignore[misc]  # noqa: UP013
-
-    def agent(state: dict) -> dict:
-        return {"messages": AIMessage(f"reply {state['n']}"), "n": state["n"] + 1}
-
-    def route(state: dict) -> str:
-        return "agent" if state["n"] < steps else e.END
-
-    g = e.StateGraph(S)
-    g.add_node("agent", agent)
-    g.add_edge(e.START, "agent")
-    g.add_conditional_edges("agent", route, ["agent", e.END])
     return g.compile(checkpointer=saver)
 
 
@@ -148,7 +131,7 @@ def child(case: str, engine: str, trace: bool) -> dict[str, Any]:
         config["recursion_limit"] = STEPS + 10
     with ctx as saver:
         graph = (
-            _messages_graph(e, MESSAGE_STEPS, saver) if messages else _steps_graph(e, STEPS, saver)
+            message_loop(e, MESSAGE_STEPS, saver=saver) if messages else _steps_graph(e, STEPS, saver)
         )
         gc.collect()
         base = _rss()

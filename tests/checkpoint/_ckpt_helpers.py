@@ -39,3 +39,23 @@ def subprocess_row(argv: list[str]) -> bytes:
     import ormsgpack
 
     return ormsgpack.packb(ormsgpack.Ext(1, ormsgpack.packb(("subprocess", "run", [argv]))))
+
+
+class Recorded:
+    """Each checkpoint's values as a saver's `put` received them (lists copied): the
+    oracle of read-back tests. `watch` wraps a saver; call it again for a reopened one."""
+
+    def __init__(self) -> None:
+        self.saved: dict[str, dict[str, Any]] = {}
+
+    def watch(self, saver: Any) -> Any:
+        inner = saver.put
+
+        def put(config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+            self.saved[checkpoint["id"]] = {
+                k: list(v) if isinstance(v, list) else v for k, v in checkpoint["channel_values"].items()
+            }
+            return inner(config, checkpoint, metadata, new_versions)
+
+        saver.put = put
+        return saver

@@ -21,21 +21,7 @@ from lgnb.checkpoint.sqlite._appends import MAX_DEPTH, MIN_BYTES, PREFIX, compos
 from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
 from lgnb.graph import END, START, MessagesState, StateGraph
 
-
-class Recording:
-    """Wraps a saver's `put`: each checkpoint's values as saved (the oracle)."""
-
-    def __init__(self, saver: SqliteSaver) -> None:
-        self.saved: dict[str, dict[str, Any]] = {}
-        inner = saver.put
-
-        def put(config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-            self.saved[checkpoint["id"]] = {
-                k: list(v) if isinstance(v, list) else v for k, v in checkpoint["channel_values"].items()
-            }
-            return inner(config, checkpoint, metadata, new_versions)
-
-        saver.put = put  # type: ignore[method-assign]
+from _ckpt_helpers import Recorded
 
 
 def _chat(saver: Any, *, replies: int = 1, graph: Any = None) -> Any:
@@ -75,7 +61,7 @@ def _types(conn: sqlite3.Connection, channel: str = "messages", thread: str = "t
         (thread, channel))]
 
 
-def _assert_reads_back(saver: SqliteSaver, rec: Recording, thread: str = "t") -> int:
+def _assert_reads_back(saver: SqliteSaver, rec: Recorded, thread: str = "t") -> int:
     listed = list(saver.list({"configurable": {"thread_id": thread}}))
     for tup in listed:
         cid = tup.checkpoint["id"]
@@ -88,7 +74,8 @@ def _assert_reads_back(saver: SqliteSaver, rec: Recording, thread: str = "t") ->
 def test_a_conversation_saved_turn_by_turn_is_stored_as_appends_and_reads_back_exactly(
     saver: SqliteSaver,
 ) -> None:
-    rec = Recording(saver)
+    rec = Recorded()
+    rec.watch(saver)
     app = _chat(saver, replies=3)
     for i in range(30):
         app.invoke(_turn(i), _cfg(), durability="sync")
@@ -104,7 +91,8 @@ def test_a_conversation_saved_turn_by_turn_is_stored_as_appends_and_reads_back_e
 def test_a_chain_of_appends_is_stored_whole_again_every_max_depth_versions(
     saver: SqliteSaver,
 ) -> None:
-    rec = Recording(saver)
+    rec = Recorded()
+    rec.watch(saver)
     app = _chat(saver, replies=3 * MAX_DEPTH)
     app.invoke(_turn(0), _cfg(), durability="sync")
     run = longest = 0
@@ -117,7 +105,8 @@ def test_a_chain_of_appends_is_stored_whole_again_every_max_depth_versions(
 
 def test_a_fresh_reader_of_the_file_reads_every_checkpoint_back(db_path: Path) -> None:
     with SqliteSaver.from_conn_string(db_path) as saver:
-        rec = Recording(saver)
+        rec = Recorded()
+        rec.watch(saver)
         app = _chat(saver, replies=2)
         for i in range(10):
             app.invoke(_turn(i), _cfg(), durability="sync")
@@ -149,7 +138,8 @@ def test_the_history_matches_langgraph_with_its_own_sqlite_saver(saver: SqliteSa
 
 
 def test_a_list_changed_before_its_end_is_stored_whole(saver: SqliteSaver) -> None:
-    rec = Recording(saver)
+    rec = Recorded()
+    rec.watch(saver)
     app = _chat(saver)
     for i in range(8):
         app.invoke(_turn(i), _cfg(), durability="sync")
@@ -168,7 +158,8 @@ def test_a_list_changed_before_its_end_is_stored_whole(saver: SqliteSaver) -> No
 
 
 def test_a_fork_from_an_old_checkpoint_reads_back_and_so_does_its_source(saver: SqliteSaver) -> None:
-    rec = Recording(saver)
+    rec = Recorded()
+    rec.watch(saver)
     app = _chat(saver)
     for i in range(10):
         app.invoke(_turn(i), _cfg(), durability="sync")
@@ -199,7 +190,8 @@ def test_prune_keep_latest_keeps_the_chain_the_latest_value_is_built_from(saver:
 
 
 def test_deleting_runs_keeps_the_bases_of_what_stays(saver: SqliteSaver) -> None:
-    rec = Recording(saver)
+    rec = Recorded()
+    rec.watch(saver)
     app = _chat(saver)
     run_ids = []
     for i in range(12):
@@ -297,7 +289,8 @@ def test_any_list_channel_is_stored_as_appends_not_only_messages(saver: SqliteSa
     g.add_node("step", step)
     g.add_edge(START, "step")
     g.add_conditional_edges("step", lambda s: "step" if len(s["log"]) < 40 else END, ["step", END])
-    rec = Recording(saver)
+    rec = Recorded()
+    rec.watch(saver)
     app = g.compile(checkpointer=saver)
     app.invoke({"log": []}, _cfg(), durability="sync")
     assert any(t.startswith(PREFIX) for t in _types(saver.conn, "log"))
@@ -313,7 +306,8 @@ def test_a_large_list_ends_longer_chains_and_reads_back(saver: SqliteSaver) -> N
     g.add_node("step", lambda s: {"log": [f"entry {len(s['log'])} " + "x" * 1000]})
     g.add_edge(START, "step")
     g.add_conditional_edges("step", lambda s: "step" if len(s["log"]) < 270 else END, ["step", END])
-    rec = Recording(saver)
+    rec = Recorded()
+    rec.watch(saver)
     app = g.compile(checkpointer=saver)
     app.invoke({"log": ["y" * 1000] * 200}, _cfg(), durability="sync")
     run = longest = 0
@@ -361,7 +355,8 @@ async def test_the_async_saver_stores_and_reads_appends(db_path: Path) -> None:
 
 
 def test_a_run_saving_in_the_background_reads_back_exactly(saver: SqliteSaver) -> None:
-    rec = Recording(saver)
+    rec = Recorded()
+    rec.watch(saver)
     app = _chat(saver, replies=40)
     for i in range(3):
         app.invoke(_turn(i), _cfg(), durability="async")
@@ -383,7 +378,8 @@ class _Boxed(StrictSerializer):
 def test_a_serializer_whose_lists_are_not_msgpack_arrays_stores_them_whole(db_path: Path) -> None:
     with SqliteSaver.from_conn_string(db_path) as saver:
         saver.serde = _Boxed()
-        rec = Recording(saver)
+        rec = Recorded()
+        rec.watch(saver)
         app = _chat(saver, replies=3)
         for i in range(6):
             app.invoke(_turn(i), _cfg(), durability="sync")

@@ -19,6 +19,8 @@ from lgnb.checkpoint.sqlite._appends import PREFIX
 from lgnb.graph import END, START, StateGraph
 from lgnb.graph.message import add_messages
 
+from _ckpt_helpers import Recorded
+
 
 class Chat(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
@@ -45,25 +47,6 @@ def _graph(saver: SqliteSaver) -> Any:
     g.add_edge(START, "agent")
     g.add_conditional_edges("agent", route, ["agent", END])
     return g.compile(checkpointer=saver)
-
-
-class Recorded:
-    """Every checkpoint's values as `put` received them, across reopened savers."""
-
-    def __init__(self) -> None:
-        self.saved: dict[str, dict[str, Any]] = {}
-
-    def watch(self, saver: SqliteSaver) -> SqliteSaver:
-        inner = saver.put
-
-        def put(config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-            self.saved[checkpoint["id"]] = {
-                k: list(v) if isinstance(v, list) else v for k, v in checkpoint["channel_values"].items()
-            }
-            return inner(config, checkpoint, metadata, new_versions)
-
-        saver.put = put  # type: ignore[method-assign]
-        return saver
 
 
 CFG = {"configurable": {"thread_id": "t"}, "recursion_limit": 100}
