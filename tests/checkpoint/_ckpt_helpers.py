@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
@@ -42,8 +43,9 @@ def subprocess_row(argv: list[str]) -> bytes:
 
 
 class Recorded:
-    """Each checkpoint's values as a saver's `put` received them (lists copied): the
-    oracle of read-back tests. `watch` wraps a saver; call it again for a reopened one."""
+    """Each checkpoint's values as a saver's `put` received them (deep copies: a message
+    given its id in place later must not change what was recorded): the oracle of
+    read-back tests. `watch` wraps a saver; call it again for a reopened one."""
 
     def __init__(self) -> None:
         self.saved: dict[str, dict[str, Any]] = {}
@@ -52,9 +54,7 @@ class Recorded:
         inner = saver.put
 
         def put(config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-            self.saved[checkpoint["id"]] = {
-                k: list(v) if isinstance(v, list) else v for k, v in checkpoint["channel_values"].items()
-            }
+            self.saved[checkpoint["id"]] = copy.deepcopy(dict(checkpoint["channel_values"]))
             return inner(config, checkpoint, metadata, new_versions)
 
         saver.put = put

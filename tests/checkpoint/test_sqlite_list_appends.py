@@ -20,6 +20,7 @@ from lgnb.checkpoint.sqlite import SqliteSaver
 from lgnb.checkpoint.sqlite._appends import MAX_DEPTH, MIN_BYTES, PREFIX, compose, depth_limit
 from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
 from lgnb.graph import END, START, MessagesState, StateGraph
+from lgnb.types import Overwrite
 
 from _ckpt_helpers import Recorded
 
@@ -385,3 +386,98 @@ def test_a_serializer_whose_lists_are_not_msgpack_arrays_stores_them_whole(db_pa
             app.invoke(_turn(i), _cfg(), durability="sync")
         assert set(_types(saver.conn)) == {"msgpack"}
         assert _assert_reads_back(saver, rec) == 6 * 5
+
+
+def test_messages_set_by_overwrite_keep_the_ids_add_messages_gives_them_later(saver: SqliteSaver) -> None:
+    # Overwrite skips the reducer: its messages are saved without ids, and the next merge
+    # gives them ids in place; those ids must reach the file, or a RemoveMessage of one fails
+    def summarize(state: dict) -> dict:
+        if len(state["messages"]) == 1:
+            return {"messages": Overwrite([HumanMessage("summary " + "word " * 50) for _ in range(8)])}
+        return {}
+
+    def reply(state: dict) -> dict:
+        return {"messages": [AIMessage("ok " + "word " * 50, id=f"ai-{len(state['messages'])}")]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("summarize", summarize)
+    g.add_node("reply", reply)
+    g.add_edge(START, "summarize")
+    g.add_edge("summarize", "reply")
+    g.add_edge("reply", END)
+    rec = Recorded()
+    rec.watch(saver)
+    app = g.compile(checkpointer=saver)
+    out = app.invoke({"messages": [HumanMessage("hi", id="h0")]}, _cfg())
+    assert all(m.id for m in out["messages"])
+    assert [m.id for m in app.get_state(_cfg()).values["messages"]] == [m.id for m in out["messages"]]
+    app.invoke({"messages": [RemoveMessage(id=out["messages"][0].id)]}, _cfg())
+    assert [m.id for m in app.get_state(_cfg()).values["messages"]][:7] == [m.id for m in out["messages"]][1:8]
+    _assert_reads_back(saver, rec)
+
+
+class _Enveloped(StrictSerializer):
+    """A serializer that still says "msgpack" but stores `[1, value]`: an array, not the list's."""
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        return super().dumps_typed([1, obj])
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        return super().loads_typed(data)[1]
+
+
+def test_a_serializer_subclass_that_wraps_values_in_an_array_stores_lists_whole(db_path: Path) -> None:
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        saver.serde = _Enveloped()
+        rec = Recorded()
+        rec.watch(saver)
+        app = _chat(saver, replies=3)
+        for i in range(6):  # two questions a turn: a tail of two items, as many as [1, value]
+            two = {"messages": [*_turn(i)["messages"], HumanMessage("and " + "word " * 40, id=f"q2-{i}")]}
+            app.invoke(two, _cfg(), durability="sync")
+        assert set(_types(saver.conn)) == {"msgpack"}
+        assert _assert_reads_back(saver, rec) == 6 * 5
+
+
+def test_langgraphs_own_serializer_joins_lists_too(db_path: Path) -> None:
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        saver.serde = JsonPlusSerializer()
+        rec = Recorded()
+        rec.watch(saver)
+        app = _chat(saver, replies=3)
+        for i in range(6):
+            app.invoke(_turn(i), _cfg(), durability="sync")
+        assert _types(saver.conn)[-1].startswith(PREFIX)
+        assert _assert_reads_back(saver, rec) == 6 * 5
+
+
+def test_saves_of_many_threads_at_once_keep_the_remembered_lists_consistent() -> None:
+    import sys
+    import threading
+
+    from lgnb.checkpoint.sqlite._appends import Appends
+
+    appends = Appends()
+    errors: list[BaseException] = []
+
+    def save(n: int) -> None:
+        try:
+            for i in range(20_000):
+                appends.saved(("t", str(n), str(i)), "v", [], depth=0, size=MIN_BYTES)
+                appends.drop(("t", str(n), str(i - 1)))
+        except BaseException as exc:  # noqa: BLE001 - collected for the assert
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=save, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []

@@ -15,8 +15,15 @@ it extends:
 
 This works on bytes, not objects, because msgpack serializes a list as a header (the item
 count) followed by each item on its own: the whole value's bytes are a new header and the
-items of the base's bytes, then the tail's (`compose`). Only values the serializer wrote
-as plain ``msgpack`` are stored this way (not pickled or encrypted ones).
+items of the base's bytes, then the tail's (`compose`). So only serializers known to write
+a list that way join lists (`joinable`: lgnb's `StrictSerializer` and LangGraph's
+`JsonPlusSerializer`, not subclasses, which may wrap values), and only values they wrote as
+a plain ``msgpack`` array of the list's items (not pickled ones).
+
+A list holding a message without an id is stored whole, and whole again until none is
+left (`ids_settled`): `add_messages` gives such a message its id *in place* at the next
+merge, after it was saved (a list set with `Overwrite` holds them), and an append would
+never store the id.
 
 Invariants:
 
@@ -42,10 +49,14 @@ from __future__ import annotations
 
 import operator
 import sqlite3
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from lgnb.checkpoint.serde import StrictSerializer
 from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
 
 PREFIX = "lgnb-append:"
@@ -102,6 +113,32 @@ BASE_EXISTS = (
 def depth_limit(size: int) -> int:
     """The longest chain of appends a value of `size` bytes (serialized) may end."""
     return min(MAX_CHAIN, max(MAX_DEPTH, size // BYTES_PER_LINK))
+
+
+_JOINABLE = (StrictSerializer, JsonPlusSerializer)
+
+
+def joinable(serde: Any) -> bool:
+    """Whether `serde` serializes a list as a msgpack array of its items, each serialized on
+    its own (exactly these classes: a subclass may wrap what it stores)."""
+    return type(serde) in _JOINABLE
+
+
+_NO_ID = object()
+
+
+def ids_settled(items: Iterable[Any]) -> bool:
+    """Whether no item is a message (anything with an ``id`` attribute) whose id is None:
+    `add_messages` would set it in place later, behind a stored append's back."""
+    for item in items:
+        if getattr(item, "id", _NO_ID) is None:
+            return False
+    return True
+
+
+def lists_of(data: bytes | None, count: int) -> bool:
+    """Whether `data` is a msgpack array of `count` items (what `compose` can join)."""
+    return is_array(data) and _count(data)[0] == count  # type: ignore[arg-type]
 
 
 def stored_type(size: int, base_version: str) -> str:
@@ -196,13 +233,17 @@ class Appends:
 
     def __init__(self) -> None:
         self._saved: dict[tuple[str, str, str], _Saved] = {}
+        # saves of different threads may run at once (async savers, background saves)
+        self._lock = threading.Lock()
 
     def forget(self) -> None:
-        self._saved.clear()
+        with self._lock:
+            self._saved.clear()
 
     def grown(self, key: tuple[str, str, str], value: list[Any]) -> tuple[_Saved, list[Any]] | None:
         """`(base, appended items)` when `value` extends the list saved last for `key`."""
-        saved = self._saved.get(key)
+        with self._lock:
+            saved = self._saved.get(key)
         if saved is None or saved.size < MIN_BYTES or saved.depth >= depth_limit(saved.size):
             return None
         items = saved.items
@@ -214,10 +255,12 @@ class Appends:
     def saved(self, key: tuple[str, str, str], version: str, items: list[Any], *, depth: int,
               size: int) -> None:
         """Remember `items` (a copy of the list, kept as it is) as saved for `key` at `version`."""
-        self._saved.pop(key, None)
-        if len(self._saved) >= _REMEMBERED:
-            del self._saved[next(iter(self._saved))]
-        self._saved[key] = _Saved(version, items, depth, size)
+        with self._lock:
+            self._saved.pop(key, None)
+            if len(self._saved) >= _REMEMBERED:
+                del self._saved[next(iter(self._saved))]
+            self._saved[key] = _Saved(version, items, depth, size)
 
     def drop(self, key: tuple[str, str, str]) -> None:
-        self._saved.pop(key, None)
+        with self._lock:
+            self._saved.pop(key, None)

@@ -145,6 +145,8 @@ class _ListSaved:
     depth: int
     size: int
     base: str | None
+    remember: bool = True
+    """False: stored, but not a base for the next version's append (`_appends.ids_settled`)."""
 
 
 class SqliteStore:
@@ -251,18 +253,23 @@ class SqliteStore:
         Everything comes from one copy of the list taken first, so the bytes stored and
         the items remembered agree even if the list changes while a save is under way."""
         items = builtins.list(value)
+        if not _appends.joinable(self.serde):
+            return _place(*self.serde.dumps_typed(items), large), None
         grown = self.appends.grown(key, items)
         if grown is not None:
             base, tail = grown
             ttype, tdata = self.serde.dumps_typed(tail)
-            if ttype == _appends.ROOT_TYPE and _appends.is_array(tdata):
+            if ttype == _appends.ROOT_TYPE and _appends.lists_of(tdata, len(tail)):
                 size = _appends.grown_size(base.size, len(base.items), tdata)
                 placed = _place(_appends.stored_type(size, base.version), tdata, large,
                                 serialized_as=ttype)
-                return placed, _ListSaved(items, base.depth + 1, size, base.version)
+                settled = _appends.ids_settled(tail)
+                return placed, _ListSaved(items, base.depth + 1, size, base.version, remember=settled)
         type_, data = self.serde.dumps_typed(items)
-        whole = type_ == _appends.ROOT_TYPE and _appends.is_array(data)
-        return _place(type_, data, large), _ListSaved(items, 0, len(data), None) if whole else None
+        if type_ != _appends.ROOT_TYPE or not _appends.lists_of(data, len(items)):
+            return _place(type_, data, large), None
+        saved = _ListSaved(items, 0, len(data), None, remember=_appends.ids_settled(items))
+        return _place(type_, data, large), saved
 
     def _decode_group(self, group: dict[tuple[str, Any], tuple[str, Any] | None]) -> dict[tuple[str, Any], Any]:
         loads = self.serde.loads_typed
@@ -273,9 +280,9 @@ class SqliteStore:
 
     def _compose_appends(self, conn: sqlite3.Connection, thread_id: str, ns: str,
                          group: dict[tuple[str, Any], tuple[str, Any] | None],
-                         lists: dict[tuple[str, Any], tuple[int, int]] | None) -> None:
+                         lists: dict[tuple[str, Any], tuple[int, int, bytes]] | None) -> None:
         """Replace each stored append in `group` by the whole value's bytes (`_appends`);
-        `lists` (if given) gets each msgpack value's (appends since stored whole, size)."""
+        `lists` (if given) gets each msgpack value's (appends since stored whole, size, bytes)."""
         prefix = _appends.PREFIX
         for pair, hit in group.items():
             if hit is None:
@@ -287,15 +294,18 @@ class SqliteStore:
             else:
                 depth = 0
             if lists is not None and hit[0] == _appends.ROOT_TYPE and hit[1]:
-                lists[pair] = (depth, len(hit[1]))
+                lists[pair] = (depth, len(hit[1]), hit[1])
 
-    def _remember_lists(self, found: CheckpointTuple, lists: dict[tuple[str, Any], tuple[int, int]]) -> None:
+    def _remember_lists(self, found: CheckpointTuple, lists: dict[tuple[str, Any], tuple[int, int, bytes]]) -> None:
         """Remember the lists a run starts from (`get_tuple`): the run's first checkpoint
         then stores what it appended to them, not the whole conversation again."""
+        if not _appends.joinable(self.serde):
+            return
         configurable = found.config["configurable"]
         versions = found.checkpoint["channel_versions"]
         for channel, value in found.checkpoint["channel_values"].items():
-            if value.__class__ is list and (known := lists.get((channel, versions.get(channel)))):
+            if (value.__class__ is list and (known := lists.get((channel, versions.get(channel))))
+                    and _appends.lists_of(known[2], len(value)) and _appends.ids_settled(value)):
                 self.appends.saved(
                     (configurable["thread_id"], configurable["checkpoint_ns"], channel),
                     version_key(versions[channel]), builtins.list(value), depth=known[0], size=known[1],
@@ -303,7 +313,7 @@ class SqliteStore:
 
     def _load_page(
         self, conn: sqlite3.Connection, rows: Sequence[Sequence[Any]],
-        lists: dict[tuple[str, Any], tuple[int, int]] | None = None,
+        lists: dict[tuple[str, Any], tuple[int, int, bytes]] | None = None,
     ) -> builtins.list[CheckpointTuple]:
         """The tuples of resolved checkpoint rows (`_refs.resolve_rows`).
 
@@ -387,7 +397,7 @@ class SqliteStore:
                 row = conn.execute(_sql.SELECT_LATEST, (thread_id, ns)).fetchone()
             if row is None:
                 return None
-            lists: dict[tuple[str, Any], tuple[int, int]] = {}
+            lists: dict[tuple[str, Any], tuple[int, int, bytes]] = {}
             found = self._load_page(conn, _refs.resolve_rows(conn, [row], self.refs.known()), lists)[0]
         if lists:
             self._remember_lists(found, lists)
@@ -547,7 +557,7 @@ class SqliteStore:
                 conn.execute(_sql.UPSERT_CHECKPOINT, row)
         self.refs.saved(memo)
         for _at, list_key, text, saved in lists:
-            if saved is None:
+            if saved is None or not saved.remember:
                 self.appends.drop(list_key)
             else:
                 self.appends.saved(list_key, text, saved.value, depth=saved.depth, size=saved.size)
