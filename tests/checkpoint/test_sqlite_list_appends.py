@@ -465,7 +465,7 @@ def test_saves_of_many_threads_at_once_keep_the_remembered_lists_consistent() ->
     def save(n: int) -> None:
         try:
             for i in range(20_000):
-                appends.saved(("t", str(n), str(i)), "v", [], depth=0, size=MIN_BYTES)
+                appends.saved(("t", str(n), str(i)), "v", [], depth=0, size=MIN_BYTES, idless=[])
                 appends.drop(("t", str(n), str(i - 1)))
         except BaseException as exc:  # noqa: BLE001 - collected for the assert
             errors.append(exc)
@@ -481,3 +481,25 @@ def test_saves_of_many_threads_at_once_keep_the_remembered_lists_consistent() ->
     finally:
         sys.setswitchinterval(interval)
     assert errors == []
+
+
+def test_an_operator_add_list_of_messages_without_ids_is_stored_as_appends(saver: SqliteSaver) -> None:
+    # nothing gives these messages ids later, so the list may be appended to as it grows
+    class State(TypedDict):
+        messages: Annotated[list, operator.add]
+
+    def agent(state: State) -> dict:
+        return {"messages": [AIMessage(f"reply {len(state['messages'])} " + "word " * 40)]}
+
+    g = StateGraph(State)
+    g.add_node("agent", agent)
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", lambda s: "agent" if len(s["messages"]) < 40 else END, ["agent", END])
+    rec = Recorded()
+    rec.watch(saver)
+    app = g.compile(checkpointer=saver)
+    app.invoke({"messages": [HumanMessage("hi " + "word " * 40)]}, _cfg(), durability="sync")
+    messages = app.get_state(_cfg()).values["messages"]
+    assert len(messages) == 40 and all(m.id is None for m in messages)
+    assert sum(t.startswith(PREFIX) for t in _types(saver.conn)) > 25
+    _assert_reads_back(saver, rec)

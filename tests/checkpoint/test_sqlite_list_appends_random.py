@@ -1,6 +1,6 @@
 """Random sequences of what users do to a saved conversation — turns of several replies,
-edits and removals by id, forks from old checkpoints, prunes, deleted runs, a reopened
-file — on lgnb's SqliteSaver, which stores a growing list as appends (schema 6). After
+edits and removals by id, forks from old checkpoints, an `Overwrite` with a summary that
+has no id yet, prunes, deleted runs, a reopened file — on lgnb's SqliteSaver, which stores a growing list as appends (schema 6). After
 every sequence each remaining checkpoint reads back exactly what it was saved with."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from lgnb.checkpoint.sqlite import SqliteSaver
 from lgnb.checkpoint.sqlite._appends import PREFIX
 from lgnb.graph import END, START, StateGraph
 from lgnb.graph.message import add_messages
+from lgnb.types import Overwrite
 
 from _ckpt_helpers import Recorded
 
@@ -67,9 +68,9 @@ def test_random_histories_read_back_exactly(tmp_path: Path, seed: int) -> None:
     appended = 0  # appends stored, summed over the ops (a prune may leave none at the end)
     try:
         for op in range(45):
-            kind = rnd.choices(["turn", "edit", "remove", "fork", "prune", "reopen", "drop_run"],
-                               weights=[10, 2, 2, 2, 1, 1, 1])[0]
-            ids = _ids(app)
+            kind = rnd.choices(["turn", "edit", "remove", "fork", "prune", "reopen", "drop_run", "overwrite"],
+                               weights=[10, 2, 2, 2, 1, 1, 1, 1])[0]
+            ids = [i for i in _ids(app) if i]  # a summary set by Overwrite has none yet
             if kind == "turn" or len(ids) < 4:
                 run = f"run-{op}"
                 runs.append(run)
@@ -89,6 +90,9 @@ def test_random_histories_read_back_exactly(tmp_path: Path, seed: int) -> None:
                 saver.close()
                 saver = rec.watch(SqliteSaver(path))
                 app = _graph(saver)
+            elif kind == "overwrite":  # a summary without an id: the next merge gives it one in place
+                kept = app.get_state(CFG).values["messages"][-12:]  # over 2 KB: appends go on
+                app.update_state(CFG, {"messages": Overwrite([HumanMessage(f"summary {op} " + "w" * 150), *kept])})
             elif kind == "drop_run" and len(runs) > 2:
                 saver.delete_for_runs([runs.pop(rnd.randrange(len(runs) - 1))])
             appended += saver.conn.execute(

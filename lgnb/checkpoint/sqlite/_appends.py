@@ -20,10 +20,11 @@ a list that way join lists (`joinable`: lgnb's `StrictSerializer` and LangGraph'
 `JsonPlusSerializer`, not subclasses, which may wrap values), and only values they wrote as
 a plain ``msgpack`` array of the list's items (not pickled ones).
 
-A list holding a message without an id is stored whole, and whole again until none is
-left (`ids_settled`): `add_messages` gives such a message its id *in place* at the next
-merge, after it was saved (a list set with `Overwrite` holds them), and an append would
-never store the id.
+The framework changes one thing in place: `add_messages` gives a message without an id
+its id at the next merge, after the list was saved (a list set with `Overwrite` skipped the
+reducer; an `operator.add` list of messages never gets ids). So the store remembers which
+saved items had no id (`idless`), and a list in which one of them has one now is stored
+whole: the id reaches the file.
 
 Invariants:
 
@@ -50,7 +51,7 @@ from __future__ import annotations
 import operator
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,13 +128,10 @@ def joinable(serde: Any) -> bool:
 _NO_ID = object()
 
 
-def ids_settled(items: Iterable[Any]) -> bool:
-    """Whether no item is a message (anything with an ``id`` attribute) whose id is None:
-    `add_messages` would set it in place later, behind a stored append's back."""
-    for item in items:
-        if getattr(item, "id", _NO_ID) is None:
-            return False
-    return True
+def idless(items: Sequence[Any], start: int = 0) -> list[int]:
+    """Positions (from `start`) of the items that are messages (anything with an ``id``
+    attribute) whose id is None: `add_messages` may set it in place later."""
+    return [start + i for i, item in enumerate(items) if getattr(item, "id", _NO_ID) is None]
 
 
 def lists_of(data: bytes | None, count: int) -> bool:
@@ -225,6 +223,7 @@ class _Saved:
     items: list[Any]
     depth: int
     size: int
+    idless: list[int]
 
 
 class Appends:
@@ -250,16 +249,20 @@ class Appends:
         n = len(items)
         if len(value) < n or not all(map(operator.is_, value, items)):
             return None
+        for i in saved.idless:  # given an id in place since: the stored bytes lack it
+            if getattr(items[i], "id", None) is not None:
+                return None
         return saved, value[n:]
 
     def saved(self, key: tuple[str, str, str], version: str, items: list[Any], *, depth: int,
-              size: int) -> None:
-        """Remember `items` (a copy of the list, kept as it is) as saved for `key` at `version`."""
+              size: int, idless: list[int]) -> None:
+        """Remember `items` (a copy of the list, kept as it is) as saved for `key` at
+        `version`; `idless`: the positions of its messages stored without an id."""
         with self._lock:
             self._saved.pop(key, None)
             if len(self._saved) >= _REMEMBERED:
                 del self._saved[next(iter(self._saved))]
-            self._saved[key] = _Saved(version, items, depth, size)
+            self._saved[key] = _Saved(version, items, depth, size, idless)
 
     def drop(self, key: tuple[str, str, str]) -> None:
         with self._lock:

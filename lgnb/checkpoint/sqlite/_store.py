@@ -145,8 +145,8 @@ class _ListSaved:
     depth: int
     size: int
     base: str | None
-    remember: bool = True
-    """False: stored, but not a base for the next version's append (`_appends.ids_settled`)."""
+    idless: list[int]
+    """Positions of the messages stored without an id (`_appends.idless`)."""
 
 
 class SqliteStore:
@@ -263,12 +263,12 @@ class SqliteStore:
                 size = _appends.grown_size(base.size, len(base.items), tdata)
                 placed = _place(_appends.stored_type(size, base.version), tdata, large,
                                 serialized_as=ttype)
-                settled = _appends.ids_settled(tail)
-                return placed, _ListSaved(items, base.depth + 1, size, base.version, remember=settled)
+                idless = base.idless + _appends.idless(tail, len(base.items))
+                return placed, _ListSaved(items, base.depth + 1, size, base.version, idless)
         type_, data = self.serde.dumps_typed(items)
         if type_ != _appends.ROOT_TYPE or not _appends.lists_of(data, len(items)):
             return _place(type_, data, large), None
-        saved = _ListSaved(items, 0, len(data), None, remember=_appends.ids_settled(items))
+        saved = _ListSaved(items, 0, len(data), None, _appends.idless(items))
         return _place(type_, data, large), saved
 
     def _decode_group(self, group: dict[tuple[str, Any], tuple[str, Any] | None]) -> dict[tuple[str, Any], Any]:
@@ -305,10 +305,11 @@ class SqliteStore:
         versions = found.checkpoint["channel_versions"]
         for channel, value in found.checkpoint["channel_values"].items():
             if (value.__class__ is list and (known := lists.get((channel, versions.get(channel))))
-                    and _appends.lists_of(known[2], len(value)) and _appends.ids_settled(value)):
+                    and _appends.lists_of(known[2], len(value))):
                 self.appends.saved(
                     (configurable["thread_id"], configurable["checkpoint_ns"], channel),
                     version_key(versions[channel]), builtins.list(value), depth=known[0], size=known[1],
+                    idless=_appends.idless(value),
                 )
 
     def _load_page(
@@ -557,10 +558,11 @@ class SqliteStore:
                 conn.execute(_sql.UPSERT_CHECKPOINT, row)
         self.refs.saved(memo)
         for _at, list_key, text, saved in lists:
-            if saved is None or not saved.remember:
+            if saved is None:
                 self.appends.drop(list_key)
             else:
-                self.appends.saved(list_key, text, saved.value, depth=saved.depth, size=saved.size)
+                self.appends.saved(list_key, text, saved.value, depth=saved.depth, size=saved.size,
+                                   idless=saved.idless)
         return _config(thread_id, ns, checkpoint["id"])
 
     def _bases_checked(
