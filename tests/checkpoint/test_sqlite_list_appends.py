@@ -366,28 +366,6 @@ def test_a_run_saving_in_the_background_reads_back_exactly(saver: SqliteSaver) -
     _assert_reads_back(saver, rec)
 
 
-class _Boxed(StrictSerializer):
-    """A serializer that still says "msgpack" but stores every value inside a map."""
-
-    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        return super().dumps_typed({"boxed": obj})
-
-    def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        return super().loads_typed(data)["boxed"]
-
-
-def test_a_serializer_whose_lists_are_not_msgpack_arrays_stores_them_whole(db_path: Path) -> None:
-    with SqliteSaver.from_conn_string(db_path) as saver:
-        saver.serde = _Boxed()
-        rec = Recorded()
-        rec.watch(saver)
-        app = _chat(saver, replies=3)
-        for i in range(6):
-            app.invoke(_turn(i), _cfg(), durability="sync")
-        assert set(_types(saver.conn)) == {"msgpack"}
-        assert _assert_reads_back(saver, rec) == 6 * 5
-
-
 def test_messages_set_by_overwrite_keep_the_ids_add_messages_gives_them_later(saver: SqliteSaver) -> None:
     # Overwrite skips the reducer: its messages are saved without ids, and the next merge
     # gives them ids in place; those ids must reach the file, or a RemoveMessage of one fails
@@ -416,6 +394,16 @@ def test_messages_set_by_overwrite_keep_the_ids_add_messages_gives_them_later(sa
     _assert_reads_back(saver, rec)
 
 
+class _Boxed(StrictSerializer):
+    """A serializer that still says "msgpack" but stores every value inside a map."""
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        return super().dumps_typed({"boxed": obj})
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        return super().loads_typed(data)["boxed"]
+
+
 class _Enveloped(StrictSerializer):
     """A serializer that still says "msgpack" but stores `[1, value]`: an array, not the list's."""
 
@@ -426,31 +414,30 @@ class _Enveloped(StrictSerializer):
         return super().loads_typed(data)[1]
 
 
-def test_a_serializer_subclass_that_wraps_values_in_an_array_stores_lists_whole(db_path: Path) -> None:
+def _six_turns_with(serde: Any, db_path: Path) -> list[str]:
+    """Six turns of two questions (a tail of two items, as many as `[1, value]` has) and
+    three replies, saved with `serde`; checks they read back; the messages' blob types."""
     with SqliteSaver.from_conn_string(db_path) as saver:
-        saver.serde = _Enveloped()
+        saver.serde = serde
         rec = Recorded()
         rec.watch(saver)
         app = _chat(saver, replies=3)
-        for i in range(6):  # two questions a turn: a tail of two items, as many as [1, value]
+        for i in range(6):
             two = {"messages": [*_turn(i)["messages"], HumanMessage("and " + "word " * 40, id=f"q2-{i}")]}
             app.invoke(two, _cfg(), durability="sync")
-        assert set(_types(saver.conn)) == {"msgpack"}
         assert _assert_reads_back(saver, rec) == 6 * 5
+        return _types(saver.conn)
+
+
+@pytest.mark.parametrize("serde", [_Boxed(), _Enveloped()], ids=["map", "array"])
+def test_a_serializer_subclass_that_wraps_values_stores_lists_whole(db_path: Path, serde: Any) -> None:
+    assert set(_six_turns_with(serde, db_path)) == {"msgpack"}
 
 
 def test_langgraphs_own_serializer_joins_lists_too(db_path: Path) -> None:
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-    with SqliteSaver.from_conn_string(db_path) as saver:
-        saver.serde = JsonPlusSerializer()
-        rec = Recorded()
-        rec.watch(saver)
-        app = _chat(saver, replies=3)
-        for i in range(6):
-            app.invoke(_turn(i), _cfg(), durability="sync")
-        assert _types(saver.conn)[-1].startswith(PREFIX)
-        assert _assert_reads_back(saver, rec) == 6 * 5
+    assert _six_turns_with(JsonPlusSerializer(), db_path)[-1].startswith(PREFIX)
 
 
 def test_saves_of_many_threads_at_once_keep_the_remembered_lists_consistent() -> None:
