@@ -48,7 +48,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from engines import load  # noqa: E402
-from graphs import message_loop  # noqa: E402
+from graphs import counted_loop, message_loop  # noqa: E402
 from typing_extensions import TypedDict  # noqa: E402
 
 STEPS = 10_000
@@ -65,14 +65,7 @@ def _steps_graph(e: Any, steps: int, saver: Any) -> Any:
         n = state["n"] + 1
         return {"n": n, "last": f"step {n}"}
 
-    def route(state: dict) -> str:
-        return "node" if state["n"] < steps else e.END
-
-    g = e.StateGraph(schema)
-    g.add_node("node", node)
-    g.add_edge(e.START, "node")
-    g.add_conditional_edges("node", route, ["node", e.END])
-    return g.compile(checkpointer=saver)
+    return counted_loop(e, schema, node, steps, saver=saver)
 
 
 @contextmanager

@@ -335,25 +335,33 @@ def react(turns: int) -> Spec:
 
 
 # ------------------------------------------------------------------ suites --
+def counted_loop(e: Engine, schema: Any, node: Callable[[dict], dict], steps: int, *,
+                 saver: Any = None) -> Any:
+    """One node looping on itself behind a conditional edge until the state's counter ``n``
+    (which the node advances) reaches ``steps``; compiled with ``saver``."""
+
+    def route(state: dict) -> str:
+        return "node" if state["n"] < steps else e.END
+
+    g = e.StateGraph(schema)
+    g.add_node("node", node)
+    g.add_edge(e.START, "node")
+    g.add_conditional_edges("node", route, ["node", e.END])
+    return g.compile(checkpointer=saver)
+
+
 def message_loop(e: Engine, steps: int, *, saver: Any = None, words: int = 0) -> Any:
     """A conversation growing by one reply a step: ``messages`` (``add_messages``) and a
-    counter ``n``; the node appends an ``AIMessage`` ("reply <n>" and ``words`` words) and
-    a conditional edge loops back until ``n`` reaches ``steps``. Each run's input gives
-    ``n: 0``. What bench_costs, bench_memory and bench_conversation time a step of."""
+    counter ``n``; the node appends an ``AIMessage`` ("reply <n>" and ``words`` words)
+    until ``n`` reaches ``steps`` (`counted_loop`). Each run's input gives ``n: 0``. What
+    bench_costs, bench_memory and bench_conversation time a step of."""
     schema = TypedDict("Chat", {"messages": Annotated[list, e.add_messages], "n": int})  # type: ignore[misc]  # noqa: UP013
     tail = " word" * words
 
     def agent(state: dict) -> dict:
         return {"messages": AIMessage(f"reply {state['n']}{tail}"), "n": state["n"] + 1}
 
-    def route(state: dict) -> str:
-        return "agent" if state["n"] < steps else e.END
-
-    g = e.StateGraph(schema)
-    g.add_node("agent", agent)
-    g.add_edge(e.START, "agent")
-    g.add_conditional_edges("agent", route, ["agent", e.END])
-    return g.compile(checkpointer=saver)
+    return counted_loop(e, schema, agent, steps, saver=saver)
 
 
 def suite(quick: bool = False) -> list[Spec]:

@@ -48,6 +48,23 @@ def _chat(saver: Any, *, replies: int = 1, graph: Any = None) -> Any:
     return g.compile(checkpointer=saver)
 
 
+class _Log(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+class _AddedMessages(TypedDict):
+    messages: Annotated[list, operator.add]  # no add_messages: nothing gives them ids
+
+
+def _looping(saver: Any, schema: Any, key: str, node: Any, until: int) -> Any:
+    """One node that loops on itself until `key` holds `until` items, saved by `saver`."""
+    g = StateGraph(schema)
+    g.add_node("step", node)
+    g.add_edge(START, "step")
+    g.add_conditional_edges("step", lambda s: "step" if len(s[key]) < until else END, ["step", END])
+    return g.compile(checkpointer=saver)
+
+
 def _turn(i: int) -> dict[str, Any]:
     return {"messages": [HumanMessage(f"question {i} " + "word " * 40, id=f"q-{i}")]}
 
@@ -228,12 +245,8 @@ def test_a_base_deleted_by_another_process_makes_the_next_version_whole(db_path:
             other.close()
         return {"messages": [AIMessage(f"reply {n} " + "word " * 40, id=f"ai-{n}")]}
 
-    g = StateGraph(MessagesState)
-    g.add_node("agent", agent)
-    g.add_edge(START, "agent")
-    g.add_conditional_edges("agent", lambda s: "agent" if len(s["messages"]) < 14 else END, ["agent", END])
     with SqliteSaver.from_conn_string(db_path) as saver:
-        app = g.compile(checkpointer=saver)
+        app = _looping(saver, MessagesState, "messages", agent, 14)
         app.invoke(_turn(0), _cfg(), durability="sync")
         types = _types(saver.conn)
         assert types[-1].startswith(PREFIX)
@@ -279,20 +292,12 @@ def test_list_stored_gives_the_whole_size_and_bytes_of_an_appended_list(saver: S
 
 
 def test_any_list_channel_is_stored_as_appends_not_only_messages(saver: SqliteSaver) -> None:
-
-    class State(TypedDict):
-        log: Annotated[list, operator.add]
-
-    def step(state: State) -> dict:
+    def step(state: dict) -> dict:
         return {"log": [{"step": len(state["log"]), "text": "x" * 200}]}
 
-    g = StateGraph(State)
-    g.add_node("step", step)
-    g.add_edge(START, "step")
-    g.add_conditional_edges("step", lambda s: "step" if len(s["log"]) < 40 else END, ["step", END])
     rec = Recorded()
     rec.watch(saver)
-    app = g.compile(checkpointer=saver)
+    app = _looping(saver, _Log, "log", step, 40)
     app.invoke({"log": []}, _cfg(), durability="sync")
     assert any(t.startswith(PREFIX) for t in _types(saver.conn, "log"))
     assert [e["step"] for e in app.get_state(_cfg()).values["log"]] == list(range(40))
@@ -300,16 +305,9 @@ def test_any_list_channel_is_stored_as_appends_not_only_messages(saver: SqliteSa
 
 
 def test_a_large_list_ends_longer_chains_and_reads_back(saver: SqliteSaver) -> None:
-    class State(TypedDict):
-        log: Annotated[list, operator.add]
-
-    g = StateGraph(State)
-    g.add_node("step", lambda s: {"log": [f"entry {len(s['log'])} " + "x" * 1000]})
-    g.add_edge(START, "step")
-    g.add_conditional_edges("step", lambda s: "step" if len(s["log"]) < 270 else END, ["step", END])
     rec = Recorded()
     rec.watch(saver)
-    app = g.compile(checkpointer=saver)
+    app = _looping(saver, _Log, "log", lambda s: {"log": [f"entry {len(s['log'])} " + "x" * 1000]}, 270)
     app.invoke({"log": ["y" * 1000] * 200}, _cfg(), durability="sync")
     run = longest = 0
     for t in _types(saver.conn, "log"):
@@ -377,12 +375,8 @@ def test_messages_set_by_overwrite_keep_the_ids_add_messages_gives_them_later(sa
     def reply(state: dict) -> dict:
         return {"messages": [AIMessage("ok " + "word " * 50, id=f"ai-{len(state['messages'])}")]}
 
-    g = StateGraph(MessagesState)
-    g.add_node("summarize", summarize)
-    g.add_node("reply", reply)
+    g = StateGraph(MessagesState).add_sequence([summarize, reply])
     g.add_edge(START, "summarize")
-    g.add_edge("summarize", "reply")
-    g.add_edge("reply", END)
     rec = Recorded()
     rec.watch(saver)
     app = g.compile(checkpointer=saver)
@@ -472,19 +466,12 @@ def test_saves_of_many_threads_at_once_keep_the_remembered_lists_consistent() ->
 
 def test_an_operator_add_list_of_messages_without_ids_is_stored_as_appends(saver: SqliteSaver) -> None:
     # nothing gives these messages ids later, so the list may be appended to as it grows
-    class State(TypedDict):
-        messages: Annotated[list, operator.add]
-
-    def agent(state: State) -> dict:
+    def agent(state: dict) -> dict:
         return {"messages": [AIMessage(f"reply {len(state['messages'])} " + "word " * 40)]}
 
-    g = StateGraph(State)
-    g.add_node("agent", agent)
-    g.add_edge(START, "agent")
-    g.add_conditional_edges("agent", lambda s: "agent" if len(s["messages"]) < 40 else END, ["agent", END])
     rec = Recorded()
     rec.watch(saver)
-    app = g.compile(checkpointer=saver)
+    app = _looping(saver, _AddedMessages, "messages", agent, 40)
     app.invoke({"messages": [HumanMessage("hi " + "word " * 40)]}, _cfg(), durability="sync")
     messages = app.get_state(_cfg()).values["messages"]
     assert len(messages) == 40 and all(m.id is None for m in messages)
