@@ -1,9 +1,107 @@
-"""In-memory checkpointing: `InMemorySaver` (alias `MemorySaver`) from `langgraph-checkpoint`.
+"""In-memory checkpointing: LangGraph's `InMemorySaver` (alias `MemorySaver`), conversations joined.
 
-Re-exported so `from lgnb.checkpoint.memory import InMemorySaver` mirrors LangGraph.
+`from lgnb.checkpoint.memory import InMemorySaver` mirrors LangGraph's import. The class
+is a subclass of LangGraph's (`isinstance` checks against LangGraph's class hold) with
+the same storage: the same `storage`, `writes` and `blobs` dictionaries holding the same
+bytes, read by LangGraph's own methods. One thing differs, how a conversation is
+serialized: LangGraph's saver serializes a changed channel's whole value at every step,
+so a step of a 10,000-message conversation costs ~30 ms. This one joins the bytes it
+serialized a step before with those of the appended messages (`lgnb.checkpoint._grown`),
+the same bytes in a fraction of the time — with one condition: a message changed in place
+(not returned) is saved as it was until the list is next serialized whole; return the
+changed message (same id) instead.
+
 Nothing persists past the process; use `lgnb.checkpoint.sqlite.SqliteSaver` for that.
 """
 
-from langgraph.checkpoint.memory import InMemorySaver, MemorySaver, PersistentDict
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    SerializerProtocol,
+    get_checkpoint_metadata,
+)
+from langgraph.checkpoint.memory import InMemorySaver as _LangGraphInMemorySaver
+from langgraph.checkpoint.memory import PersistentDict
+
+from lgnb.checkpoint import _grown
 
 __all__ = ["InMemorySaver", "MemorySaver", "PersistentDict"]
+
+
+class InMemorySaver(_LangGraphInMemorySaver):
+    """Checkpoints in this process's memory (LangGraph's `InMemorySaver`), for notebooks and
+    tests: `builder.compile(checkpointer=InMemorySaver())`.
+
+    LangGraph's class with its storage and methods; a list that only grew since this saver
+    serialized it (a conversation) is serialized by joining bytes, in O(new items).
+    """
+
+    def __init__(
+        self,
+        *,
+        serde: SerializerProtocol | None = None,
+        factory: type[defaultdict] = defaultdict,
+    ) -> None:
+        super().__init__(serde=serde, factory=factory)
+        self._grown = _grown.new_memo()
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Save a checkpoint: LangGraph's `put`, with each changed channel's value serialized
+        by `_grown.dumps` (the same bytes; a grown list joined, not serialized again)."""
+        c = checkpoint.copy()
+        configurable = config["configurable"]
+        thread_id = configurable["thread_id"]
+        checkpoint_ns = configurable["checkpoint_ns"]
+        values: dict[str, Any] = c.pop("channel_values")  # type: ignore[misc]
+        memo, serde = self._grown, self.serde
+        for k, v in new_versions.items():
+            self.blobs[(thread_id, checkpoint_ns, k, v)] = (
+                _grown.dumps(memo, (thread_id, checkpoint_ns, k), values[k], serde)
+                if k in values else ("empty", b"")
+            )
+        self.storage[thread_id][checkpoint_ns].update({
+            checkpoint["id"]: (
+                serde.dumps_typed(c),
+                serde.dumps_typed(get_checkpoint_metadata(config, metadata)),
+                configurable.get("checkpoint_id"),  # parent
+            )
+        })
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """LangGraph's `get_tuple`; the lists read are remembered with their bytes, so the
+        run that starts from them (a chat turn) joins what it appends."""
+        found = super().get_tuple(config)
+        if found is not None and _grown.joinable(self.serde):
+            configurable = found.config["configurable"]
+            thread_id, ns = configurable["thread_id"], configurable.get("checkpoint_ns", "")
+            versions = found.checkpoint["channel_versions"]
+            for channel, value in found.checkpoint["channel_values"].items():
+                if value.__class__ is list and channel in versions:
+                    typed = self.blobs.get((thread_id, ns, channel, versions[channel]))
+                    if typed is not None:
+                        _grown.remember(self._grown, (thread_id, ns, channel), list(value), typed)
+        return found
+
+
+MemorySaver = InMemorySaver

@@ -10,10 +10,15 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver as LangGraphInMemorySaver
 
 
-def test_memory_module_re_exports_langgraphs_in_memory_saver() -> None:
-    from lgnb.checkpoint.memory import InMemorySaver, MemorySaver
+def test_memory_module_exports_langgraphs_in_memory_saver_extended() -> None:
+    """A subclass (isinstance against LangGraph's class holds) with LangGraph's storage;
+    it only serializes grown lists by joining bytes (tests/checkpoint/test_joined_lists.py)."""
+    from langgraph.checkpoint.memory import PersistentDict as LangGraphPersistentDict
 
-    assert InMemorySaver is LangGraphInMemorySaver and MemorySaver is InMemorySaver
+    from lgnb.checkpoint.memory import InMemorySaver, MemorySaver, PersistentDict
+
+    assert issubclass(InMemorySaver, LangGraphInMemorySaver) and MemorySaver is InMemorySaver
+    assert PersistentDict is LangGraphPersistentDict
 
 
 def test_postgres_savers_are_langgraphs_loading_with_lgnbs_strict_serializer() -> None:

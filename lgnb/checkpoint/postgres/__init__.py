@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 else:  # an ImportError that names the extra to install when it is missing
     _pg = require("langgraph.checkpoint.postgres")
 
+from lgnb.checkpoint.postgres._joined import JoinedLists  # noqa: E402
 from lgnb.checkpoint.postgres._lease import LeaseSetup  # noqa: E402
 from lgnb.checkpoint.postgres._stored import ListStored  # noqa: E402
 from lgnb.checkpoint.postgres._strict import OPTIONS_DOC, StrictDefault  # noqa: E402
@@ -32,7 +33,7 @@ from lgnb.checkpoint.postgres._strict import OPTIONS_DOC, StrictDefault  # noqa:
 __all__ = ["PostgresSaver", "ShallowPostgresSaver"]
 
 
-class PostgresSaver(ListStored, LeaseSetup, StrictDefault, _pg.PostgresSaver):
+class PostgresSaver(JoinedLists, ListStored, LeaseSetup, StrictDefault, _pg.PostgresSaver):
     __doc__ = (
         "Checkpoints in a PostgreSQL database (LangGraph's `PostgresSaver`).\n"
         + OPTIONS_DOC

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 else:  # an ImportError that names the extra to install when it is missing
     _pg_aio = require("langgraph.checkpoint.postgres.aio")
 
+from lgnb.checkpoint.postgres._joined import JoinedLists  # noqa: E402
 from lgnb.checkpoint.postgres._lease import AsyncLeaseSetup  # noqa: E402
 from lgnb.checkpoint.postgres._stored import ListStored, async_fetch  # noqa: E402
 from lgnb.checkpoint.postgres._strict import OPTIONS_DOC, AsyncStrictDefault  # noqa: E402
@@ -22,7 +23,7 @@ from lgnb.checkpoint.postgres._strict import OPTIONS_DOC, AsyncStrictDefault  # 
 __all__ = ["AsyncPostgresSaver", "AsyncShallowPostgresSaver"]
 
 
-class AsyncPostgresSaver(ListStored, AsyncLeaseSetup, AsyncStrictDefault, _pg_aio.AsyncPostgresSaver):
+class AsyncPostgresSaver(JoinedLists, ListStored, AsyncLeaseSetup, AsyncStrictDefault, _pg_aio.AsyncPostgresSaver):
     __doc__ = (
         "Checkpoints in a PostgreSQL database, from async code (LangGraph's "
         "`AsyncPostgresSaver`).\n" + OPTIONS_DOC

@@ -261,10 +261,10 @@ class SqliteStore:
             ttype, tdata = self.serde.dumps_typed(tail)
             if ttype == _appends.ROOT_TYPE and _appends.lists_of(tdata, len(tail)):
                 size = _appends.grown_size(base.size, len(base.items), tdata)
-                placed = _place(_appends.stored_type(size, base.version), tdata, large,
+                placed = _place(_appends.stored_type(size, base.info.version), tdata, large,
                                 serialized_as=ttype)
                 idless = base.idless + _appends.idless(tail, len(base.items))
-                return placed, _ListSaved(items, base.depth + 1, size, base.version, idless)
+                return placed, _ListSaved(items, base.info.depth + 1, size, base.info.version, idless)
         type_, data = self.serde.dumps_typed(items)
         if type_ != _appends.ROOT_TYPE or not _appends.lists_of(data, len(items)):
             return _place(type_, data, large), None

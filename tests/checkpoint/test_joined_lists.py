@@ -1,0 +1,409 @@
+"""lgnb's InMemorySaver and PostgreSQL savers serialize a list that only grew by joining the
+bytes they serialized before with those of the appended items (`lgnb.checkpoint._grown`).
+
+The stored bytes must be exactly what serializing the whole value gives (what LangGraph's
+savers store), at every step: through turns, long runs, replacements and removals by id,
+forks, background saves, subgraphs, many threads at once, and messages that get their id
+in place after they were saved. And the joining must actually happen: a step serializes
+only the new items."""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import uuid
+from collections import defaultdict
+from typing import Annotated, Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+from langgraph.checkpoint.memory import InMemorySaver as LangGraphInMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from typing_extensions import TypedDict
+
+from lgnb.checkpoint import _grown
+from lgnb.checkpoint.memory import InMemorySaver, MemorySaver
+from lgnb.graph import END, START, MessagesState, StateGraph
+from lgnb.types import Overwrite
+
+from _ckpt_helpers import Recorded
+
+_FRESH = JsonPlusSerializer()  # the oracle: what serializing the whole value gives
+
+
+class _Spied:
+    """Wraps a saver's serializer (the instance, so its class still joins) to record the
+    item count of every list it is asked to serialize."""
+
+    def __init__(self, saver: Any) -> None:
+        self.lists: list[int] = []
+        inner = saver.serde.dumps_typed
+
+        def dumps_typed(obj: Any) -> tuple[str, bytes]:
+            if isinstance(obj, list):
+                self.lists.append(len(obj))
+            return inner(obj)
+
+        saver.serde.dumps_typed = dumps_typed
+
+
+class _Checked(Recorded):
+    """`Recorded`, and after each `put`: every new version of a list stores the bytes of the whole
+    value serialized afresh at that moment (`blob_of` reads what the saver stored)."""
+
+    def __init__(self, blob_of: Any) -> None:
+        super().__init__()
+        self.blob_of = blob_of
+        self.compared = 0
+
+    def watch(self, saver: Any) -> Any:
+        recorded = super().watch(saver)
+        inner = saver.put
+
+        def put(config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+            out = inner(config, checkpoint, metadata, new_versions)
+            values = checkpoint["channel_values"]
+            configurable = config["configurable"]
+            for channel, version in new_versions.items():
+                if isinstance(values.get(channel), list):
+                    stored = self.blob_of(saver, configurable["thread_id"],
+                                          configurable["checkpoint_ns"], channel, version)
+                    assert stored == _FRESH.dumps_typed(values[channel]), channel
+                    self.compared += 1
+            return out
+
+        saver.put = put
+        return recorded
+
+
+def _memory_blob(saver: Any, thread: str, ns: str, channel: str, version: Any) -> tuple[str, bytes]:
+    return saver.blobs[(thread, ns, channel, version)]
+
+
+def _chat(saver: Any, *, replies: int = 1) -> Any:
+    def agent(state: dict) -> dict:
+        n = len(state["messages"])
+        return {"messages": [AIMessage(f"reply {n} " + "word " * 40, id=f"ai-{n}")]}
+
+    def route(state: dict) -> str:
+        tail = 0
+        for m in reversed(state["messages"]):
+            if m.type != "ai":
+                break
+            tail += 1
+        return "agent" if tail < replies else END
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", agent)
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", route, ["agent", END])
+    return g.compile(checkpointer=saver)
+
+
+def _turn(i: int) -> dict[str, Any]:
+    return {"messages": [HumanMessage(f"question {i} " + "word " * 40, id=f"q-{i}")]}
+
+
+def _cfg(thread: str = "t") -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}, "recursion_limit": 500}
+
+
+def _reads_back(saver: Any, rec: Recorded, thread: str = "t") -> int:
+    listed = list(saver.list({"configurable": {"thread_id": thread}}))
+    for tup in listed:
+        assert tup.checkpoint["channel_values"] == rec.saved[tup.checkpoint["id"]]
+    return len(listed)
+
+
+def _checked_memory_saver(**kwargs: Any) -> tuple[InMemorySaver, _Checked, _Spied]:
+    saver = InMemorySaver(**kwargs)
+    rec = _Checked(_memory_blob)
+    rec.watch(saver)
+    return saver, rec, _Spied(saver)
+
+
+# --- the class ---------------------------------------------------------------------------
+
+
+def test_lgnbs_in_memory_saver_is_langgraphs_class_extended() -> None:
+    assert issubclass(InMemorySaver, LangGraphInMemorySaver)
+    assert MemorySaver is InMemorySaver
+    saver = InMemorySaver()
+    assert isinstance(saver, LangGraphInMemorySaver)
+    assert type(saver.serde) is JsonPlusSerializer  # LangGraph's default, loading as it does
+
+
+# --- the bytes stored --------------------------------------------------------------------
+
+
+def test_a_conversation_turn_by_turn_stores_exactly_the_whole_lists_bytes_serializing_only_new_messages() -> None:
+    saver, rec, spy = _checked_memory_saver()
+    app = _chat(saver, replies=3)
+    for i in range(30):
+        app.invoke(_turn(i), _cfg(), durability="sync")
+    assert len(app.get_state(_cfg()).values["messages"]) == 120
+    assert rec.compared == 30 * 4  # every version of the list: four a turn
+    assert _reads_back(saver, rec) == 30 * 5
+    # past the first small versions (under MIN_BYTES), no step serializes the history
+    # again: not the run's first checkpoint either (its list was read back by get_tuple)
+    late = spy.lists[len(spy.lists) // 4:]
+    assert late and max(late) <= 3
+
+
+def test_a_long_run_serializes_one_new_message_per_step() -> None:
+    saver, rec, spy = _checked_memory_saver()
+    app = _chat(saver, replies=200)
+    app.invoke(_turn(0), _cfg(), durability="sync")
+    assert len(app.get_state(_cfg()).values["messages"]) == 201
+    assert _reads_back(saver, rec) == 202
+    assert sum(spy.lists) < 3 * 201  # serialized whole: ~20,000 items
+
+
+def test_replacements_and_removals_by_id_store_the_whole_new_list() -> None:
+    saver, rec, spy = _checked_memory_saver()
+    app = _chat(saver)
+    for i in range(10):
+        app.invoke(_turn(i), _cfg(), durability="sync")
+    spy.lists.clear()
+    app.update_state(_cfg(), {"messages": [RemoveMessage(id="q-3")]})
+    app.update_state(_cfg(), {"messages": [AIMessage("edited", id="ai-1")]})
+    assert [n for n in spy.lists if n > 1] == [19, 19]  # whole: neither list only grew
+    app.invoke(_turn(10), _cfg(), durability="sync")
+    messages = app.get_state(_cfg()).values["messages"]
+    assert "q-3" not in [m.id for m in messages]
+    assert [m.content for m in messages if m.id == "ai-1"] == ["edited"]
+    _reads_back(saver, rec)
+
+
+def test_messages_given_their_id_in_place_after_they_were_saved_are_saved_with_it() -> None:
+    # an Overwrite skips the reducer: the summary is saved without an id, then the next
+    # merge of add_messages gives it one in place; the stored bytes must carry that id
+    saver, rec, _spy = _checked_memory_saver()
+    app = _chat(saver)
+    for i in range(6):
+        app.invoke(_turn(i), _cfg(), durability="sync")
+    history = app.get_state(_cfg()).values["messages"]
+    app.update_state(_cfg(), {"messages": Overwrite([AIMessage("summary " + "word " * 600), *history])})
+    app.invoke(_turn(6), _cfg(), durability="sync")
+    app.invoke(_turn(7), _cfg(), durability="sync")
+    latest = app.get_state(_cfg()).values["messages"]
+    assert latest[0].content.startswith("summary") and latest[0].id is not None
+    assert rec.compared > 0
+    _reads_back(saver, rec)
+
+
+def test_a_fork_from_an_old_checkpoint_and_its_source_read_back() -> None:
+    saver, rec, _spy = _checked_memory_saver()
+    app = _chat(saver)
+    for i in range(10):
+        app.invoke(_turn(i), _cfg(), durability="sync")
+    old = [s for s in app.get_state_history(_cfg()) if len(s.values.get("messages", [])) == 8][0]
+    forked = app.update_state(old.config, {"messages": [HumanMessage("a fork", id="fork")]})
+    app.invoke(None, forked, durability="sync")
+    app.invoke(_turn(99), _cfg(), durability="sync")
+    latest = app.get_state(_cfg()).values["messages"]
+    assert [m.id for m in latest[:9]] == [m.id for m in old.values["messages"]] + ["fork"]
+    _reads_back(saver, rec)
+
+
+def test_background_saves_store_the_same_bytes() -> None:
+    saver, rec, spy = _checked_memory_saver()
+    app = _chat(saver, replies=40)
+    for i in range(3):
+        app.invoke(_turn(i), _cfg(), durability="async")
+    assert _reads_back(saver, rec) == 3 * 42
+    assert max(spy.lists[len(spy.lists) // 2:]) <= 2
+
+
+def test_many_threads_saved_at_once_each_store_their_own_lists_bytes() -> None:
+    saver, rec, _spy = _checked_memory_saver()
+    app = _chat(saver, replies=15)
+
+    async def main() -> None:
+        for i in range(3):
+            await asyncio.gather(*(app.ainvoke(_turn(i), _cfg(f"t{n}"), durability="async")
+                                   for n in range(8)))
+
+    asyncio.run(main())
+    for n in range(8):
+        assert _reads_back(saver, rec, f"t{n}") == 3 * 17
+        messages = app.get_state(_cfg(f"t{n}")).values["messages"]
+        assert [m.id for m in messages[:2]] == ["q-0", "ai-1"] and len(messages) == 48
+
+
+class _Inner(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+def _subgraph_app(saver: Any) -> Any:
+    def step(state: dict) -> dict:
+        return {"log": [{"entry": len(state["log"]), "text": "word " * 60}]}
+
+    inner = StateGraph(_Inner)
+    inner.add_node("step", step)
+    inner.add_edge(START, "step")
+    inner.add_conditional_edges("step", lambda s: "step" if len(s["log"]) % 30 else END, ["step", END])
+    outer = StateGraph(_Inner)
+    outer.add_node("inner", inner.compile(checkpointer=True))
+    outer.add_edge(START, "inner")
+    return outer.compile(checkpointer=saver)
+
+
+class _NotJoined(JsonPlusSerializer):
+    """A subclass: `_grown.joinable` refuses it, so every list is serialized whole."""
+
+
+def test_a_subgraphs_list_in_its_own_namespace_stores_the_same_bytes() -> None:
+    serialized = []
+    for serde in (None, _NotJoined()):
+        saver, rec, spy = _checked_memory_saver(serde=serde)
+        app = _subgraph_app(saver)
+        for _ in range(3):
+            app.invoke({"log": [{"entry": -1}]}, _cfg(), durability="sync")
+        assert {ns for (_t, ns, _c, _v) in saver.blobs} == {"", "inner"}
+        assert rec.compared > 90
+        serialized.append(sum(spy.lists))
+    joined, whole = serialized
+    assert joined < whole / 3  # the subgraph's steps serialize their new entry only
+
+
+def test_an_item_changed_in_place_is_saved_as_it_was_until_returned() -> None:
+    """The documented difference: LangGraph's saver would serialize the edited message
+    again at the next step; returning it (same id) is what saves it, on both."""
+    saver = InMemorySaver()
+
+    def edit_in_place(state: dict) -> dict:
+        state["messages"][0].content = "changed in place"
+        return {"messages": [AIMessage("ok " + "word " * 40, id=f"ai-{len(state['messages'])}")]}
+
+    app = _chat(saver, replies=1)
+    for i in range(8):
+        app.invoke(_turn(i), _cfg(), durability="sync")
+    g = StateGraph(MessagesState)
+    g.add_node("edit", edit_in_place)
+    g.add_edge(START, "edit")
+    editor = g.compile(checkpointer=saver)
+    editor.invoke(_turn(8), _cfg(), durability="sync")
+    assert saver.get_tuple(_cfg()).checkpoint["channel_values"]["messages"][0].content.startswith("question 0")
+
+    def edit_and_return(state: dict) -> dict:
+        first = state["messages"][0]
+        return {"messages": [first.model_copy(update={"content": "changed and returned"})]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("edit", edit_and_return)
+    g.add_edge(START, "edit")
+    g.compile(checkpointer=saver).invoke({"messages": []}, _cfg(), durability="sync")
+    assert saver.get_tuple(_cfg()).checkpoint["channel_values"]["messages"][0].content == "changed and returned"
+
+
+# --- the memo ------------------------------------------------------------------------------
+
+
+def test_the_memo_keeps_at_most_its_byte_budget_and_key_count() -> None:
+    memo: _grown.GrownLists[bytes] = _grown.GrownLists(keys=3, max_bytes=10_000)
+    items = [object()]
+    for n in range(5):
+        memo.remember(("t", "", str(n)), items, [], b"x", size=4_000)
+    assert [k[2] for k in memo._saved] == ["3", "4"]  # 8,000 bytes: a third would exceed
+    for n in range(5, 9):
+        memo.remember(("t", "", str(n)), items, [], b"x", size=10)
+    assert [k[2] for k in memo._saved] == ["6", "7", "8"]
+    memo.forget()
+    assert memo.grown(("t", "", "8"), items) is None
+
+
+@pytest.mark.parametrize("count", [15, 16, 65_535, 65_536])
+def test_joined_bytes_equal_the_whole_lists_across_msgpack_header_sizes(count: int) -> None:
+    memo = _grown.new_memo()
+    base = [{"n": i, "pad": "x" * 40} for i in range(count)]
+    _grown.dumps(memo, ("t", "", "c"), base, _FRESH)
+    grown = [*base, {"n": -1}, "tail"]
+    assert _grown.dumps(memo, ("t", "", "c"), grown, _FRESH) == _FRESH.dumps_typed(grown)
+
+
+def test_a_serializer_subclass_is_not_joined() -> None:
+    saver, rec, spy = _checked_memory_saver(serde=_NotJoined())
+    app = _chat(saver, replies=20)
+    app.invoke(_turn(0), _cfg(), durability="sync")
+    assert spy.lists[-1] == 21  # each version serialized whole
+    _reads_back(saver, rec)
+
+
+# --- PostgreSQL ------------------------------------------------------------------------------
+
+
+def _pg_blob(saver: Any, thread: str, ns: str, channel: str, version: Any) -> tuple[str, bytes]:
+    with saver._cursor() as cur:
+        cur.execute(
+            "SELECT type, blob FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = %s "
+            "AND channel = %s AND version = %s", (thread, ns, channel, str(version)))
+        row = cur.fetchone()
+    return row["type"], bytes(row["blob"])
+
+
+@pytest.mark.postgres
+def test_postgres_stores_the_whole_lists_bytes_that_langgraphs_saver_reads_back(postgres_url: str) -> None:
+    from langgraph.checkpoint.postgres import PostgresSaver as LangGraphPostgresSaver
+
+    from lgnb.checkpoint.postgres import PostgresSaver
+
+    thread = f"joined-{uuid.uuid4()}"
+    with PostgresSaver.from_conn_string(postgres_url) as saver:
+        saver.setup()
+        rec = _Checked(_pg_blob)
+        rec.watch(saver)
+        spy = _Spied(saver)
+        app = _chat(saver, replies=3)
+        for i in range(12):
+            app.invoke(_turn(i), _cfg(thread), durability="sync")
+        app.update_state(_cfg(thread), {"messages": [RemoveMessage(id="q-3")]})
+        history = app.get_state(_cfg(thread)).values["messages"]
+        app.update_state(_cfg(thread), {"messages": Overwrite([AIMessage("summary " + "word " * 600), *history])})
+        for i in range(12, 16):
+            app.invoke(_turn(i), _cfg(thread), durability="sync")
+        assert rec.compared >= 16 * 4
+        assert _reads_back(saver, rec, thread) == 16 * 5 + 2
+        assert max(spy.lists[-12:]) < 20  # the last turns joined their replies
+        with LangGraphPostgresSaver.from_conn_string(postgres_url) as theirs:
+            for tup in theirs.list(_cfg(thread)):
+                assert tup.checkpoint["channel_values"] == rec.saved[tup.checkpoint["id"]]
+        saver.delete_thread(thread)
+
+
+@pytest.mark.postgres
+def test_async_postgres_saves_of_many_threads_store_each_lists_bytes(postgres_url: str) -> None:
+    from lgnb.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    threads = [f"joined-async-{uuid.uuid4()}" for _ in range(4)]
+    stored: dict[tuple[str, str], list[tuple[str, bytes, Any]]] = defaultdict(list)
+
+    async def main() -> None:
+        async with AsyncPostgresSaver.from_conn_string(postgres_url) as saver:
+            await saver.setup()
+            inner = saver.aput
+
+            async def aput(config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+                if "messages" in new_versions and "messages" in checkpoint["channel_values"]:
+                    value = checkpoint["channel_values"]["messages"]
+                    stored[(config["configurable"]["thread_id"], str(new_versions["messages"]))].append(
+                        _FRESH.dumps_typed(value))
+                return await inner(config, checkpoint, metadata, new_versions)
+
+            saver.aput = aput  # type: ignore[method-assign]
+            app = _chat(saver, replies=12)
+            for i in range(2):
+                await asyncio.gather(*(app.ainvoke(_turn(i), _cfg(t), durability="sync") for t in threads))
+            async with saver._cursor() as cur:
+                for thread in threads:
+                    await cur.execute(
+                        "SELECT version, type, blob FROM checkpoint_blobs WHERE thread_id = %s "
+                        "AND channel = 'messages'", (thread,))
+                    rows = await cur.fetchall()
+                    assert len(rows) == 2 * 13
+                    for row in rows:
+                        assert [(row["type"], bytes(row["blob"]))] == stored[(thread, row["version"])]
+            for thread in threads:  # after the cursor is given back: one connection
+                await saver.adelete_thread(thread)
+
+    asyncio.run(main())
