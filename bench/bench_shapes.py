@@ -5,8 +5,8 @@ Why: issue 14 asks for a tenth of LangGraph's overhead *everywhere*, and `run.py
 calls a graph from inside a node, streams subgraphs, runs functional-API tasks, saves
 every step, reads the state and its history (the teaching views), pauses and resumes
 (human review) and edits the state. Each shape here is one such call with trivial node
-work, so its time is the engine's (and the shared saver's, LangGraph's `InMemorySaver`
-under both engines) overhead.
+work, so its time is the engine's (and each engine's own `InMemorySaver`'s; lgnb's is
+LangGraph's class, subclassed) overhead.
 
 Shapes (per run):
 
@@ -19,7 +19,10 @@ Shapes (per run):
 - ``get_state x31`` / ``get_state_history (31)``: on that thread;
 - ``interrupt + resume x10``: a node asks ten times, each answered with
   ``Command(resume=...)``;
-- ``chain of 30 + update_state x10``: the chain, then ten ``update_state`` calls.
+- ``chain of 30 + update_state x10``: the chain, then ten ``update_state`` calls;
+- ``create_agent, 10 tool calls, saved``: what users write most, LangChain 1.x's
+  ``create_agent`` (a fake tool-calling model, one ``add`` tool, an ``InMemorySaver``)
+  on a new thread; on lgnb the agent is rebuilt with ``lgnb.graph.from_langgraph``.
 
 Both engines' targets run round-robin, ``gc.collect()`` before each; medians of
 ``--rounds`` rounds of CPU time (``process_time``: every thread, as the engines run tasks
@@ -41,6 +44,15 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from typing_extensions import TypedDict
+
+from graphs import FakeToolCallingModel, add
+
+
+class _BindableModel(FakeToolCallingModel):
+    """The benches' fake tool-calling model, as `create_agent` wants it (`bind_tools`)."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
 
 
 class State(TypedDict):
@@ -142,6 +154,17 @@ def shapes(engine: str) -> dict[str, Callable[[], Any]]:
             config = chain.update_state(config, {"x": i})
 
     out["chain of 30 + update_state x10"] = edits
+
+    from langchain.agents import create_agent
+    from langchain_core.messages import HumanMessage
+
+    agent = create_agent(_BindableModel(turns=10), [add], checkpointer=memory.InMemorySaver())
+    if engine == "lgnb":
+        agent = g.from_langgraph(agent)
+    out["create_agent, 10 tool calls, saved"] = lambda: [
+        (m.type, m.content) for m in agent.invoke(
+            {"messages": [HumanMessage("Add things up.", id="human-0")]}, new_thread())["messages"]
+    ]
     return out
 
 
