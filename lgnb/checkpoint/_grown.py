@@ -53,8 +53,14 @@ ROOT_TYPE = "msgpack"
 MIN_BYTES = 2048
 """A list smaller than this (serialized) is not remembered: serializing it costs little."""
 
-KEYS = 256
+KEYS = 128
 """(thread, namespace, channel) keys whose last list a memo remembers."""
+
+MEMO_BYTES = 16 << 20
+"""How much serialized data a memo stands for at most (its lists' sizes). The remembered
+items (Python objects, ~5× their serialized size for messages) and, for the in-memory
+and PostgreSQL savers, the bytes themselves are kept alive by it: a 10,000-message
+conversation is 2.4 MB, so six of those fit."""
 
 _JOINABLE = (StrictSerializer, JsonPlusSerializer)
 _NO_ID = object()
@@ -150,12 +156,20 @@ class GrownLists(Generic[T]):
     (background saves, async savers), so every access takes a lock; at most `keys` lists
     and `max_bytes` of their serialized sizes are remembered, the oldest dropped first."""
 
-    def __init__(self, *, keys: int = KEYS, max_bytes: int | None = None) -> None:
+    def __init__(self, *, keys: int = KEYS, max_bytes: int = MEMO_BYTES) -> None:
         self._saved: dict[Key, Remembered[T]] = {}
         self._lock = threading.Lock()
         self._keys = keys
         self._max_bytes = max_bytes
         self._bytes = 0
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> GrownLists[T]:
+        """A copied saver starts with an empty memo (a lock cannot be copied, and a memo
+        only saves time)."""
+        return type(self)(keys=self._keys, max_bytes=self._max_bytes)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _empty_memo, (type(self), self._keys, self._max_bytes)
 
     def usable(self, saved: Remembered[T]) -> bool:
         """Whether a new value may extend `saved` (a subclass bounds its chains)."""
@@ -184,9 +198,7 @@ class GrownLists(Generic[T]):
                 self._bytes -= old.size
             self._saved[key] = Remembered(items, idless, info, size)
             self._bytes += size
-            while len(self._saved) > self._keys or (
-                self._max_bytes is not None and self._bytes > self._max_bytes and len(self._saved) > 1
-            ):
+            while len(self._saved) > self._keys or (self._bytes > self._max_bytes and len(self._saved) > 1):
                 self._bytes -= self._saved.pop(next(iter(self._saved))).size
 
     def drop(self, key: Key) -> None:
@@ -195,47 +207,68 @@ class GrownLists(Generic[T]):
             if old is not None:
                 self._bytes -= old.size
 
-    def forget(self) -> None:
+    def forget(self, thread_id: str | None = None) -> None:
+        """Forget every list, or those of one thread (deleted: nothing keeps it alive)."""
         with self._lock:
-            self._saved.clear()
-            self._bytes = 0
+            if thread_id is None:
+                self._saved.clear()
+                self._bytes = 0
+                return
+            for key in [k for k in self._saved if k[0] == thread_id]:
+                self._bytes -= self._saved.pop(key).size
 
 
-MEMO_BYTES = 64 << 20
-"""How much serialized data a `dumps` memo keeps alive at most (its lists' bytes)."""
+def _empty_memo(cls: type[GrownLists[Any]], keys: int, max_bytes: int) -> GrownLists[Any]:
+    return cls(keys=keys, max_bytes=max_bytes)
 
 
 def new_memo() -> GrownLists[bytes]:
-    """A memo for `dumps`: the bytes of each remembered list, at most `MEMO_BYTES` of them."""
-    return GrownLists(max_bytes=MEMO_BYTES)
+    """A memo for `dumps`: the bytes of each remembered list."""
+    return GrownLists()
+
+
+def reads_exactly(cls: type, own: dict[str, Any]) -> bool:
+    """Whether `cls` reads values exactly as stored: none of the methods in `own` (name ->
+    the function the saver's read memo relies on) is overridden by a subclass, which
+    may change values as it reads them (redact, migrate). Only then may a list read back
+    be remembered with the bytes it was read from."""
+    return all(getattr(cls, name, None) is fn for name, fn in own.items())
 
 
 def dumps(memo: GrownLists[bytes], key: Key, value: Any, serde: Any) -> tuple[str, bytes]:
     """`serde.dumps_typed(value)` — for a list that extends the one remembered for `key`,
-    the remembered bytes joined with those of the appended items (the same bytes)."""
+    the remembered bytes joined with those of the appended items (the same bytes).
+
+    The messages without an id are found *before* serializing: another thread (the
+    messages stream, at a node's end) may give one its id meanwhile, and a position found
+    after would miss that the saved bytes lack it."""
     if value.__class__ is not list or not joinable(serde):
         return serde.dumps_typed(value)
     items = list(value)  # one copy, taken first: what is serialized is what is remembered
     grown = memo.grown(key, items)
     if grown is not None:
         saved, tail = grown
+        tail_idless = idless(tail, len(saved.items))
         ttype, tdata = serde.dumps_typed(tail)
         if ttype == ROOT_TYPE and lists_of(tdata, len(tail)):
             data = compose((saved.info, tdata)) if tail else saved.info
-            memo.remember(key, items, saved.idless + idless(tail, len(saved.items)), data,
-                          size=len(data))
+            memo.remember(key, items, saved.idless + tail_idless, data, size=len(data))
             return ROOT_TYPE, data
+    without_ids = idless(items)
     typed = serde.dumps_typed(items)
-    remember(memo, key, items, typed)
+    remember(memo, key, items, typed, without_ids)
     return typed
 
 
-def remember(memo: GrownLists[bytes], key: Key, items: list[Any], typed: tuple[str, Any]) -> None:
+def remember(memo: GrownLists[bytes], key: Key, items: list[Any], typed: tuple[str, Any],
+             without_ids: list[int] | None = None) -> None:
     """Remember `items` (a list the memo may keep: pass a copy) as serialized to `typed`
     for `key` — a list just serialized whole, or one a run starts from, read back — if
-    later versions may be joined to it."""
+    later versions may be joined to it. `without_ids`: `idless(items)` as found before
+    serializing (found now if not given)."""
     kind, data = typed
     if kind == ROOT_TYPE and isinstance(data, bytes) and len(data) >= MIN_BYTES and lists_of(data, len(items)):
-        memo.remember(key, items, idless(items), data, size=len(data))
+        memo.remember(key, items, idless(items) if without_ids is None else without_ids, data,
+                      size=len(data))
     else:
         memo.drop(key)

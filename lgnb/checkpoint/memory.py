@@ -92,7 +92,7 @@ class InMemorySaver(_LangGraphInMemorySaver):
         """LangGraph's `get_tuple`; the lists read are remembered with their bytes, so the
         run that starts from them (a chat turn) joins what it appends."""
         found = super().get_tuple(config)
-        if found is not None and _grown.joinable(self.serde):
+        if found is not None and _grown.joinable(self.serde) and _reads_exactly(type(self)):
             configurable = found.config["configurable"]
             thread_id, ns = configurable["thread_id"], configurable.get("checkpoint_ns", "")
             versions = found.checkpoint["channel_versions"]
@@ -102,6 +102,26 @@ class InMemorySaver(_LangGraphInMemorySaver):
                     if typed is not None:
                         _grown.remember(self._grown, (thread_id, ns, channel), list(value), typed)
         return found
+
+    def delete_thread(self, thread_id: str) -> None:
+        """LangGraph's `delete_thread`; the thread's remembered lists are let go too."""
+        super().delete_thread(thread_id)
+        self._grown.forget(str(thread_id))
+
+
+_EXACT: dict[type, bool] = {}
+
+
+def _reads_exactly(cls: type) -> bool:
+    """Whether `cls` reads values as LangGraph's class stores them (no subclass changes
+    them on the way: see `_grown.reads_exactly`)."""
+    exact = _EXACT.get(cls)
+    if exact is None:
+        exact = _EXACT[cls] = _grown.reads_exactly(cls, {
+            "get_tuple": InMemorySaver.get_tuple,
+            "_load_blobs": _LangGraphInMemorySaver._load_blobs,
+        })
+    return exact
 
 
 MemorySaver = InMemorySaver

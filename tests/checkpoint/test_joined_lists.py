@@ -297,7 +297,127 @@ def test_an_item_changed_in_place_is_saved_as_it_was_until_returned() -> None:
     assert saver.get_tuple(_cfg()).checkpoint["channel_values"]["messages"][0].content == "changed and returned"
 
 
+class _History(TypedDict):
+    history: list  # no reducer: nothing gives its messages ids but the stream
+
+
+def _named_meanwhile(saver: Any) -> None:
+    """Makes `saver` give every id-less message of a list it serializes in `put` an id
+    right after serializing it: what the messages stream does from another thread (a
+    node's returned messages are named at its end) while a background save runs."""
+    inner, put = saver.serde.dumps_typed, saver.put
+    names = iter(range(10**9))
+    putting = False
+
+    def dumps_typed(obj: Any) -> tuple[str, bytes]:
+        out = inner(obj)
+        if putting and isinstance(obj, list):
+            for item in obj:
+                if getattr(item, "id", "") is None:
+                    item.id = f"named-{next(names)}"
+        return out
+
+    def named_put(*args: Any) -> Any:
+        nonlocal putting
+        putting = True
+        try:
+            return put(*args)
+        finally:
+            putting = False
+
+    saver.serde.dumps_typed = dumps_typed
+    saver.put = named_put
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_ids_given_while_a_list_is_serialized_reach_the_next_version(kind: str, tmp_path: Any) -> None:
+    from lgnb.checkpoint.sqlite import SqliteSaver
+
+    saver: Any = InMemorySaver() if kind == "memory" else SqliteSaver(str(tmp_path / "t.sqlite"))
+    _named_meanwhile(saver)
+    seen: list[list[str | None]] = []
+
+    def chat(state: dict) -> dict:
+        seen.append([m.id for m in state["history"]])
+        return {"history": [*state["history"], AIMessage("ok " + "word " * 20, id=f"ai-{len(seen)}")]}
+
+    g = StateGraph(_History)
+    g.add_node("chat", chat)
+    g.add_edge(START, "chat")
+    g.add_conditional_edges("chat", lambda s: "chat" if len(seen) < 4 else END, ["chat", END])
+    app = g.compile(checkpointer=saver)
+    app.invoke({"history": [HumanMessage("question " + "word " * 20) for _ in range(60)]}, _cfg(),
+               durability="sync")
+    stored = saver.get_tuple(_cfg()).checkpoint["channel_values"]["history"]
+    assert None not in seen[-1]
+    assert [m.id for m in stored] == [*seen[-1], "ai-4"]
+
+
+def _redacting(base: type) -> type:
+    """A subclass that changes values as it reads them (LangGraph's `_load_blobs` hook)."""
+
+    class Redacting(base):  # type: ignore[misc, valid-type]
+        def _load_blobs(self, *args: Any) -> dict[str, Any]:
+            values = super()._load_blobs(*args)
+            if "messages" in values:
+                values["messages"] = [
+                    m.model_copy(update={"content": m.content.replace("secret", "[redacted]")})
+                    for m in values["messages"]]
+            return values
+
+    return Redacting
+
+
+def test_a_subclass_that_changes_values_as_it_reads_them_saves_what_it_read() -> None:
+    for base in (LangGraphInMemorySaver, InMemorySaver):
+        saver = _redacting(base)()
+        app = _chat(saver)
+        app.invoke({"messages": [HumanMessage("secret " + "x" * 3000, id="h")]}, _cfg(), durability="sync")
+        app.invoke(_turn(1), _cfg(), durability="sync")
+        tup = saver.get_tuple(_cfg())
+        stored = _FRESH.loads_typed(
+            saver.blobs[("t", "", "messages", tup.checkpoint["channel_versions"]["messages"])])
+        assert stored[0].content.startswith("[redacted]"), base
+
+
+def test_a_copied_saver_and_graph_start_with_an_empty_memo() -> None:
+    import copy
+    import pickle
+
+    saver = InMemorySaver()
+    app = _chat(saver, replies=30)
+    app.invoke(_turn(0), _cfg(), durability="sync")
+    clone = copy.deepcopy(saver)
+    assert clone._grown is not saver._grown and not clone._grown._saved and saver._grown._saved
+    assert clone.get_tuple(_cfg()).checkpoint == saver.get_tuple(_cfg()).checkpoint
+    copy.deepcopy(app)
+    assert not pickle.loads(pickle.dumps(saver._grown))._saved
+
+
+def test_deleting_a_thread_lets_its_remembered_lists_go() -> None:
+    saver = InMemorySaver()
+    app = _chat(saver, replies=30)
+    for thread in ("a", "b"):
+        app.invoke(_turn(0), _cfg(thread), durability="sync")
+    assert {k[0] for k in saver._grown._saved} == {"a", "b"}
+    saver.delete_thread("a")
+    assert {k[0] for k in saver._grown._saved} == {"b"}
+    asyncio.run(saver.adelete_thread("b"))
+    assert not saver._grown._saved
+
+
 # --- the memo ------------------------------------------------------------------------------
+
+
+def test_the_memo_is_bounded_by_default() -> None:
+    memo = _grown.new_memo()
+    items = [object()]
+    for n in range(1000):
+        memo.remember(("t", "", str(n)), items, [], b"x", size=1 << 20)
+    assert len(memo._saved) == _grown.MEMO_BYTES >> 20 and memo._bytes <= _grown.MEMO_BYTES
+    for n in range(1000):
+        memo.remember(("t", "", str(n)), items, [], b"x", size=_grown.MIN_BYTES)
+    assert len(memo._saved) == _grown.KEYS
 
 
 def test_the_memo_keeps_at_most_its_byte_budget_and_key_count() -> None:
@@ -369,6 +489,26 @@ def test_postgres_stores_the_whole_lists_bytes_that_langgraphs_saver_reads_back(
             for tup in theirs.list(_cfg(thread)):
                 assert tup.checkpoint["channel_values"] == rec.saved[tup.checkpoint["id"]]
         saver.delete_thread(thread)
+
+
+@pytest.mark.postgres
+def test_postgres_subclass_that_changes_values_as_it_reads_them_saves_what_it_read(postgres_url: str) -> None:
+    from langgraph.checkpoint.postgres import PostgresSaver as LangGraphPostgresSaver
+
+    from lgnb.checkpoint.postgres import PostgresSaver
+
+    for base in (LangGraphPostgresSaver, PostgresSaver):
+        thread = f"redacted-{uuid.uuid4()}"
+        with _redacting(base).from_conn_string(postgres_url) as saver:
+            saver.setup()
+            app = _chat(saver)
+            app.invoke({"messages": [HumanMessage("secret " + "x" * 3000, id="h")]}, _cfg(thread),
+                       durability="sync")
+            app.invoke(_turn(1), _cfg(thread), durability="sync")
+            tup = saver.get_tuple(_cfg(thread))
+            typed = _pg_blob(saver, thread, "", "messages", tup.checkpoint["channel_versions"]["messages"])
+            assert _FRESH.loads_typed(typed)[0].content.startswith("[redacted]"), base
+            saver.delete_thread(thread)
 
 
 @pytest.mark.postgres

@@ -47,7 +47,7 @@ class JoinedLists:
         return super()._load_blobs(blob_values)  # type: ignore[misc]
 
     def _remember_read(self, found: CheckpointTuple | None, rows: list[tuple[bytes, bytes, bytes]]) -> None:
-        if found is None or not rows or not _grown.joinable(self.serde):
+        if found is None or not rows or not _grown.joinable(self.serde) or not _reads_exactly(type(self)):
             return
         typed = {channel.decode(): (kind.decode(), data) for channel, kind, data in rows}
         configurable = found.config["configurable"]
@@ -76,6 +76,14 @@ class JoinedLists:
         self._remember_read(found, rows)
         return found
 
+    def delete_thread(self, thread_id: str) -> None:
+        super().delete_thread(thread_id)  # type: ignore[misc]
+        self._memo().forget(str(thread_id))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await super().adelete_thread(thread_id)  # type: ignore[misc]
+        self._memo().forget(str(thread_id))
+
     def _dump_blobs(
         self,
         thread_id: str,
@@ -95,3 +103,20 @@ class JoinedLists:
             )
             for k, ver in versions.items()
         ]
+
+
+_EXACT: dict[type, bool] = {}
+
+
+def _reads_exactly(cls: type) -> bool:
+    """Whether `cls` reads values as they are stored: no subclass of lgnb's saver changes
+    them on the way (`_grown.reads_exactly`)."""
+    exact = _EXACT.get(cls)
+    if exact is None:
+        own = {name: getattr(JoinedLists, name) for name in ("get_tuple", "aget_tuple", "_load_blobs")}
+        for base in cls.__mro__:  # LangGraph's own row-to-tuple method, whichever the saver has
+            if "_load_checkpoint_tuple" in vars(base) and base.__module__.startswith("langgraph."):
+                own["_load_checkpoint_tuple"] = vars(base)["_load_checkpoint_tuple"]
+                break
+        exact = _EXACT[cls] = _grown.reads_exactly(cls, own)
+    return exact

@@ -256,19 +256,22 @@ class SqliteStore:
         if not _appends.joinable(self.serde):
             return _place(*self.serde.dumps_typed(items), large), None
         grown = self.appends.grown(key, items)
+        # messages without an id are found before serializing: another thread (the
+        # messages stream) may give one its id meanwhile, which the bytes would then lack
         if grown is not None:
             base, tail = grown
+            idless = base.idless + _appends.idless(tail, len(base.items))
             ttype, tdata = self.serde.dumps_typed(tail)
             if ttype == _appends.ROOT_TYPE and _appends.lists_of(tdata, len(tail)):
                 size = _appends.grown_size(base.size, len(base.items), tdata)
                 placed = _place(_appends.stored_type(size, base.info.version), tdata, large,
                                 serialized_as=ttype)
-                idless = base.idless + _appends.idless(tail, len(base.items))
                 return placed, _ListSaved(items, base.info.depth + 1, size, base.info.version, idless)
+        idless = _appends.idless(items)
         type_, data = self.serde.dumps_typed(items)
         if type_ != _appends.ROOT_TYPE or not _appends.lists_of(data, len(items)):
             return _place(type_, data, large), None
-        saved = _ListSaved(items, 0, len(data), None, _appends.idless(items))
+        saved = _ListSaved(items, 0, len(data), None, idless)
         return _place(type_, data, large), saved
 
     def _decode_group(self, group: dict[tuple[str, Any], tuple[str, Any] | None]) -> dict[tuple[str, Any], Any]:
