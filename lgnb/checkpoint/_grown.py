@@ -41,6 +41,7 @@ import operator
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, Generic, TypeVar
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -64,6 +65,8 @@ conversation is 2.4 MB, so six of those fit."""
 
 _JOINABLE = (StrictSerializer, JsonPlusSerializer)
 _NO_ID = object()
+_PLAIN = frozenset((int, float, str, bytes, bool, type(None), dict, list, tuple))
+"""Types whose instances have no ``id`` attribute to be set later."""
 
 Key = tuple[str, str, str]
 """(thread id, checkpoint namespace, channel)."""
@@ -80,6 +83,11 @@ def joinable(serde: Any) -> bool:
 def idless(items: Sequence[Any], start: int = 0) -> list[int]:
     """Positions (from `start`) of the items that are messages (anything with an ``id``
     attribute) whose id is None: `add_messages` may set it in place later."""
+    if _PLAIN.issuperset(map(type, items)):  # no messages at all (C speed)
+        return []
+    ids = map(getattr, items, repeat("id"), repeat(_NO_ID))
+    if not any(map(operator.is_, ids, repeat(None))):  # every message named (C speed)
+        return []
     return [start + i for i, item in enumerate(items) if getattr(item, "id", _NO_ID) is None]
 
 
@@ -177,8 +185,7 @@ class GrownLists(Generic[T]):
 
     def grown(self, key: Key, items: list[Any]) -> tuple[Remembered[T], list[Any]] | None:
         """`(remembered, appended items)` when `items` extends the list remembered for `key`."""
-        with self._lock:
-            saved = self._saved.get(key)
+        saved = self._saved.get(key)  # one dict read: atomic, entries are replaced, not changed
         if saved is None or not self.usable(saved):
             return None
         known = saved.items
@@ -202,6 +209,8 @@ class GrownLists(Generic[T]):
                 self._bytes -= self._saved.pop(next(iter(self._saved))).size
 
     def drop(self, key: Key) -> None:
+        if key not in self._saved:  # the usual case for a small list: no lock
+            return
         with self._lock:
             old = self._saved.pop(key, None)
             if old is not None:
