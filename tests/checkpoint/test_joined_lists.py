@@ -133,6 +133,34 @@ def test_lgnbs_in_memory_saver_is_langgraphs_class_extended() -> None:
     assert type(saver.serde) is JsonPlusSerializer  # LangGraph's default, loading as it does
 
 
+def test_put_stores_exactly_what_langgraphs_put_stores() -> None:
+    """lgnb's `put` re-implements LangGraph's (to join lists): run both on the same calls,
+    a first version, a grown list, a removed value, a subgraph namespace, a parent."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    ours, theirs = InMemorySaver(), LangGraphInMemorySaver()
+    history = [HumanMessage("question " + "word " * 40, id=f"q{i}") for i in range(60)]
+    calls = []
+    for step, (values, versions) in enumerate([
+        ({"messages": history, "n": 1}, {"messages": "1", "n": "1"}),
+        ({"messages": [*history, AIMessage("reply", id="a")], "n": 2}, {"messages": "2", "n": "2"}),
+        ({"n": 3}, {"messages": "3", "n": "3"}),  # a channel emptied: stored as "empty"
+    ]):
+        for ns in ("", "sub:1"):
+            checkpoint = empty_checkpoint()
+            checkpoint["channel_values"] = values
+            checkpoint["channel_versions"] = versions
+            parent = {"checkpoint_id": f"p{step}"} if step else {}
+            config = {"configurable": {"thread_id": "t", "checkpoint_ns": ns, **parent},
+                      "metadata": {"run_id": "r"}}
+            calls.append((config, checkpoint, {"source": "loop", "step": step}, versions))
+    for call in calls:
+        assert ours.put(*call) == theirs.put(*call)
+    assert ours.blobs == theirs.blobs
+    assert {t: {ns: dict(cps) for ns, cps in d.items()} for t, d in ours.storage.items()} == \
+        {t: {ns: dict(cps) for ns, cps in d.items()} for t, d in theirs.storage.items()}
+
+
 # --- the bytes stored --------------------------------------------------------------------
 
 
