@@ -36,6 +36,7 @@ from typing import Any
 
 from typing_extensions import Self
 
+from lgnb._internal.returned import returned
 from lgnb.channels.base import MISSING
 from lgnb.channels.binop import BinaryOperatorAggregate, as_overwrite, second_overwrite
 
@@ -375,6 +376,8 @@ class MessagesChannel(BinaryOperatorAggregate):
                 if seen is not None:
                     seen.append(msg)
             else:
+                if merged[pos] is msg:  # returned to its place, maybe changed in place
+                    returned(msg)
                 merged[pos] = msg
                 fixed.append(pos)
                 if seen is not None:

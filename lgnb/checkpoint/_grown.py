@@ -26,13 +26,16 @@ The conditions, shared by both:
 * the framework changes one thing in place: `add_messages` gives a message without an id
   its id at the next merge, after the list was saved (a list set with `Overwrite` skipped
   the reducer). So the positions of messages serialized without an id are remembered
-  (`idless`), and a list in which one of them has one now is serialized whole.
+  (`idless`), and a list in which one of them has one now is serialized whole;
+* a node may change a message in place and return it: `add_messages` then puts the same
+  object back in its place, and the merges note it (`lgnb._internal.returned`); a list
+  holding a message noted since it was serialized is serialized whole.
 
-What it does not see: an item changed *in place* (a node that mutates
-``state["messages"][0].content`` instead of returning a message) is the same object, so
-until the list is next serialized whole the saved value keeps the item as it was saved.
-Return an updated message (same id) instead: `add_messages` puts it in its place, the list
-no longer extends the remembered one, and it is serialized whole.
+What it does not see: an item changed in place and *not* returned through
+`add_messages` (a node that mutates ``state["messages"][0].content`` and returns nothing
+for it, or sets the list with `Overwrite`, or a plain list channel) is the same object,
+so until the list is next serialized whole the saved value keeps the item as it was
+saved. Return the changed message instead.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from typing import Any, Generic, TypeVar
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+from lgnb._internal import returned
 from lgnb.checkpoint.serde import StrictSerializer
 
 ROOT_TYPE = "msgpack"
@@ -80,15 +84,20 @@ def joinable(serde: Any) -> bool:
     return type(serde) in _JOINABLE
 
 
-def idless(items: Sequence[Any], start: int = 0) -> list[int]:
+def idless(items: Sequence[Any], start: int = 0) -> list[int] | None:
     """Positions (from `start`) of the items that are messages (anything with an ``id``
-    attribute) whose id is None: `add_messages` may set it in place later."""
+    attribute) whose id is None: `add_messages` may set it in place later. None when an
+    item's ``id`` cannot be read (a `__getattr__` raising other than AttributeError, as
+    a dict with attribute access does): such a list is not joined."""
     if _PLAIN.issuperset(map(type, items)):  # no messages at all (C speed)
         return []
-    ids = map(getattr, items, repeat("id"), repeat(_NO_ID))
-    if not any(map(operator.is_, ids, repeat(None))):  # every message named (C speed)
-        return []
-    return [start + i for i, item in enumerate(items) if getattr(item, "id", _NO_ID) is None]
+    try:
+        ids = map(getattr, items, repeat("id"), repeat(_NO_ID))
+        if not any(map(operator.is_, ids, repeat(None))):  # every message named (C speed)
+            return []
+        return [start + i for i, item in enumerate(items) if getattr(item, "id", _NO_ID) is None]
+    except Exception:  # noqa: BLE001 - any failure to read an id: do not join
+        return None
 
 
 def header(count: int) -> bytes:
@@ -156,6 +165,8 @@ class Remembered(Generic[T]):
     idless: list[int]
     info: T
     size: int
+    noted: int
+    """`returned.last()` when the items were taken, before serializing them."""
 
 
 class GrownLists(Generic[T]):
@@ -195,15 +206,21 @@ class GrownLists(Generic[T]):
         for i in saved.idless:  # given an id in place since: the saved bytes lack it
             if getattr(known[i], "id", None) is not None:
                 return None
+        if returned.last() > saved.noted:  # messages put back in place since, maybe edited
+            again = returned.since(saved.noted)
+            if again is None or any(any(map(operator.is_, known, repeat(m))) for m in again):
+                return None
         return saved, items[n:]
 
-    def remember(self, key: Key, items: list[Any], idless: list[int], info: T, *, size: int) -> None:
-        """Remember `items` (a copy of the list, kept as it is) as serialized last for `key`."""
+    def remember(self, key: Key, items: list[Any], idless: list[int], info: T, *, size: int,
+                 noted: int) -> None:
+        """Remember `items` (a copy of the list, kept as it is) as serialized last for `key`;
+        `noted`: `returned.last()` taken before serializing them."""
         with self._lock:
             old = self._saved.pop(key, None)
             if old is not None:
                 self._bytes -= old.size
-            self._saved[key] = Remembered(items, idless, info, size)
+            self._saved[key] = Remembered(items, idless, info, size, noted)
             self._bytes += size
             while len(self._saved) > self._keys or (self._bytes > self._max_bytes and len(self._saved) > 1):
                 self._bytes -= self._saved.pop(next(iter(self._saved))).size
@@ -253,31 +270,35 @@ def dumps(memo: GrownLists[bytes], key: Key, value: Any, serde: Any) -> tuple[st
     after would miss that the saved bytes lack it."""
     if value.__class__ is not list or not joinable(serde):
         return serde.dumps_typed(value)
+    noted = returned.last()
     items = list(value)  # one copy, taken first: what is serialized is what is remembered
     grown = memo.grown(key, items)
     if grown is not None:
         saved, tail = grown
         tail_idless = idless(tail, len(saved.items))
         ttype, tdata = serde.dumps_typed(tail)
-        if ttype == ROOT_TYPE and lists_of(tdata, len(tail)):
+        if tail_idless is not None and ttype == ROOT_TYPE and lists_of(tdata, len(tail)):
             data = compose((saved.info, tdata)) if tail else saved.info
-            memo.remember(key, items, saved.idless + tail_idless, data, size=len(data))
+            memo.remember(key, items, saved.idless + tail_idless, data, size=len(data), noted=noted)
             return ROOT_TYPE, data
     without_ids = idless(items)
     typed = serde.dumps_typed(items)
-    remember(memo, key, items, typed, without_ids)
+    remember(memo, key, items, typed, without_ids, noted=noted)
     return typed
 
 
 def remember(memo: GrownLists[bytes], key: Key, items: list[Any], typed: tuple[str, Any],
-             without_ids: list[int] | None = None) -> None:
+             without_ids: list[int] | None | bool = True, *, noted: int | None = None) -> None:
     """Remember `items` (a list the memo may keep: pass a copy) as serialized to `typed`
     for `key` — a list just serialized whole, or one a run starts from, read back — if
     later versions may be joined to it. `without_ids`: `idless(items)` as found before
-    serializing (found now if not given)."""
+    serializing (True: find it now); `noted`: `returned.last()` then (None: now)."""
     kind, data = typed
-    if kind == ROOT_TYPE and isinstance(data, bytes) and len(data) >= MIN_BYTES and lists_of(data, len(items)):
-        memo.remember(key, items, idless(items) if without_ids is None else without_ids, data,
-                      size=len(data))
+    if without_ids is True:
+        without_ids = idless(items)
+    if (without_ids is not None and without_ids is not False and kind == ROOT_TYPE
+            and isinstance(data, bytes) and len(data) >= MIN_BYTES and lists_of(data, len(items))):
+        memo.remember(key, items, without_ids, data, size=len(data),
+                      noted=returned.last() if noted is None else noted)
     else:
         memo.drop(key)

@@ -295,9 +295,9 @@ def test_a_subgraphs_list_in_its_own_namespace_stores_the_same_bytes() -> None:
     assert joined < whole / 3  # the subgraph's steps serialize their new entry only
 
 
-def test_an_item_changed_in_place_is_saved_as_it_was_until_returned() -> None:
+def test_an_item_changed_in_place_and_not_returned_is_saved_as_it_was() -> None:
     """The documented difference: LangGraph's saver would serialize the edited message
-    again at the next step; returning it (same id) is what saves it, on both."""
+    again at the list's next version; lgnb's joins the bytes it made before."""
     saver = InMemorySaver()
 
     def edit_in_place(state: dict) -> dict:
@@ -310,19 +310,94 @@ def test_an_item_changed_in_place_is_saved_as_it_was_until_returned() -> None:
     g = StateGraph(MessagesState)
     g.add_node("edit", edit_in_place)
     g.add_edge(START, "edit")
-    editor = g.compile(checkpointer=saver)
-    editor.invoke(_turn(8), _cfg(), durability="sync")
+    g.compile(checkpointer=saver).invoke(_turn(8), _cfg(), durability="sync")
     assert saver.get_tuple(_cfg()).checkpoint["channel_values"]["messages"][0].content.startswith("question 0")
 
-    def edit_and_return(state: dict) -> dict:
-        first = state["messages"][0]
-        return {"messages": [first.model_copy(update={"content": "changed and returned"})]}
+
+def _review_edit(saver: Any, *, resume: bool, thread: str = "t") -> Any:
+    """A model proposes a tool call; a reviewer node changes it *in place* and returns the
+    same message (the human-review "edit" pattern), after an `interrupt()` if `resume`."""
+    from lgnb.types import Command, interrupt
+
+    def model(state: dict) -> dict:
+        call = {"name": "send", "args": {"to": "bob"}, "id": "call-1", "type": "tool_call"}
+        return {"messages": [AIMessage("sending", id="proposal", tool_calls=[call])]}
+
+    def review(state: dict) -> dict:
+        last = state["messages"][-1]
+        to = interrupt("who?") if resume else "alice"
+        last.tool_calls = [{**last.tool_calls[0], "args": {"to": to}}]
+        return {"messages": [last]}
 
     g = StateGraph(MessagesState)
-    g.add_node("edit", edit_and_return)
-    g.add_edge(START, "edit")
-    g.compile(checkpointer=saver).invoke({"messages": []}, _cfg(), durability="sync")
-    assert saver.get_tuple(_cfg()).checkpoint["channel_values"]["messages"][0].content == "changed and returned"
+    g.add_node("model", model)
+    g.add_node("review", review)
+    g.add_edge(START, "model")
+    g.add_edge("model", "review")
+    app = g.compile(checkpointer=saver)
+    app.invoke({"messages": [HumanMessage("question " + "word " * 600, id="q")]}, _cfg(thread),
+               durability="sync")
+    if resume:
+        app.invoke(Command(resume="alice"), _cfg(thread), durability="sync")
+    return saver.get_tuple(_cfg(thread)).checkpoint["channel_values"]["messages"][-1].tool_calls[0]["args"]
+
+
+@pytest.mark.parametrize("resume", [False, True])
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_message_changed_in_place_and_returned_is_saved_changed(kind: str, resume: bool, tmp_path: Any) -> None:
+    from lgnb.checkpoint.sqlite import SqliteSaver
+
+    saver: Any = InMemorySaver() if kind == "memory" else SqliteSaver(str(tmp_path / "t.sqlite"))
+    assert _review_edit(saver, resume=resume) == {"to": "alice"}
+    assert _review_edit(LangGraphInMemorySaver(), resume=resume) == {"to": "alice"}
+
+
+def test_a_message_returned_in_place_long_ago_makes_the_next_list_whole() -> None:
+    """The merges hold the last `returned.KEEP` such messages; a list serialized before
+    the oldest held one cannot tell whether it holds a dropped one: serialized whole."""
+    from lgnb._internal import returned
+
+    saver = InMemorySaver()
+    spy = _Spied(saver)
+
+    def agent(state: dict) -> dict:
+        n = len(state["messages"])
+        if n == 20:  # elsewhere, many messages are put back in place meanwhile
+            for _ in range(returned.KEEP + 1):
+                returned.returned(AIMessage("elsewhere"))
+        return {"messages": [AIMessage(f"reply {n} " + "word " * 40, id=f"ai-{n}")]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", agent)
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", lambda s: "agent" if len(s["messages"]) < 40 else END, ["agent", END])
+    g.compile(checkpointer=saver).invoke(_turn(0), _cfg(), durability="sync")
+    late = spy.lists[len(spy.lists) // 4:]
+    assert [n for n in late if n > 2] == [21]  # once whole, right after; joined again then
+
+
+class _AttrDict(dict):
+    __getattr__ = dict.__getitem__  # a common helper: its getattr raises KeyError
+
+
+class _Log(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+def test_items_whose_id_cannot_be_read_are_serialized_whole(tmp_path: Any) -> None:
+    from lgnb.checkpoint.sqlite import SqliteSaver
+
+    def step(state: dict) -> dict:
+        return {"log": [_AttrDict(a=len(state["log"]), pad="x" * 200)]}
+
+    for saver in (InMemorySaver(), SqliteSaver(str(tmp_path / "t.sqlite")), LangGraphInMemorySaver()):
+        g = StateGraph(_Log)
+        g.add_node("step", step)
+        g.add_edge(START, "step")
+        g.add_conditional_edges("step", lambda s: "step" if len(s["log"]) < 30 else END, ["step", END])
+        g.compile(checkpointer=saver).invoke({"log": []}, _cfg(), durability="sync")
+        stored = saver.get_tuple(_cfg()).checkpoint["channel_values"]["log"]
+        assert [item["a"] for item in stored] == list(range(30))
 
 
 class _History(TypedDict):
@@ -441,10 +516,10 @@ def test_the_memo_is_bounded_by_default() -> None:
     memo = _grown.new_memo()
     items = [object()]
     for n in range(1000):
-        memo.remember(("t", "", str(n)), items, [], b"x", size=1 << 20)
+        memo.remember(("t", "", str(n)), items, [], b"x", size=1 << 20, noted=0)
     assert len(memo._saved) == _grown.MEMO_BYTES >> 20 and memo._bytes <= _grown.MEMO_BYTES
     for n in range(1000):
-        memo.remember(("t", "", str(n)), items, [], b"x", size=_grown.MIN_BYTES)
+        memo.remember(("t", "", str(n)), items, [], b"x", size=_grown.MIN_BYTES, noted=0)
     assert len(memo._saved) == _grown.KEYS
 
 
@@ -452,10 +527,10 @@ def test_the_memo_keeps_at_most_its_byte_budget_and_key_count() -> None:
     memo: _grown.GrownLists[bytes] = _grown.GrownLists(keys=3, max_bytes=10_000)
     items = [object()]
     for n in range(5):
-        memo.remember(("t", "", str(n)), items, [], b"x", size=4_000)
+        memo.remember(("t", "", str(n)), items, [], b"x", size=4_000, noted=0)
     assert [k[2] for k in memo._saved] == ["3", "4"]  # 8,000 bytes: a third would exceed
     for n in range(5, 9):
-        memo.remember(("t", "", str(n)), items, [], b"x", size=10)
+        memo.remember(("t", "", str(n)), items, [], b"x", size=10, noted=0)
     assert [k[2] for k in memo._saved] == ["6", "7", "8"]
     memo.forget()
     assert memo.grown(("t", "", "8"), items) is None
@@ -537,6 +612,18 @@ def test_postgres_subclass_that_changes_values_as_it_reads_them_saves_what_it_re
             typed = _pg_blob(saver, thread, "", "messages", tup.checkpoint["channel_versions"]["messages"])
             assert _FRESH.loads_typed(typed)[0].content.startswith("[redacted]"), base
             saver.delete_thread(thread)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("resume", [False, True])
+def test_postgres_saves_a_message_changed_in_place_and_returned(postgres_url: str, resume: bool) -> None:
+    from lgnb.checkpoint.postgres import PostgresSaver
+
+    thread = f"edited-{uuid.uuid4()}"
+    with PostgresSaver.from_conn_string(postgres_url) as saver:
+        saver.setup()
+        assert _review_edit(saver, resume=resume, thread=thread) == {"to": "alice"}
+        saver.delete_thread(thread)
 
 
 @pytest.mark.postgres

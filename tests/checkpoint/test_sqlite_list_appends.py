@@ -446,7 +446,7 @@ def test_saves_of_many_threads_at_once_keep_the_remembered_lists_consistent() ->
     def save(n: int) -> None:
         try:
             for i in range(20_000):
-                appends.saved(("t", str(n), str(i)), "v", [], depth=0, size=MIN_BYTES, idless=[])
+                appends.saved(("t", str(n), str(i)), "v", [], depth=0, size=MIN_BYTES, idless=[], noted=0)
                 appends.drop(("t", str(n), str(i - 1)))
         except BaseException as exc:  # noqa: BLE001 - collected for the assert
             errors.append(exc)

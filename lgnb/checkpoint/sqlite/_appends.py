@@ -148,7 +148,8 @@ class Appends(GrownLists[Link]):
         return saved.size >= MIN_BYTES and saved.info.depth < depth_limit(saved.size)
 
     def saved(self, key: tuple[str, str, str], version: str, items: list[object], *, depth: int,
-              size: int, idless: list[int]) -> None:
+              size: int, idless: list[int], noted: int) -> None:
         """Remember `items` (a copy of the list, kept as it is) as saved for `key` at
-        `version`; `idless`: the positions of its messages stored without an id."""
-        self.remember(key, items, idless, Link(version, depth), size=size)
+        `version`; `idless`: the positions of its messages stored without an id; `noted`:
+        `returned.last()` before it was serialized."""
+        self.remember(key, items, idless, Link(version, depth), size=size, noted=noted)

@@ -36,6 +36,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from lgnb._internal import returned
 from lgnb.checkpoint.sqlite import _appends, _refs, _sql
 from lgnb.checkpoint.sqlite._behind import Batch, WriteBehind, execute
 from lgnb.checkpoint.sqlite._errors import abandoned, explain, rollback_quietly
@@ -147,6 +148,8 @@ class _ListSaved:
     base: str | None
     idless: list[int]
     """Positions of the messages stored without an id (`_appends.idless`)."""
+    noted: int
+    """`returned.last()` before the list was serialized (`_grown.Remembered.noted`)."""
 
 
 class SqliteStore:
@@ -252,6 +255,7 @@ class SqliteStore:
 
         Everything comes from one copy of the list taken first, so the bytes stored and
         the items remembered agree even if the list changes while a save is under way."""
+        noted = returned.last()
         items = builtins.list(value)
         if not _appends.joinable(self.serde):
             return _place(*self.serde.dumps_typed(items), large), None
@@ -260,18 +264,19 @@ class SqliteStore:
         # messages stream) may give one its id meanwhile, which the bytes would then lack
         if grown is not None:
             base, tail = grown
-            idless = base.idless + _appends.idless(tail, len(base.items))
+            tail_idless = _appends.idless(tail, len(base.items))
             ttype, tdata = self.serde.dumps_typed(tail)
-            if ttype == _appends.ROOT_TYPE and _appends.lists_of(tdata, len(tail)):
+            if tail_idless is not None and ttype == _appends.ROOT_TYPE and _appends.lists_of(tdata, len(tail)):
                 size = _appends.grown_size(base.size, len(base.items), tdata)
                 placed = _place(_appends.stored_type(size, base.info.version), tdata, large,
                                 serialized_as=ttype)
-                return placed, _ListSaved(items, base.info.depth + 1, size, base.info.version, idless)
+                return placed, _ListSaved(items, base.info.depth + 1, size, base.info.version,
+                                          base.idless + tail_idless, noted)
         idless = _appends.idless(items)
         type_, data = self.serde.dumps_typed(items)
-        if type_ != _appends.ROOT_TYPE or not _appends.lists_of(data, len(items)):
+        if idless is None or type_ != _appends.ROOT_TYPE or not _appends.lists_of(data, len(items)):
             return _place(type_, data, large), None
-        saved = _ListSaved(items, 0, len(data), None, idless)
+        saved = _ListSaved(items, 0, len(data), None, idless, noted)
         return _place(type_, data, large), saved
 
     def _decode_group(self, group: dict[tuple[str, Any], tuple[str, Any] | None]) -> dict[tuple[str, Any], Any]:
@@ -306,13 +311,15 @@ class SqliteStore:
             return
         configurable = found.config["configurable"]
         versions = found.checkpoint["channel_versions"]
+        noted = returned.last()
         for channel, value in found.checkpoint["channel_values"].items():
             if (value.__class__ is list and (known := lists.get((channel, versions.get(channel))))
-                    and _appends.lists_of(known[2], len(value))):
+                    and _appends.lists_of(known[2], len(value))
+                    and (idless := _appends.idless(value)) is not None):
                 self.appends.saved(
                     (configurable["thread_id"], configurable["checkpoint_ns"], channel),
                     version_key(versions[channel]), builtins.list(value), depth=known[0], size=known[1],
-                    idless=_appends.idless(value),
+                    idless=idless, noted=noted,
                 )
 
     def _load_page(
@@ -565,7 +572,7 @@ class SqliteStore:
                 self.appends.drop(list_key)
             else:
                 self.appends.saved(list_key, text, saved.value, depth=saved.depth, size=saved.size,
-                                   idless=saved.idless)
+                                   idless=saved.idless, noted=saved.noted)
         return _config(thread_id, ns, checkpoint["id"])
 
     def _bases_checked(
