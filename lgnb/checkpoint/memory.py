@@ -8,8 +8,8 @@ serialized: LangGraph's saver serializes a changed channel's whole value at ever
 so a step of a 10,000-message conversation costs ~30 ms. This one joins the bytes it
 serialized a step before with those of the appended messages (`lgnb.checkpoint._grown`),
 the same bytes in a fraction of the time — with one condition: a message changed in place
-(not returned) is saved as it was until the list is next serialized whole; return the
-changed message (same id) instead.
+and not returned is saved as it was until the list is next serialized whole; return the
+changed message (the same object, or a new one with the same id), which is then saved.
 
 Nothing persists past the process; use `lgnb.checkpoint.sqlite.SqliteSaver` for that.
 """
