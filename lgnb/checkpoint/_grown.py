@@ -208,7 +208,8 @@ class GrownLists(Generic[T]):
                 return None
         if returned.last() > saved.noted:  # messages put back in place since, maybe edited
             again = returned.since(saved.noted)
-            if again is None or any(any(map(operator.is_, known, repeat(m))) for m in again):
+            # ids stand for identity here: both sides are alive (held by the notes, the memo)
+            if again is None or not {id(m) for m in again}.isdisjoint(map(id, known)):
                 return None
         return saved, items[n:]
 
