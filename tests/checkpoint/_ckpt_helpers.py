@@ -59,3 +59,45 @@ class Recorded:
 
         saver.put = put
         return saver
+
+
+def chat_graph(saver: Any, *, replies: int = 1, graph: Any = None) -> Any:
+    """A conversation saved by `saver`: a node adding `replies` long replies (ids set, so
+    engines compare) after each human message. `graph`: the module to build with
+    (`lgnb.graph` by default, `langgraph.graph` for LangGraph's engine)."""
+    from langchain_core.messages import AIMessage
+
+    module = graph or __import__("lgnb.graph", fromlist=["StateGraph"])
+
+    def agent(state: dict) -> dict:
+        n = len(state["messages"])
+        return {"messages": [AIMessage(f"reply {n} " + "word " * 40, id=f"ai-{n}")]}
+
+    def route(state: dict) -> str:
+        tail = 0
+        for m in reversed(state["messages"]):
+            if m.type != "ai":
+                break
+            tail += 1
+        return "agent" if tail < replies else module.END
+
+    g = module.StateGraph(module.MessagesState)
+    g.add_node("agent", agent)
+    g.add_edge(module.START, "agent")
+    g.add_conditional_edges("agent", route, ["agent", module.END])
+    return g.compile(checkpointer=saver)
+
+
+def chat_fork(app: Any, turn: Any, cfg: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """Ten turns of `chat_graph`, then a fork from the checkpoint that held 8 messages (a
+    human message added there, the graph run on), then one more turn on the thread:
+    `(the messages forked from, the latest messages)`."""
+    from langchain_core.messages import HumanMessage
+
+    for i in range(10):
+        app.invoke(turn(i), cfg, durability="sync")
+    old = [s for s in app.get_state_history(cfg) if len(s.values.get("messages", [])) == 8][0]
+    forked = app.update_state(old.config, {"messages": [HumanMessage("a fork", id="fork")]})
+    app.invoke(None, forked, durability="sync")
+    app.invoke(turn(99), cfg, durability="sync")
+    return old.values["messages"], app.get_state(cfg).values["messages"]

@@ -26,7 +26,7 @@ from lgnb.checkpoint.memory import InMemorySaver, MemorySaver
 from lgnb.graph import END, START, MessagesState, StateGraph
 from lgnb.types import Overwrite
 
-from _ckpt_helpers import Recorded
+from _ckpt_helpers import Recorded, chat_fork, chat_graph
 
 _FRESH = JsonPlusSerializer()  # the oracle: what serializing the whole value gives
 
@@ -80,24 +80,8 @@ def _memory_blob(saver: Any, thread: str, ns: str, channel: str, version: Any) -
     return saver.blobs[(thread, ns, channel, version)]
 
 
-def _chat(saver: Any, *, replies: int = 1) -> Any:
-    def agent(state: dict) -> dict:
-        n = len(state["messages"])
-        return {"messages": [AIMessage(f"reply {n} " + "word " * 40, id=f"ai-{n}")]}
-
-    def route(state: dict) -> str:
-        tail = 0
-        for m in reversed(state["messages"]):
-            if m.type != "ai":
-                break
-            tail += 1
-        return "agent" if tail < replies else END
-
-    g = StateGraph(MessagesState)
-    g.add_node("agent", agent)
-    g.add_edge(START, "agent")
-    g.add_conditional_edges("agent", route, ["agent", END])
-    return g.compile(checkpointer=saver)
+def _chat(saver: Any, *, replies: int = 1, graph: Any = None) -> Any:
+    return chat_graph(saver, replies=replies, graph=graph)
 
 
 def _turn(i: int) -> dict[str, Any]:
@@ -222,15 +206,8 @@ def test_messages_given_their_id_in_place_after_they_were_saved_are_saved_with_i
 
 def test_a_fork_from_an_old_checkpoint_and_its_source_read_back() -> None:
     saver, rec, _spy = _checked_memory_saver()
-    app = _chat(saver)
-    for i in range(10):
-        app.invoke(_turn(i), _cfg(), durability="sync")
-    old = [s for s in app.get_state_history(_cfg()) if len(s.values.get("messages", [])) == 8][0]
-    forked = app.update_state(old.config, {"messages": [HumanMessage("a fork", id="fork")]})
-    app.invoke(None, forked, durability="sync")
-    app.invoke(_turn(99), _cfg(), durability="sync")
-    latest = app.get_state(_cfg()).values["messages"]
-    assert [m.id for m in latest[:9]] == [m.id for m in old.values["messages"]] + ["fork"]
+    old, latest = chat_fork(_chat(saver), _turn, _cfg())
+    assert [m.id for m in latest[:9]] == [m.id for m in old] + ["fork"]
     _reads_back(saver, rec)
 
 
@@ -330,10 +307,8 @@ def _review_edit(saver: Any, *, resume: bool, thread: str = "t") -> Any:
         return {"messages": [last]}
 
     g = StateGraph(MessagesState)
-    g.add_node("model", model)
-    g.add_node("review", review)
+    g.add_sequence([model, review])
     g.add_edge(START, "model")
-    g.add_edge("model", "review")
     app = g.compile(checkpointer=saver)
     app.invoke({"messages": [HumanMessage("question " + "word " * 600, id="q")]}, _cfg(thread),
                durability="sync")

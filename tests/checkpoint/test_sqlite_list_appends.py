@@ -22,30 +22,11 @@ from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
 from lgnb.graph import END, START, MessagesState, StateGraph
 from lgnb.types import Overwrite
 
-from _ckpt_helpers import Recorded
+from _ckpt_helpers import Recorded, chat_fork, chat_graph
 
 
 def _chat(saver: Any, *, replies: int = 1, graph: Any = None) -> Any:
-    """A node adding `replies` long replies per turn (ids set, so engines compare)."""
-    module = graph or __import__("lgnb.graph", fromlist=["StateGraph"])
-
-    def agent(state: dict) -> dict:
-        n = len(state["messages"])
-        return {"messages": [AIMessage(f"reply {n} " + "word " * 40, id=f"ai-{n}")]}
-
-    def route(state: dict) -> str:
-        tail = 0
-        for m in reversed(state["messages"]):
-            if m.type != "ai":
-                break
-            tail += 1
-        return "agent" if tail < replies else module.END
-
-    g = module.StateGraph(module.MessagesState)
-    g.add_node("agent", agent)
-    g.add_edge(module.START, "agent")
-    g.add_conditional_edges("agent", route, ["agent", module.END])
-    return g.compile(checkpointer=saver)
+    return chat_graph(saver, replies=replies, graph=graph)
 
 
 class _Log(TypedDict):
@@ -178,15 +159,8 @@ def test_a_list_changed_before_its_end_is_stored_whole(saver: SqliteSaver) -> No
 def test_a_fork_from_an_old_checkpoint_reads_back_and_so_does_its_source(saver: SqliteSaver) -> None:
     rec = Recorded()
     rec.watch(saver)
-    app = _chat(saver)
-    for i in range(10):
-        app.invoke(_turn(i), _cfg(), durability="sync")
-    old = [s for s in app.get_state_history(_cfg()) if len(s.values.get("messages", [])) == 8][0]
-    forked = app.update_state(old.config, {"messages": [HumanMessage("a fork", id="fork")]})
-    app.invoke(None, forked, durability="sync")
-    app.invoke(_turn(99), _cfg(), durability="sync")
-    latest = app.get_state(_cfg()).values["messages"]
-    assert [m.id for m in latest[:9]] == [m.id for m in old.values["messages"]] + ["fork"]
+    old, latest = chat_fork(_chat(saver), _turn, _cfg())
+    assert [m.id for m in latest[:9]] == [m.id for m in old] + ["fork"]
     assert len(latest) == 12
     _assert_reads_back(saver, rec)
 
