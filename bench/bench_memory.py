@@ -14,7 +14,9 @@ Cases:
 - ``messages``: an ``add_messages`` state whose input holds 10,000 messages; the node
   appends one ``AIMessage`` per step for 200 steps (no checkpointer). ``messages-sqlite``:
   the same run saved by each engine's SQLite saver (as ``steps-sqlite``), i.e. a long
-  conversation saved at every step.
+  conversation saved at every step; ``messages-memory`` saved by each engine's own
+  ``InMemorySaver`` (lgnb's is LangGraph's class subclassed: it joins a grown list's
+  bytes instead of serializing it again, and stores the same bytes).
 
 Each (case, engine) runs twice, each time in its own subprocess so peaks never mix:
 
@@ -53,7 +55,7 @@ from typing_extensions import TypedDict  # noqa: E402
 
 STEPS = 10_000
 HISTORY, MESSAGE_STEPS = 10_000, 200
-CASES = ("steps-none", "steps-memory", "steps-sqlite", "messages", "messages-sqlite")
+CASES = ("steps-none", "steps-memory", "steps-sqlite", "messages", "messages-sqlite", "messages-memory")
 
 
 def _steps_graph(e: Any, steps: int, saver: Any) -> Any:
@@ -76,6 +78,9 @@ def _saver(engine: str, kind: str) -> Iterator[Any]:
         from langgraph.checkpoint.memory import InMemorySaver
 
         yield InMemorySaver()
+    elif kind == "memory-own":
+        module = "lgnb.checkpoint.memory" if engine == "lgnb" else "langgraph.checkpoint.memory"
+        yield __import__(module, fromlist=["InMemorySaver"]).InMemorySaver()
     elif engine == "lgnb":
         from lgnb.checkpoint.sqlite import SqliteSaver
 
@@ -114,7 +119,8 @@ def child(case: str, engine: str, trace: bool) -> dict[str, Any]:
     if messages:
         from langchain_core.messages import HumanMessage
 
-        ctx: Any = _saver(engine, "sqlite") if case == "messages-sqlite" else nullcontext(None)
+        kinds = {"messages-sqlite": "sqlite", "messages-memory": "memory-own"}
+        ctx: Any = _saver(engine, kinds[case]) if case in kinds else nullcontext(None)
         history = [HumanMessage(f"m{i}", id=f"h{i}") for i in range(HISTORY)]
         inp: dict[str, Any] = {"messages": history, "n": 0}
         config["recursion_limit"] = MESSAGE_STEPS + 10

@@ -58,6 +58,26 @@ ROOT_TYPE = "msgpack"
 MIN_BYTES = 2048
 """A list smaller than this (serialized) is not remembered: serializing it costs little."""
 
+MAX_DEPTH = 32
+"""Links of a chain (appends in a row) before a value is stored whole again, for values up to
+`MAX_DEPTH * BYTES_PER_LINK` bytes; a larger value allows one append per `BYTES_PER_LINK`
+bytes, up to `MAX_CHAIN` (`depth_limit`)."""
+
+BYTES_PER_LINK = 4096
+"""How much of a value one more link of its chain may stand for: a link costs ~14 µs
+when read (its lookup, its tail's bytes, composing), while decoding 4 KB of messages
+costs ~200 µs. At 10,000 messages (2.4 MB) a chain of ~480 links reads in 7 ms, the
+messages decode in ~80 ms."""
+
+MAX_CHAIN = 1024
+"""Appends in a row, however large the value."""
+
+
+def depth_limit(size: int) -> int:
+    """The longest chain of appends a value of `size` bytes (serialized) may end."""
+    return min(MAX_CHAIN, max(MAX_DEPTH, size // BYTES_PER_LINK))
+
+
 KEYS = 128
 """(thread, namespace, channel) keys whose last list a memo remembers."""
 

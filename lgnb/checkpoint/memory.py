@@ -10,6 +10,9 @@ serialized a step before with those of the appended messages (`lgnb.checkpoint._
 the same bytes in a fraction of the time — with one condition: a message changed in place
 and not returned is saved as it was until the list is next serialized whole; return the
 changed message (the same object, or a new one with the same id), which is then saved.
+And it keeps such a version as what it appended to the one before
+(`lgnb.checkpoint._memory_blobs`): every read of `blobs` gives the whole value's bytes,
+but a conversation's memory grows with its length, not with its square.
 
 Nothing persists past the process; use `lgnb.checkpoint.sqlite.SqliteSaver` for that.
 """
@@ -31,7 +34,8 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.memory import InMemorySaver as _LangGraphInMemorySaver
 from langgraph.checkpoint.memory import PersistentDict
 
-from lgnb.checkpoint import _grown
+from lgnb.checkpoint import _grown, _memory_blobs
+from lgnb.checkpoint._memory_blobs import JoinedBlobs
 
 __all__ = ["InMemorySaver", "MemorySaver", "PersistentDict"]
 
@@ -51,7 +55,9 @@ class InMemorySaver(_LangGraphInMemorySaver):
         factory: type[defaultdict] = defaultdict,
     ) -> None:
         super().__init__(serde=serde, factory=factory)
-        self._grown = _grown.new_memo()
+        if factory is defaultdict:  # a user's factory (PersistentDict) keeps whole bytes
+            self.blobs = JoinedBlobs()
+        self._grown: _grown.GrownLists[Any] = _grown.new_memo()
 
     def put(
         self,
@@ -67,10 +73,11 @@ class InMemorySaver(_LangGraphInMemorySaver):
         thread_id = configurable["thread_id"]
         checkpoint_ns = configurable["checkpoint_ns"]
         values: dict[str, Any] = c.pop("channel_values")  # type: ignore[misc]
-        memo, serde = self._grown, self.serde
+        memo, serde, blobs = self._grown, self.serde, self.blobs
+        dumps = _memory_blobs.stored if type(blobs) is JoinedBlobs else _grown.dumps
         for k, v in new_versions.items():
-            self.blobs[(thread_id, checkpoint_ns, k, v)] = (
-                _grown.dumps(memo, (thread_id, checkpoint_ns, k), values[k], serde)
+            blobs[(thread_id, checkpoint_ns, k, v)] = (
+                dumps(memo, (thread_id, checkpoint_ns, k), values[k], serde)
                 if k in values else ("empty", b"")
             )
         self.storage[thread_id][checkpoint_ns].update({
@@ -96,11 +103,18 @@ class InMemorySaver(_LangGraphInMemorySaver):
             configurable = found.config["configurable"]
             thread_id, ns = configurable["thread_id"], configurable.get("checkpoint_ns", "")
             versions = found.checkpoint["channel_versions"]
+            blobs = self.blobs
+            joined = type(blobs) is JoinedBlobs
             for channel, value in found.checkpoint["channel_values"].items():
                 if value.__class__ is list and channel in versions:
-                    typed = self.blobs.get((thread_id, ns, channel, versions[channel]))
-                    if typed is not None:
-                        _grown.remember(self._grown, (thread_id, ns, channel), list(value), typed)
+                    at = (thread_id, ns, channel, versions[channel])
+                    stored = blobs.raw(at) if isinstance(blobs, JoinedBlobs) else blobs.get(at)
+                    if stored is None:
+                        continue
+                    if joined:  # the next version links to what is stored, no copy
+                        _memory_blobs.remember_read(self._grown, (thread_id, ns, channel), list(value), stored)
+                    else:
+                        _grown.remember(self._grown, (thread_id, ns, channel), list(value), stored)
         return found
 
     def delete_thread(self, thread_id: str) -> None:

@@ -484,6 +484,55 @@ def test_deleting_a_thread_lets_its_remembered_lists_go() -> None:
     assert not saver._grown._saved
 
 
+def test_a_long_conversation_is_kept_as_what_each_version_appended() -> None:
+    """Memory grows with the conversation, not its square: each version of the list is
+    kept as a link to the one before (`_memory_blobs`), whole every `depth_limit` links,
+    and every way of reading `blobs` gives the whole value's bytes."""
+    import copy
+    import pickle
+
+    from lgnb.checkpoint._grown import depth_limit
+    from lgnb.checkpoint._memory_blobs import JoinedBlobs, Link
+
+    saver, rec, _spy = _checked_memory_saver()
+    app = _chat(saver, replies=120)
+    app.invoke(_turn(0), _cfg(), durability="sync")
+    assert _reads_back(saver, rec) == 122
+    blobs = saver.blobs
+    assert type(blobs) is JoinedBlobs
+    raw = {k: blobs.raw(k) for k in blobs if k[2] == "messages"}
+    links = [v for v in raw.values() if type(v) is Link]
+    assert len(links) > 100 and max(v.depth for v in links) <= depth_limit(max(v.size for v in links))
+    kept = sum(len(v.tail) if type(v) is Link else len(v[1]) for v in raw.values())
+    latest = max(len(blobs[k][1]) for k in raw)
+    assert kept < 8 * latest  # whole at every version: ~60 times the latest
+    materialized = dict(blobs.items())
+    assert dict(blobs) == {**blobs} == materialized == dict(zip(blobs.keys(), blobs.values()))
+    assert all(type(v) is tuple and type(v[1]) is bytes for v in materialized.values())
+    assert blobs == materialized and not (blobs != materialized)
+    for other in (copy.deepcopy(blobs), pickle.loads(pickle.dumps(blobs)), blobs.copy()):
+        assert dict(other.items()) == materialized
+    # a key deleted never breaks a chain: a link holds the value it extends
+    for k in sorted(raw, key=lambda k: str(k[3]))[:-1]:
+        del blobs[k]
+    (last,) = [k for k in blobs if k[2] == "messages"]
+    assert blobs[last] == materialized[last]
+
+
+def test_a_users_blob_factory_keeps_whole_bytes_and_still_joins_them(tmp_path: Any) -> None:
+    import functools
+
+    from langgraph.checkpoint.memory import PersistentDict
+
+    factory = functools.partial(PersistentDict, filename=str(tmp_path / "blobs.pkl"))
+    saver, rec, spy = _checked_memory_saver(factory=factory)
+    with saver:
+        app = _chat(saver, replies=40)
+        app.invoke(_turn(0), _cfg(), durability="sync")
+        assert type(saver.blobs) is PersistentDict
+        assert _reads_back(saver, rec) == 42 and max(spy.lists[len(spy.lists) // 2:]) <= 2
+
+
 # --- the memo ------------------------------------------------------------------------------
 
 

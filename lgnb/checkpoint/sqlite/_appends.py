@@ -38,11 +38,14 @@ import sqlite3
 from dataclasses import dataclass
 
 from lgnb.checkpoint._grown import (
+    MAX_CHAIN,
+    MAX_DEPTH,
     MIN_BYTES,
     ROOT_TYPE,
     GrownLists,
     Remembered,
     compose,
+    depth_limit,
     grown_size,
     idless,
     joinable,
@@ -51,26 +54,12 @@ from lgnb.checkpoint._grown import (
 from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
 
 __all__ = [
-    "MIN_BYTES", "PREFIX", "ROOT_TYPE", "Appends", "compose", "depth_limit", "grown_size",
-    "idless", "joinable", "lists_of", "parse", "parts_of", "stored_type",
+    "MAX_CHAIN", "MAX_DEPTH", "MIN_BYTES", "PREFIX", "ROOT_TYPE", "Appends", "compose", "depth_limit",
+    "grown_size", "idless", "joinable", "lists_of", "parse", "parts_of", "stored_type",
 ]
 
 PREFIX = "lgnb-append:"
 """The `lgnb_blobs.type` of a stored append: ``lgnb-append:<size>:<base version>``."""
-
-MAX_DEPTH = 32
-"""Appends in a row before a value is stored whole again, for values up to
-`MAX_DEPTH * BYTES_PER_LINK` bytes; a larger value allows one append per `BYTES_PER_LINK`
-bytes, up to `MAX_CHAIN` (`depth_limit`)."""
-
-BYTES_PER_LINK = 4096
-"""How much of a value one more link of its chain may stand for: a link costs ~14 µs
-when read (its lookup, its tail's bytes, composing), while decoding 4 KB of messages
-costs ~200 µs. At 10,000 messages (2.4 MB) a chain of ~480 links reads in 7 ms, the
-messages decode in ~80 ms."""
-
-MAX_CHAIN = 1024
-"""Appends in a row, however large the value."""
 
 # The base chain of one blob, from the version named to its whole value, in one
 # statement: each link a primary-key lookup; `n` stops a damaged (cyclic) chain.
@@ -95,11 +84,6 @@ BASE_EXISTS = (
     "SELECT 1 FROM lgnb_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND version = ? "
     "AND channel = ?"
 )
-
-
-def depth_limit(size: int) -> int:
-    """The longest chain of appends a value of `size` bytes (serialized) may end."""
-    return min(MAX_CHAIN, max(MAX_DEPTH, size // BYTES_PER_LINK))
 
 
 def stored_type(size: int, base_version: str) -> str:

@@ -1,0 +1,149 @@
+"""`InMemorySaver.blobs` that keep a grown list as what it appended, read back whole.
+
+LangGraph's in-memory saver keeps every version of a channel as its whole serialized
+bytes: a conversation of 10,000 messages saved at every step holds a copy of it per step,
+so its memory grows with the square of the conversation (~290 MB after 200 steps).
+`JoinedBlobs` keeps a list that only grew (`lgnb.checkpoint._grown`) as a `Link`: the
+stored value it extends (bytes, or another link) and the serialized items it appended.
+Every read — ``blobs[key]``, ``.get``, ``.items()``, ``.values()``, ``dict(blobs)``,
+copying, pickling — gives LangGraph's ``("msgpack", bytes)`` of the whole list, composed
+from the chain, so LangGraph's own methods read it unchanged. A chain is at most
+`_grown.depth_limit(size)` links: the next version is stored whole, which bounds both the
+cost of a read and what a long-gone version keeps alive.
+
+Deleting a key never breaks a chain: a link holds the value it extends, not its key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from lgnb.checkpoint import _grown
+
+__all__ = ["JoinedBlobs", "Link", "stored"]
+
+_ABSENT = object()
+
+
+class Link:
+    """A list's serialized value kept as the value it extends (`base`: bytes or a `Link`)
+    and the serialized list of the items appended (`tail`, a msgpack array)."""
+
+    __slots__ = ("base", "depth", "size", "tail")
+
+    def __init__(self, base: bytes | Link, tail: bytes, depth: int, size: int) -> None:
+        self.base = base
+        self.tail = tail
+        self.depth = depth
+        self.size = size  # the whole value's serialized length
+
+    def whole(self) -> bytes:
+        """The bytes of the whole list (what serializing it gives)."""
+        parts: list[bytes] = []
+        node: bytes | Link = self
+        while type(node) is Link:
+            parts.append(node.tail)
+            node = node.base
+        parts.append(node)  # type: ignore[arg-type]
+        parts.reverse()
+        return _grown.compose(parts)
+
+
+def _read(value: Any) -> Any:
+    return (_grown.ROOT_TYPE, value.whole()) if type(value) is Link else value
+
+
+class JoinedBlobs(dict):
+    """A dict of LangGraph's in-memory blobs whose values may be stored as `Link`s; every
+    read gives the whole value."""
+
+    def __getitem__(self, key: Any) -> Any:
+        return _read(dict.__getitem__(self, key))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = dict.get(self, key, _ABSENT)
+        return default if value is _ABSENT else _read(value)
+
+    def raw(self, key: Any) -> Any:
+        """The stored value (a `Link` for a joined list), or None."""
+        return dict.get(self, key)
+
+    def __iter__(self) -> Iterator[Any]:  # overridden so `dict(blobs)` reads through `__getitem__`
+        return dict.__iter__(self)
+
+    def values(self) -> list[Any]:  # type: ignore[override]
+        return [_read(v) for v in dict.values(self)]
+
+    def items(self) -> list[tuple[Any, Any]]:  # type: ignore[override]
+        return [(k, _read(v)) for k, v in dict.items(self)]
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        return _read(dict.pop(self, key, *default))
+
+    def popitem(self) -> tuple[Any, Any]:
+        key, value = dict.popitem(self)
+        return key, _read(value)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        return _read(dict.setdefault(self, key, default))
+
+    def copy(self) -> JoinedBlobs:
+        return JoinedBlobs(dict.items(self))  # links shared: they never change
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, dict):
+            return dict(self.items()) == dict(other.items())
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"JoinedBlobs({dict(self.items())!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copies and pickles hold whole values
+        return JoinedBlobs, (self.items(),)
+
+
+def stored(memo: _grown.GrownLists[bytes | Link], key: _grown.Key, value: Any, serde: Any) -> Any:
+    """What `JoinedBlobs` stores for a channel's new `value`: a `Link` to the value
+    remembered for `key` when `value` only grew from it (`_grown`), else
+    ``serde.dumps_typed(value)``."""
+    if value.__class__ is not list or not _grown.joinable(serde):
+        return serde.dumps_typed(value)
+    noted = _grown.returned.last()
+    items = list(value)  # one copy, taken first: what is serialized is what is remembered
+    grown = memo.grown(key, items)
+    if grown is not None:
+        saved, tail = grown
+        tail_idless = _grown.idless(tail, len(saved.items))
+        ttype, tdata = serde.dumps_typed(tail)
+        if tail_idless is not None and ttype == _grown.ROOT_TYPE and _grown.lists_of(tdata, len(tail)):
+            base = saved.info
+            size = _grown.grown_size(saved.size, len(saved.items), tdata)
+            depth = (base.depth if type(base) is Link else 0) + 1
+            link = Link(base, tdata, depth, size)
+            kept: bytes | Link = link if depth <= _grown.depth_limit(size) else link.whole()
+            memo.remember(key, items, saved.idless + tail_idless, kept, size=size, noted=noted)
+            return kept if type(kept) is Link else (_grown.ROOT_TYPE, kept)
+    without_ids = _grown.idless(items)
+    typed = serde.dumps_typed(items)
+    _grown.remember(memo, key, items, typed, without_ids, noted=noted)  # type: ignore[arg-type]
+    return typed
+
+
+def remember_read(memo: _grown.GrownLists[bytes | Link], key: _grown.Key, items: list[Any], raw: Any) -> None:
+    """Remember a list read back (`items`, a copy) with what `JoinedBlobs` stores for it
+    (`raw`): the next version links to it without copying its bytes."""
+    if type(raw) is Link:
+        without_ids = _grown.idless(items)
+        if without_ids is not None and raw.size >= _grown.MIN_BYTES:
+            memo.remember(key, items, without_ids, raw, size=raw.size, noted=_grown.returned.last())
+            return
+        memo.drop(key)
+        return
+    _grown.remember(memo, key, items, raw)  # type: ignore[arg-type]
