@@ -16,7 +16,8 @@ Deleting a key never breaks a chain: a link holds the value it extends, not its 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import ItemsView, Iterator, ValuesView
 from typing import Any
 
 from lgnb.checkpoint import _grown
@@ -54,9 +55,29 @@ def _read(value: Any) -> Any:
     return (_grown.ROOT_TYPE, value.whole()) if type(value) is Link else value
 
 
-class JoinedBlobs(dict):
-    """A dict of LangGraph's in-memory blobs whose values may be stored as `Link`s; every
-    read gives the whole value."""
+class _Items(ItemsView[Any, Any]):
+    """`items()`: each whole value made as it is reached (not all at once), over the keys
+    as they were when iteration began (a save in another thread may add some)."""
+
+    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+        blobs: dict[Any, Any] = self._mapping  # type: ignore[attr-defined]
+        for key in list(dict.keys(blobs)):
+            value = dict.get(blobs, key, _ABSENT)
+            if value is not _ABSENT:
+                yield key, _read(value)
+
+
+class _Values(ValuesView[Any]):
+    """`values()`: as `_Items`."""
+
+    def __iter__(self) -> Iterator[Any]:
+        for _key, value in _Items(self._mapping):  # type: ignore[attr-defined]
+            yield value
+
+
+class JoinedBlobs(defaultdict[Any, Any]):
+    """LangGraph's in-memory blobs (a `defaultdict` with no default, as LangGraph makes
+    them) whose values may be stored as `Link`s; every read gives the whole value."""
 
     def __getitem__(self, key: Any) -> Any:
         return _read(dict.__getitem__(self, key))
@@ -72,11 +93,11 @@ class JoinedBlobs(dict):
     def __iter__(self) -> Iterator[Any]:  # overridden so `dict(blobs)` reads through `__getitem__`
         return dict.__iter__(self)
 
-    def values(self) -> list[Any]:  # type: ignore[override]
-        return [_read(v) for v in dict.values(self)]
+    def values(self) -> _Values:  # type: ignore[override]
+        return _Values(self)
 
-    def items(self) -> list[tuple[Any, Any]]:  # type: ignore[override]
-        return [(k, _read(v)) for k, v in dict.items(self)]
+    def items(self) -> _Items:  # type: ignore[override]
+        return _Items(self)
 
     def pop(self, key: Any, *default: Any) -> Any:
         return _read(dict.pop(self, key, *default))
@@ -89,24 +110,28 @@ class JoinedBlobs(dict):
         return _read(dict.setdefault(self, key, default))
 
     def copy(self) -> JoinedBlobs:
-        return JoinedBlobs(dict.items(self))  # links shared: they never change
+        return JoinedBlobs(None, dict.items(self))  # links shared: they never change
+
+    __copy__ = copy
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, dict):
-            return dict(self.items()) == dict(other.items())
+            return len(self) == len(other) and all(
+                key in other and other[key] == value for key, value in self.items())
         return NotImplemented
 
     def __ne__(self, other: object) -> bool:
         equal = self.__eq__(other)
         return equal if equal is NotImplemented else not equal
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"JoinedBlobs({dict(self.items())!r})"
 
-    def __reduce__(self) -> tuple[Any, ...]:  # copies and pickles hold whole values
-        return JoinedBlobs, (self.items(),)
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copies and pickles keep the links (their shared bases once each), not whole values
+        return JoinedBlobs, (None, list(dict.items(self)))
 
 
 def stored(memo: _grown.GrownLists[bytes | Link], key: _grown.Key, value: Any, serde: Any) -> Any:
@@ -126,8 +151,12 @@ def stored(memo: _grown.GrownLists[bytes | Link], key: _grown.Key, value: Any, s
             base = saved.info
             size = _grown.grown_size(saved.size, len(saved.items), tdata)
             depth = (base.depth if type(base) is Link else 0) + 1
-            link = Link(base, tdata, depth, size)
-            kept: bytes | Link = link if depth <= _grown.depth_limit(size) else link.whole()
+            kept: bytes | Link
+            if not tail:  # the same list again: its stored value serves
+                kept = base
+            else:
+                link = Link(base, tdata, depth, size)
+                kept = link if depth <= _grown.depth_limit(size) else link.whole()
             memo.remember(key, items, saved.idless + tail_idless, kept, size=size, noted=noted)
             return kept if type(kept) is Link else (_grown.ROOT_TYPE, kept)
     without_ids = _grown.idless(items)

@@ -58,6 +58,7 @@ class InMemorySaver(_LangGraphInMemorySaver):
         if factory is defaultdict:  # a user's factory (PersistentDict) keeps whole bytes
             self.blobs = JoinedBlobs()
         self._grown: _grown.GrownLists[Any] = _grown.new_memo()
+        self._memo_blobs: Any = self.blobs  # the `blobs` whose values the memo refers to
 
     def put(
         self,
@@ -73,7 +74,8 @@ class InMemorySaver(_LangGraphInMemorySaver):
         thread_id = configurable["thread_id"]
         checkpoint_ns = configurable["checkpoint_ns"]
         values: dict[str, Any] = c.pop("channel_values")  # type: ignore[misc]
-        memo, serde, blobs = self._grown, self.serde, self.blobs
+        serde, blobs = self.serde, self.blobs
+        memo = self._memo_for(blobs)
         dumps = _memory_blobs.stored if type(blobs) is JoinedBlobs else _grown.dumps
         for k, v in new_versions.items():
             blobs[(thread_id, checkpoint_ns, k, v)] = (
@@ -104,6 +106,7 @@ class InMemorySaver(_LangGraphInMemorySaver):
             thread_id, ns = configurable["thread_id"], configurable.get("checkpoint_ns", "")
             versions = found.checkpoint["channel_versions"]
             blobs = self.blobs
+            memo = self._memo_for(blobs)
             joined = type(blobs) is JoinedBlobs
             for channel, value in found.checkpoint["channel_values"].items():
                 if value.__class__ is list and channel in versions:
@@ -112,10 +115,18 @@ class InMemorySaver(_LangGraphInMemorySaver):
                     if stored is None:
                         continue
                     if joined:  # the next version links to what is stored, no copy
-                        _memory_blobs.remember_read(self._grown, (thread_id, ns, channel), list(value), stored)
+                        _memory_blobs.remember_read(memo, (thread_id, ns, channel), list(value), stored)
                     else:
-                        _grown.remember(self._grown, (thread_id, ns, channel), list(value), stored)
+                        _grown.remember(memo, (thread_id, ns, channel), list(value), stored)
         return found
+
+    def _memo_for(self, blobs: Any) -> _grown.GrownLists[Any]:
+        """The memo, emptied if `blobs` was replaced since it was filled (a server's
+        in-memory runtime swaps in a shared dict): what it remembers is stored there."""
+        if blobs is not self._memo_blobs:
+            self._grown.forget()
+            self._memo_blobs = blobs
+        return self._grown
 
     def delete_thread(self, thread_id: str) -> None:
         """LangGraph's `delete_thread`; the thread's remembered lists are let go too."""

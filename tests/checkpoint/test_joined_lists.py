@@ -510,13 +510,50 @@ def test_a_long_conversation_is_kept_as_what_each_version_appended() -> None:
     assert dict(blobs) == {**blobs} == materialized == dict(zip(blobs.keys(), blobs.values()))
     assert all(type(v) is tuple and type(v[1]) is bytes for v in materialized.values())
     assert blobs == materialized and not (blobs != materialized)
-    for other in (copy.deepcopy(blobs), pickle.loads(pickle.dumps(blobs)), blobs.copy()):
+    theirs = LangGraphInMemorySaver()  # LangGraph's own blobs: a defaultdict, on either side
+    theirs.blobs.update(materialized)
+    assert theirs.blobs == blobs and blobs == theirs.blobs and not (theirs.blobs != blobs)
+    assert blobs.items() == materialized.items() and (last_key := max(raw, key=str)) in blobs
+    for other in (copy.deepcopy(blobs), pickle.loads(pickle.dumps(blobs)), blobs.copy(), copy.copy(blobs)):
         assert dict(other.items()) == materialized
+        assert type(other.raw(last_key)) is Link or last_key not in {k for k in raw if type(raw[k]) is Link}
     # a key deleted never breaks a chain: a link holds the value it extends
     for k in sorted(raw, key=lambda k: str(k[3]))[:-1]:
         del blobs[k]
     (last,) = [k for k in blobs if k[2] == "messages"]
     assert blobs[last] == materialized[last]
+
+
+def test_reading_the_blobs_while_a_save_adds_some_does_not_fail() -> None:
+    saver = InMemorySaver()
+    app = _chat(saver, replies=20)
+    app.invoke(_turn(0), _cfg(), durability="sync")
+    seen = []
+    for n, (key, value) in enumerate(saver.blobs.items()):  # another thread's save, mid-read
+        if n == 1:
+            saver.blobs[("other", "", "messages", "1")] = ("msgpack", b"\x90")
+        seen.append(value)
+    assert all(type(v) is tuple for v in seen) and len(seen) == len(saver.blobs) - 1
+    assert list(saver.blobs.values())[-1] == ("msgpack", b"\x90")
+
+
+def test_blobs_replaced_between_two_saves_are_saved_to_with_the_same_bytes() -> None:
+    # a server's in-memory runtime sets `saver.blobs` to a dict of its own
+    saver, rec, _spy = _checked_memory_saver()
+    app = _chat(saver, replies=30)
+    app.invoke(_turn(0), _cfg(), durability="sync")
+
+    def swap(state: dict) -> dict:
+        saver.blobs = dict(saver.blobs)  # whole values, in a plain dict
+        return {"messages": [AIMessage("after the swap " + "word " * 40, id="swapped")]}
+
+    g = StateGraph(MessagesState)
+    g.add_sequence([("swap", swap), ("agent", lambda s: {"messages": [AIMessage("x" * 300, id="last")]})])
+    g.add_edge(START, "swap")
+    g.compile(checkpointer=saver).invoke(_turn(1), _cfg(), durability="sync")
+    assert [m.id for m in saver.get_tuple(_cfg()).checkpoint["channel_values"]["messages"][-2:]] == [
+        "swapped", "last"]
+    _reads_back(saver, rec)
 
 
 def test_a_users_blob_factory_keeps_whole_bytes_and_still_joins_them(tmp_path: Any) -> None:
