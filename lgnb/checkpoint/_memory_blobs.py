@@ -12,6 +12,9 @@ from the chain, so LangGraph's own methods read it unchanged. A chain is at most
 cost of a read and what a long-gone version keeps alive.
 
 Deleting a key never breaks a chain: a link holds the value it extends, not its key.
+One read is not served: a mapping of another class compared *from its side*
+(``OrderedDict(...) == saver.blobs``; a plain `dict` or LangGraph's `defaultdict` is
+fine) compares the stored values; compare from this side, or with ``dict(blobs.items())``.
 """
 
 from __future__ import annotations
