@@ -22,7 +22,9 @@ Shapes (per run):
 - ``chain of 30 + update_state x10``: the chain, then ten ``update_state`` calls;
 - ``create_agent, 10 tool calls, saved``: what users write most, LangChain 1.x's
   ``create_agent`` (a fake tool-calling model, one ``add`` tool, an ``InMemorySaver``)
-  on a new thread; on lgnb the agent is rebuilt with ``lgnb.graph.from_langgraph``.
+  on a new thread; on lgnb the agent is rebuilt with ``lgnb.graph.from_langgraph``. Its
+  floor (the model and the tool called in a plain loop) is timed too, and the overhead
+  ratio over it printed.
 
 Both engines' targets run round-robin, ``gc.collect()`` before each; medians of
 ``--rounds`` rounds of CPU time (``process_time``: every thread, as the engines run tasks
@@ -168,6 +170,25 @@ def shapes(engine: str) -> dict[str, Callable[[], Any]]:
     return out
 
 
+def floors() -> dict[str, Callable[[], Any]]:
+    """Plain-Python floors of the shapes whose node work is not trivial: the same model and
+    tool calls, no engine. The overhead ratio subtracts the floor from both engines."""
+    from langchain_core.messages import HumanMessage
+
+    model = _BindableModel(turns=10)
+
+    def agent_floor() -> list[Any]:
+        messages: list[Any] = [HumanMessage("Add things up.", id="human-0")]
+        while True:
+            reply = model.invoke(messages)
+            messages = [*messages, reply]
+            if not reply.tool_calls:
+                return messages
+            messages = [*messages, *(add.invoke(call) for call in reply.tool_calls)]
+
+    return {"create_agent, 10 tool calls, saved": agent_floor}
+
+
 def _check(built: dict[str, dict[str, Callable[[], Any]]]) -> list[str]:
     """Shapes whose results differ between the engines (a faster engine doing less is
     not faster)."""
@@ -197,22 +218,27 @@ def main() -> None:
             built[e][n]()
     if wrong := _check(built):
         print(f"Result mismatches: {', '.join(wrong)}")
-    cpu: dict[tuple[str, str], list[float]] = {(e, n): [] for e in engines for n in names}
-    wall: dict[tuple[str, str], list[float]] = {(e, n): [] for e in engines for n in names}
+    built["floor"] = {n: f for n, f in floors().items() if n in names}
+    runs = [(e, n) for n in names for e in (*engines, "floor") if n in built[e]]
+    cpu: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
+    wall: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
     for _ in range(args.rounds):
-        for n in names:
-            for e in engines:
-                gc.collect()
-                w0, c0 = time.perf_counter(), time.process_time()
-                built[e][n]()
-                cpu[(e, n)].append(time.process_time() - c0)
-                wall[(e, n)].append(time.perf_counter() - w0)
+        for e, n in runs:
+            gc.collect()
+            w0, c0 = time.perf_counter(), time.process_time()
+            built[e][n]()
+            cpu[(e, n)].append(time.process_time() - c0)
+            wall[(e, n)].append(time.perf_counter() - w0)
     print(f"# medians of {args.rounds} interleaved rounds, ms per run; ratio = lgnb / LangGraph (goal 0.10)")
     print(f"{'shape':40s} {'CPU LangGraph':>13s} {'CPU lgnb':>9s} {'ratio':>6s}   {'wall LangGraph':>14s} {'wall lgnb':>9s} {'ratio':>6s}")
     for n in names:
         c_lg, c_ours = (statistics.median(cpu[(e, n)]) * 1e3 for e in engines)
         w_lg, w_ours = (statistics.median(wall[(e, n)]) * 1e3 for e in engines)
         print(f"{n:40s} {c_lg:13.2f} {c_ours:9.2f} {c_ours / c_lg:6.3f}   {w_lg:14.2f} {w_ours:9.2f} {w_ours / w_lg:6.3f}")
+    for n in built["floor"]:
+        c_lg, c_ours, c_floor = (statistics.median(cpu[(e, n)]) * 1e3 for e in (*engines, "floor"))
+        print(f"# {n}: plain loop {c_floor:.2f} ms CPU; overhead lgnb / LangGraph "
+              f"{(c_ours - c_floor) / (c_lg - c_floor):.3f}")
 
 
 if __name__ == "__main__":
