@@ -61,6 +61,16 @@ class Recorded:
         return saver
 
 
+def trailing_replies(messages: list[Any]) -> int:
+    """How many AI messages end the conversation (the replies since the last question)."""
+    count = 0
+    for m in reversed(messages):
+        if m.type != "ai":
+            break
+        count += 1
+    return count
+
+
 def chat_graph(saver: Any, *, replies: int = 1, graph: Any = None) -> Any:
     """A conversation saved by `saver`: a node adding `replies` long replies (ids set, so
     engines compare) after each human message. `graph`: the module to build with
@@ -74,12 +84,7 @@ def chat_graph(saver: Any, *, replies: int = 1, graph: Any = None) -> Any:
         return {"messages": [AIMessage(f"reply {n} " + "word " * 40, id=f"ai-{n}")]}
 
     def route(state: dict) -> str:
-        tail = 0
-        for m in reversed(state["messages"]):
-            if m.type != "ai":
-                break
-            tail += 1
-        return "agent" if tail < replies else module.END
+        return "agent" if trailing_replies(state["messages"]) < replies else module.END
 
     g = module.StateGraph(module.MessagesState)
     g.add_node("agent", agent)

@@ -20,7 +20,7 @@ from lgnb.graph import END, START, StateGraph
 from lgnb.graph.message import add_messages
 from lgnb.types import Overwrite
 
-from _ckpt_helpers import Recorded
+from _ckpt_helpers import Recorded, trailing_replies
 
 
 class Chat(TypedDict, total=False):
@@ -36,12 +36,7 @@ def _graph(saver: SqliteSaver) -> Any:
                 "log": [n]}
 
     def route(state: Chat) -> str:
-        replies = 0
-        for m in reversed(state["messages"]):
-            if m.type != "ai":
-                break
-            replies += 1
-        return "agent" if replies < state.get("want", 1) else END
+        return "agent" if trailing_replies(state["messages"]) < state.get("want", 1) else END
 
     g = StateGraph(Chat)
     g.add_node("agent", agent)
