@@ -15,6 +15,11 @@ Shapes (nodes are trivial, ``x += 1``-style, so the engine's own cost dominates)
 
 - ``chain``: 100 nodes in a row, ``invoke`` with no checkpointer.
 - ``stream``: the same chain, ``stream(..., stream_mode=["updates", "custom"])`` consumed.
+- ``saved``: the same chain compiled with the engine's own ``InMemorySaver``, ``invoke`` on
+  a new thread each run: a step's checkpoint and its task's writes saved (durability
+  ``"async"``, the default; with trivial nodes both engines save inline or as soon as the
+  step ends). ``saved-lg``: the same with LangGraph's ``InMemorySaver`` under either engine
+  (a saver a ported program imports from ``langgraph``, which lgnb does not own).
 - ``send``: one step of a 100-way ``Send`` fan-out to a trivial node (``invoke``).
 - ``wide``: 100 nodes in a row over a 1,000-key state (all keys in the input), each node
   reading the state and writing one key.
@@ -82,7 +87,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
 PRELOAD = ""  # --preload: imported by the child (and passed on to it) before anything else
-SHAPES = ("chain", "stream", "send", "wide", "messages", "react", "history", "keys")
+SHAPES = ("chain", "stream", "send", "wide", "messages", "react", "history", "keys", "saved", "saved-lg")
 NODES = 100
 WIDE_KEYS = 1000
 REACT_TURNS = 20
@@ -153,14 +158,22 @@ def _build(shape: str, engine: str, tokens: int = TOKENS[0]) -> Callable[[], Any
     StateGraph, START, END = graph.StateGraph, graph.START, graph.END
     Send = importlib.import_module(f"{engine}.types").Send
 
-    if shape in ("chain", "stream"):
+    if shape in ("chain", "stream", "saved", "saved-lg"):
         b = StateGraph(_Chain)
         for i in range(NODES):
             b.add_node(f"n{i}", lambda s: {"x": s["x"] + 1})
             b.add_edge(START if i == 0 else f"n{i - 1}", f"n{i}")
         b.add_edge(f"n{NODES - 1}", END)
-        g = b.compile()
         cfg = {"recursion_limit": NODES + 10}
+        if shape.startswith("saved"):
+            owner = "langgraph" if shape == "saved-lg" else engine
+            saver = importlib.import_module(f"{owner}.checkpoint.memory").InMemorySaver()
+            saved = b.compile(checkpointer=saver)
+            threads = iter(range(10**9))
+            return lambda: saved.invoke(
+                {"x": 0}, {**cfg, "configurable": {"thread_id": str(next(threads))}}
+            )
+        g = b.compile()
         if shape == "chain":
             return lambda: g.invoke({"x": 0}, cfg)
         modes = ["updates", "custom"]

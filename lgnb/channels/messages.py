@@ -36,7 +36,6 @@ from typing import Any
 
 from typing_extensions import Self
 
-from lgnb._internal.returned import returned
 from lgnb.channels.base import MISSING
 from lgnb.channels.binop import BinaryOperatorAggregate, as_overwrite, second_overwrite
 
@@ -376,8 +375,6 @@ class MessagesChannel(BinaryOperatorAggregate):
                 if seen is not None:
                     seen.append(msg)
             else:
-                if merged[pos] is msg:  # returned to its place, maybe changed in place
-                    returned(msg)
                 merged[pos] = msg
                 fixed.append(pos)
                 if seen is not None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import ItemsView, Iterator, ValuesView
+from types import MappingProxyType
 from typing import Any
 
 from lgnb.checkpoint import _grown
@@ -58,16 +59,29 @@ def _read(value: Any) -> Any:
     return (_grown.ROOT_TYPE, value.whole()) if type(value) is Link else value
 
 
+def _pairs(blobs: dict[Any, Any], keys: list[Any]) -> Iterator[tuple[Any, Any]]:
+    for key in keys:
+        value = dict.get(blobs, key, _ABSENT)
+        if value is not _ABSENT:
+            yield key, _read(value)
+
+
 class _Items(ItemsView[Any, Any]):
     """`items()`: each whole value made as it is reached (not all at once), over the keys
-    as they were when iteration began (a save in another thread may add some)."""
+    as they were when iteration began (a save in another thread may add some); reversed,
+    and with the `mapping` a dict's view has."""
 
     def __iter__(self) -> Iterator[tuple[Any, Any]]:
         blobs: dict[Any, Any] = self._mapping  # type: ignore[attr-defined]
-        for key in list(dict.keys(blobs)):
-            value = dict.get(blobs, key, _ABSENT)
-            if value is not _ABSENT:
-                yield key, _read(value)
+        return _pairs(blobs, list(dict.keys(blobs)))
+
+    def __reversed__(self) -> Iterator[tuple[Any, Any]]:
+        blobs: dict[Any, Any] = self._mapping  # type: ignore[attr-defined]
+        return _pairs(blobs, list(reversed(dict.keys(blobs))))
+
+    @property
+    def mapping(self) -> MappingProxyType[Any, Any]:
+        return MappingProxyType(self._mapping)  # type: ignore[attr-defined]
 
 
 class _Values(ValuesView[Any]):
@@ -76,6 +90,14 @@ class _Values(ValuesView[Any]):
     def __iter__(self) -> Iterator[Any]:
         for _key, value in _Items(self._mapping):  # type: ignore[attr-defined]
             yield value
+
+    def __reversed__(self) -> Iterator[Any]:
+        for _key, value in reversed(_Items(self._mapping)):  # type: ignore[attr-defined]
+            yield value
+
+    @property
+    def mapping(self) -> MappingProxyType[Any, Any]:
+        return MappingProxyType(self._mapping)  # type: ignore[attr-defined]
 
 
 class JoinedBlobs(defaultdict[Any, Any]):
@@ -139,32 +161,30 @@ class JoinedBlobs(defaultdict[Any, Any]):
 
 def stored(memo: _grown.GrownLists[bytes | Link], key: _grown.Key, value: Any, serde: Any) -> Any:
     """What `JoinedBlobs` stores for a channel's new `value`: a `Link` to the value
-    remembered for `key` when `value` only grew from it (`_grown`), else
+    remembered for `key` when `value` only grew from it, unchanged (`_grown`), else
     ``serde.dumps_typed(value)``."""
     if value.__class__ is not list or not _grown.joinable(serde):
         return serde.dumps_typed(value)
-    noted = _grown.returned.last()
     items = list(value)  # one copy, taken first: what is serialized is what is remembered
-    grown = memo.grown(key, items)
-    if grown is not None:
-        saved, tail = grown
-        tail_idless = _grown.idless(tail, len(saved.items))
-        ttype, tdata = serde.dumps_typed(tail)
-        if tail_idless is not None and ttype == _grown.ROOT_TYPE and _grown.lists_of(tdata, len(tail)):
-            base = saved.info
+    plan = memo.decide(key, items)
+    if isinstance(plan, _grown.Join):
+        ttype, tdata = serde.dumps_typed(plan.tail)
+        if ttype == _grown.ROOT_TYPE and _grown.lists_of(tdata, len(plan.tail)):
+            saved = plan.saved
+            base: bytes | Link = saved.info  # type: ignore[assignment]
             size = _grown.grown_size(saved.size, len(saved.items), tdata)
             depth = (base.depth if type(base) is Link else 0) + 1
             kept: bytes | Link
-            if not tail:  # the same list again: its stored value serves
+            if not plan.tail:  # the same list again: its stored value serves
                 kept = base
             else:
                 link = Link(base, tdata, depth, size)
                 kept = link if depth <= _grown.depth_limit(size) else link.whole()
-            memo.remember(key, items, saved.idless + tail_idless, kept, size=size, noted=noted)
+            memo.remember(key, items, plan.snap, kept, size=size)
             return kept if type(kept) is Link else (_grown.ROOT_TYPE, kept)
-    without_ids = _grown.idless(items)
+        plan = _grown.Whole(None)
     typed = serde.dumps_typed(items)
-    _grown.remember(memo, key, items, typed, without_ids, noted=noted)  # type: ignore[arg-type]
+    memo.settle(key, items, typed, plan, typed[1])
     return typed
 
 
@@ -172,10 +192,9 @@ def remember_read(memo: _grown.GrownLists[bytes | Link], key: _grown.Key, items:
     """Remember a list read back (`items`, a copy) with what `JoinedBlobs` stores for it
     (`raw`): the next version links to it without copying its bytes."""
     if type(raw) is Link:
-        without_ids = _grown.idless(items)
-        if without_ids is not None and raw.size >= _grown.MIN_BYTES:
-            memo.remember(key, items, without_ids, raw, size=raw.size, noted=_grown.returned.last())
-            return
-        memo.drop(key)
+        if raw.size >= _grown.MIN_BYTES and (snap := _grown.snapshot(items)) is not None:
+            memo.remember(key, items, snap, raw, size=raw.size)
+        else:
+            memo.drop(key)
         return
-    _grown.remember(memo, key, items, raw)  # type: ignore[arg-type]
+    _grown.remember_read(memo, key, items, raw, raw[1] if isinstance(raw, tuple) else raw)

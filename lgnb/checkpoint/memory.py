@@ -7,10 +7,9 @@ bytes, read by LangGraph's own methods. One thing differs, how a conversation is
 serialized: LangGraph's saver serializes a changed channel's whole value at every step,
 so a step of a 10,000-message conversation costs ~30 ms. This one joins the bytes it
 serialized a step before with those of the appended messages (`lgnb.checkpoint._grown`),
-the same bytes in a fraction of the time — with one condition: a message changed in place
-and not returned is saved as it was until the list is next serialized whole; return the
-changed message (the same object, or a new one with the same id), which is then saved.
-And it keeps such a version as what it appended to the one before
+the same bytes in a fraction of the time, once it has checked that none of the earlier
+messages changed in place since (a list that did is serialized whole, as LangGraph
+does). And it keeps such a version as what it appended to the one before
 (`lgnb.checkpoint._memory_blobs`): every read of `blobs` gives the whole value's bytes,
 but a conversation's memory grows with its length, not with its square.
 
@@ -101,23 +100,29 @@ class InMemorySaver(_LangGraphInMemorySaver):
         """LangGraph's `get_tuple`; the lists read are remembered with their bytes, so the
         run that starts from them (a chat turn) joins what it appends."""
         found = super().get_tuple(config)
-        if found is not None and _grown.joinable(self.serde) and _reads_exactly(type(self)):
-            configurable = found.config["configurable"]
-            thread_id, ns = configurable["thread_id"], configurable.get("checkpoint_ns", "")
-            versions = found.checkpoint["channel_versions"]
-            blobs = self.blobs
-            memo = self._memo_for(blobs)
-            joined = type(blobs) is JoinedBlobs
-            for channel, value in found.checkpoint["channel_values"].items():
-                if value.__class__ is list and channel in versions:
-                    at = (thread_id, ns, channel, versions[channel])
-                    stored = blobs.raw(at) if isinstance(blobs, JoinedBlobs) else blobs.get(at)
-                    if stored is None:
-                        continue
-                    if joined:  # the next version links to what is stored, no copy
-                        _memory_blobs.remember_read(memo, (thread_id, ns, channel), list(value), stored)
-                    else:
-                        _grown.remember(memo, (thread_id, ns, channel), list(value), stored)
+        if not (_grown.joinable(self.serde) and _reads_exactly(type(self))):
+            return found
+        blobs = self.blobs
+        memo = self._memo_for(blobs)
+        if found is None:  # cleared by someone else, maybe: what was remembered is stale
+            configurable = config.get("configurable") or {}
+            if "thread_id" in configurable and not configurable.get("checkpoint_id"):
+                memo.forget(str(configurable["thread_id"]), configurable.get("checkpoint_ns", ""))
+            return found
+        configurable = found.config["configurable"]
+        thread_id, ns = configurable["thread_id"], configurable.get("checkpoint_ns", "")
+        versions = found.checkpoint["channel_versions"]
+        joined = type(blobs) is JoinedBlobs
+        for channel, value in found.checkpoint["channel_values"].items():
+            if value.__class__ is list and channel in versions:
+                at = (thread_id, ns, channel, versions[channel])
+                stored = blobs.raw(at) if isinstance(blobs, JoinedBlobs) else blobs.get(at)
+                if stored is None:
+                    continue
+                if joined:  # the next version links to what is stored, no copy
+                    _memory_blobs.remember_read(memo, (thread_id, ns, channel), list(value), stored)
+                else:
+                    _grown.remember_read(memo, (thread_id, ns, channel), list(value), stored, stored[1])
         return found
 
     def _memo_for(self, blobs: Any) -> _grown.GrownLists[Any]:

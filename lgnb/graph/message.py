@@ -45,7 +45,6 @@ from langchain_core.messages import (
 from typing_extensions import TypedDict
 
 from lgnb._internal.ids import new_uuid4
-from lgnb._internal.returned import returned
 
 __all__ = ("add_messages", "MessagesState", "REMOVE_ALL_MESSAGES")
 
@@ -243,8 +242,6 @@ def merge_by_id(
             removed.add(mid)
         else:
             removed.discard(mid)
-            if merged[pos] is msg:  # returned to its place, maybe changed in place
-                returned(msg)
             merged[pos] = msg
     if removed:
         merged = [msg for msg in merged if msg.id not in removed]

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import END, INTERRUPT, START, TASKS
-from lgnb._internal.interrupts import holds_interrupts, interrupts_held
+from lgnb._internal.interrupts import call_holding_interrupts, holds_interrupts
 from lgnb.pregel._program import Request
 from lgnb.types import Send
 
@@ -234,8 +234,7 @@ def _named(exc: TypeError, saver: Any, op: tuple) -> None:
 def _put(saver: Any, op: tuple) -> Any:
     try:
         if holds_interrupts(saver):  # the stop button lands after the write (interrupts.py)
-            with interrupts_held():
-                return saver.put(*_put_args(op))
+            return call_holding_interrupts(saver.put, *_put_args(op))
         return saver.put(*_put_args(op))
     except TypeError as exc:
         _named(exc, saver, op)
@@ -258,8 +257,7 @@ def _writes_args(method: Any, op: tuple) -> tuple[Any, ...]:
 def _put_writes(saver: Any, op: tuple) -> None:
     try:
         if holds_interrupts(saver):
-            with interrupts_held():
-                saver.put_writes(*_writes_args(saver.put_writes, op))
+            call_holding_interrupts(saver.put_writes, *_writes_args(saver.put_writes, op))
         else:
             saver.put_writes(*_writes_args(saver.put_writes, op))
     except TypeError as exc:

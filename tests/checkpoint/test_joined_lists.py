@@ -5,7 +5,7 @@ The stored bytes must be exactly what serializing the whole value gives (what La
 savers store), at every step: through turns, long runs, replacements and removals by id,
 forks, background saves, subgraphs, many threads at once, and messages that get their id
 in place after they were saved. And the joining must actually happen: a step serializes
-only the new items."""
+only the new items. Items changed in place: `test_joined_lists_in_place.py`."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver as LangGraphInMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from typing_extensions import TypedDict
 
-from lgnb.checkpoint import _grown
+from lgnb.checkpoint import _grown, _memory_blobs
 from lgnb.checkpoint.memory import InMemorySaver, MemorySaver
 from lgnb.graph import END, START, MessagesState, StateGraph
 from lgnb.types import Overwrite
@@ -242,7 +242,7 @@ class _Inner(TypedDict):
 
 def _subgraph_app(saver: Any) -> Any:
     def step(state: dict) -> dict:
-        return {"log": [{"entry": len(state["log"]), "text": "word " * 60}]}
+        return {"log": [f"entry {len(state['log'])}: " + "word " * 60]}
 
     inner = StateGraph(_Inner)
     inner.add_node("step", step)
@@ -264,31 +264,12 @@ def test_a_subgraphs_list_in_its_own_namespace_stores_the_same_bytes() -> None:
         saver, rec, spy = _checked_memory_saver(serde=serde)
         app = _subgraph_app(saver)
         for _ in range(3):
-            app.invoke({"log": [{"entry": -1}]}, _cfg(), durability="sync")
+            app.invoke({"log": ["entry -1"]}, _cfg(), durability="sync")
         assert {ns for (_t, ns, _c, _v) in saver.blobs} == {"", "inner"}
         assert rec.compared > 90
         serialized.append(sum(spy.lists))
     joined, whole = serialized
     assert joined < whole / 3  # the subgraph's steps serialize their new entry only
-
-
-def test_an_item_changed_in_place_and_not_returned_is_saved_as_it_was() -> None:
-    """The documented difference: LangGraph's saver would serialize the edited message
-    again at the list's next version; lgnb's joins the bytes it made before."""
-    saver = InMemorySaver()
-
-    def edit_in_place(state: dict) -> dict:
-        state["messages"][0].content = "changed in place"
-        return {"messages": [AIMessage("ok " + "word " * 40, id=f"ai-{len(state['messages'])}")]}
-
-    app = _chat(saver, replies=1)
-    for i in range(8):
-        app.invoke(_turn(i), _cfg(), durability="sync")
-    g = StateGraph(MessagesState)
-    g.add_node("edit", edit_in_place)
-    g.add_edge(START, "edit")
-    g.compile(checkpointer=saver).invoke(_turn(8), _cfg(), durability="sync")
-    assert saver.get_tuple(_cfg()).checkpoint["channel_values"]["messages"][0].content.startswith("question 0")
 
 
 def _review_edit(saver: Any, *, resume: bool, thread: str = "t") -> Any:
@@ -325,30 +306,6 @@ def test_a_message_changed_in_place_and_returned_is_saved_changed(kind: str, res
     saver: Any = InMemorySaver() if kind == "memory" else SqliteSaver(str(tmp_path / "t.sqlite"))
     assert _review_edit(saver, resume=resume) == {"to": "alice"}
     assert _review_edit(LangGraphInMemorySaver(), resume=resume) == {"to": "alice"}
-
-
-def test_a_message_returned_in_place_long_ago_makes_the_next_list_whole() -> None:
-    """The merges hold the last `returned.KEEP` such messages; a list serialized before
-    the oldest held one cannot tell whether it holds a dropped one: serialized whole."""
-    from lgnb._internal import returned
-
-    saver = InMemorySaver()
-    spy = _Spied(saver)
-
-    def agent(state: dict) -> dict:
-        n = len(state["messages"])
-        if n == 20:  # elsewhere, many messages are put back in place meanwhile
-            for _ in range(returned.KEEP + 1):
-                returned.returned(AIMessage("elsewhere"))
-        return {"messages": [AIMessage(f"reply {n} " + "word " * 40, id=f"ai-{n}")]}
-
-    g = StateGraph(MessagesState)
-    g.add_node("agent", agent)
-    g.add_edge(START, "agent")
-    g.add_conditional_edges("agent", lambda s: "agent" if len(s["messages"]) < 40 else END, ["agent", END])
-    g.compile(checkpointer=saver).invoke(_turn(0), _cfg(), durability="sync")
-    late = spy.lists[len(spy.lists) // 4:]
-    assert [n for n in late if n > 2] == [21]  # once whole, right after; joined again then
 
 
 class _AttrDict(dict):
@@ -537,6 +494,19 @@ def test_reading_the_blobs_while_a_save_adds_some_does_not_fail() -> None:
     assert list(saver.blobs.values())[-1] == ("msgpack", b"\x90")
 
 
+def test_the_blobs_views_read_reversed_and_name_their_mapping_as_a_dicts_do() -> None:
+    ours, theirs = InMemorySaver(), LangGraphInMemorySaver()
+    for saver in (ours, theirs):
+        _chat(saver, replies=20).invoke(_turn(0), _cfg(), durability="sync")
+    assert any(type(v) is _memory_blobs.Link for v in dict.values(ours.blobs))  # joined: links stored
+    for saver in (ours, theirs):
+        blobs = saver.blobs
+        assert list(reversed(blobs.items())) == list(blobs.items())[::-1]
+        assert list(reversed(blobs.values())) == list(blobs.values())[::-1]
+        assert dict(blobs.items().mapping) == dict(blobs.values().mapping) == dict(blobs)
+    assert [v for _k, v in reversed(ours.blobs.items())] == [v for _k, v in reversed(theirs.blobs.items())]
+
+
 def test_blobs_replaced_between_two_saves_are_saved_to_with_the_same_bytes() -> None:
     # a server's in-memory runtime sets `saver.blobs` to a dict of its own
     saver, rec, _spy = _checked_memory_saver()
@@ -573,37 +543,49 @@ def test_a_users_blob_factory_keeps_whole_bytes_and_still_joins_them(tmp_path: A
 # --- the memo ------------------------------------------------------------------------------
 
 
+_NOTHING = _grown.Snapshot([], [], [])
+
+
 def test_the_memo_is_bounded_by_default() -> None:
     memo = _grown.new_memo()
-    items = [object()]
+    items = ["x"]
     for n in range(1000):
-        memo.remember(("t", "", str(n)), items, [], b"x", size=1 << 20, noted=0)
+        memo.remember(("t", "", str(n)), items, _NOTHING, b"x", size=1 << 20)
     assert len(memo._saved) == _grown.MEMO_BYTES >> 20 and memo._bytes <= _grown.MEMO_BYTES
     for n in range(1000):
-        memo.remember(("t", "", str(n)), items, [], b"x", size=_grown.MIN_BYTES, noted=0)
+        memo.remember(("t", "", str(n)), items, _NOTHING, b"x", size=_grown.MIN_BYTES)
     assert len(memo._saved) == _grown.KEYS
 
 
 def test_the_memo_keeps_at_most_its_byte_budget_and_key_count() -> None:
     memo: _grown.GrownLists[bytes] = _grown.GrownLists(keys=3, max_bytes=10_000)
-    items = [object()]
+    items = ["x"]
     for n in range(5):
-        memo.remember(("t", "", str(n)), items, [], b"x", size=4_000, noted=0)
+        memo.remember(("t", "", str(n)), items, _NOTHING, b"x", size=4_000)
     assert [k[2] for k in memo._saved] == ["3", "4"]  # 8,000 bytes: a third would exceed
     for n in range(5, 9):
-        memo.remember(("t", "", str(n)), items, [], b"x", size=10, noted=0)
+        memo.remember(("t", "", str(n)), items, _NOTHING, b"x", size=10)
     assert [k[2] for k in memo._saved] == ["6", "7", "8"]
+    for n in range(9, 20):  # a list only known to be large holds nothing: no bytes counted
+        memo.remember(("t", "", str(n)), [], None, None, size=1 << 30)
+    assert memo._bytes == 0 and len(memo._saved) == 3
     memo.forget()
-    assert memo.grown(("t", "", "8"), items) is None
+    assert memo.decide(("t", "", "19"), items) == _grown.Whole(None)
 
 
 @pytest.mark.parametrize("count", [15, 16, 65_535, 65_536])
 def test_joined_bytes_equal_the_whole_lists_across_msgpack_header_sizes(count: int) -> None:
     memo = _grown.new_memo()
-    base = [{"n": i, "pad": "x" * 40} for i in range(count)]
-    _grown.dumps(memo, ("t", "", "c"), base, _FRESH)
-    grown = [*base, {"n": -1}, "tail"]
-    assert _grown.dumps(memo, ("t", "", "c"), grown, _FRESH) == _FRESH.dumps_typed(grown)
+    serde = JsonPlusSerializer()
+    lists: list[int] = []
+    dumps = serde.dumps_typed
+    serde.dumps_typed = lambda obj: (lists.append(len(obj)), dumps(obj))[1]  # type: ignore[method-assign]
+    base = [f"n{i} " + "x" * 160 for i in range(count)]
+    for _ in range(2):  # first only its size is remembered, then its snapshot too
+        _grown.dumps(memo, ("t", "", "c"), base, serde)
+    grown = [*base, AIMessage("tail", id="tail"), "tail"]
+    assert _grown.dumps(memo, ("t", "", "c"), grown, serde) == _FRESH.dumps_typed(grown)
+    assert lists == [count, count, 2]  # joined: only the two new items serialized
 
 
 def test_a_serializer_subclass_is_not_joined() -> None:

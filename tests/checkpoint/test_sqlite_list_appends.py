@@ -267,14 +267,29 @@ def test_list_stored_gives_the_whole_size_and_bytes_of_an_appended_list(saver: S
 
 def test_any_list_channel_is_stored_as_appends_not_only_messages(saver: SqliteSaver) -> None:
     def step(state: dict) -> dict:
-        return {"log": [{"step": len(state["log"]), "text": "x" * 200}]}
+        return {"log": [f"step {len(state['log'])} " + "x" * 200]}
 
     rec = Recorded()
     rec.watch(saver)
     app = _looping(saver, _Log, "log", step, 40)
     app.invoke({"log": []}, _cfg(), durability="sync")
     assert any(t.startswith(PREFIX) for t in _types(saver.conn, "log"))
-    assert [e["step"] for e in app.get_state(_cfg()).values["log"]] == list(range(40))
+    assert [e.split()[1] for e in app.get_state(_cfg()).values["log"]] == [str(n) for n in range(40)]
+    _assert_reads_back(saver, rec)
+
+
+def test_a_list_of_dicts_is_stored_whole_at_each_version(saver: SqliteSaver) -> None:
+    """A dict item may be changed in place unseen (no snapshot tells): stored whole, as
+    LangGraph stores every list."""
+
+    def step(state: dict) -> dict:
+        return {"log": [{"step": len(state["log"]), "text": "x" * 200}]}
+
+    rec = Recorded()
+    rec.watch(saver)
+    app = _looping(saver, _Log, "log", step, 40)
+    app.invoke({"log": []}, _cfg(), durability="sync")
+    assert not any(t.startswith(PREFIX) for t in _types(saver.conn, "log"))
     _assert_reads_back(saver, rec)
 
 
@@ -412,7 +427,7 @@ def test_saves_of_many_threads_at_once_keep_the_remembered_lists_consistent() ->
     import sys
     import threading
 
-    from lgnb.checkpoint.sqlite._appends import Appends
+    from lgnb.checkpoint.sqlite._appends import Appends, Link, Snapshot
 
     appends = Appends()
     errors: list[BaseException] = []
@@ -420,7 +435,7 @@ def test_saves_of_many_threads_at_once_keep_the_remembered_lists_consistent() ->
     def save(n: int) -> None:
         try:
             for i in range(20_000):
-                appends.saved(("t", str(n), str(i)), "v", [], depth=0, size=MIN_BYTES, idless=[], noted=0)
+                appends.remember(("t", str(n), str(i)), [], Snapshot([], [], []), Link("v", 0), size=MIN_BYTES)
                 appends.drop(("t", str(n), str(i - 1)))
         except BaseException as exc:  # noqa: BLE001 - collected for the assert
             errors.append(exc)

@@ -46,15 +46,24 @@ class JoinedLists:
             read.extend(blob_values)
         return super()._load_blobs(blob_values)  # type: ignore[misc]
 
-    def _remember_read(self, found: CheckpointTuple | None, rows: list[tuple[bytes, bytes, bytes]]) -> None:
-        if found is None or not rows or not _grown.joinable(self.serde) or not _reads_exactly(type(self)):
+    def _remember_read(self, config: RunnableConfig, found: CheckpointTuple | None,
+                       rows: list[tuple[bytes, bytes, bytes]]) -> None:
+        if not _grown.joinable(self.serde) or not _reads_exactly(type(self)):
+            return
+        if found is None:  # deleted by another saver, maybe: what was remembered is stale
+            configurable = config.get("configurable") or {}
+            if "thread_id" in configurable and not configurable.get("checkpoint_id"):
+                self._memo().forget(str(configurable["thread_id"]), configurable.get("checkpoint_ns", ""))
+            return
+        if not rows:
             return
         typed = {channel.decode(): (kind.decode(), data) for channel, kind, data in rows}
         configurable = found.config["configurable"]
         thread_id, ns = configurable["thread_id"], configurable["checkpoint_ns"]
         for channel, value in found.checkpoint["channel_values"].items():
             if value.__class__ is list and channel in typed:
-                _grown.remember(self._memo(), (thread_id, ns, channel), list(value), typed[channel])
+                stored = typed[channel]
+                _grown.remember_read(self._memo(), (thread_id, ns, channel), list(value), stored, stored[1])
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         rows: list[tuple[bytes, bytes, bytes]] = []
@@ -63,7 +72,7 @@ class JoinedLists:
             found = super().get_tuple(config)  # type: ignore[misc]
         finally:
             _read.reset(token)
-        self._remember_read(found, rows)
+        self._remember_read(config, found, rows)
         return found
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -73,7 +82,7 @@ class JoinedLists:
             found = await super().aget_tuple(config)  # type: ignore[misc]
         finally:
             _read.reset(token)
-        self._remember_read(found, rows)
+        self._remember_read(config, found, rows)
         return found
 
     def delete_thread(self, thread_id: str) -> None:

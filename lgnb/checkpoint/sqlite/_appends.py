@@ -29,7 +29,8 @@ Invariants:
 * Collecting unreferenced blobs keeps the bases of the blobs it keeps
   (`_sql.COLLECT_BLOBS`), so a chain never runs through a deleted row.
 
-An item changed in place is stored as it was until the next whole write (`_grown`).
+A list whose earlier items changed in place since they were stored (a message edited in
+place, returned or not) is stored whole, as LangGraph stores it (`_grown.Snapshot`).
 """
 
 from __future__ import annotations
@@ -43,19 +44,23 @@ from lgnb.checkpoint._grown import (
     MIN_BYTES,
     ROOT_TYPE,
     GrownLists,
+    Join,
     Remembered,
+    Snapshot,
+    Whole,
     compose,
     depth_limit,
     grown_size,
-    idless,
     joinable,
     lists_of,
+    snapshot,
 )
 from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
 
 __all__ = [
-    "MAX_CHAIN", "MAX_DEPTH", "MIN_BYTES", "PREFIX", "ROOT_TYPE", "Appends", "compose", "depth_limit",
-    "grown_size", "idless", "joinable", "lists_of", "parse", "parts_of", "stored_type",
+    "MAX_CHAIN", "MAX_DEPTH", "MIN_BYTES", "PREFIX", "ROOT_TYPE", "Appends", "Join", "Snapshot", "Whole",
+    "compose", "depth_limit", "grown_size", "joinable", "lists_of", "parse", "parts_of", "snapshot",
+    "stored_type",
 ]
 
 PREFIX = "lgnb-append:"
@@ -129,11 +134,4 @@ class Appends(GrownLists[Link]):
     next version's append. Forgotten when rows may have been deleted (`forget`)."""
 
     def usable(self, saved: Remembered[Link]) -> bool:
-        return saved.size >= MIN_BYTES and saved.info.depth < depth_limit(saved.size)
-
-    def saved(self, key: tuple[str, str, str], version: str, items: list[object], *, depth: int,
-              size: int, idless: list[int], noted: int) -> None:
-        """Remember `items` (a copy of the list, kept as it is) as saved for `key` at
-        `version`; `idless`: the positions of its messages stored without an id; `noted`:
-        `returned.last()` before it was serialized."""
-        self.remember(key, items, idless, Link(version, depth), size=size, noted=noted)
+        return saved.info is not None and saved.info.depth < depth_limit(saved.size)

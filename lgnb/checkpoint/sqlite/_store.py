@@ -36,7 +36,6 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from lgnb._internal import returned
 from lgnb.checkpoint.sqlite import _appends, _refs, _sql
 from lgnb.checkpoint.sqlite._behind import Batch, WriteBehind, execute
 from lgnb.checkpoint.sqlite._errors import abandoned, explain, rollback_quietly
@@ -146,10 +145,11 @@ class _ListSaved:
     depth: int
     size: int
     base: str | None
-    idless: list[int]
-    """Positions of the messages stored without an id (`_appends.idless`)."""
-    noted: int
-    """`returned.last()` before the list was serialized (`_grown.Remembered.noted`)."""
+    snap: _appends.Snapshot | None
+    """Its items as they were serialized (`_grown.Snapshot`); None: only its size is
+    remembered (the next version is snapshotted, after `wait` more)."""
+    misses: int = 0
+    wait: int = 0
 
 
 class SqliteStore:
@@ -255,28 +255,24 @@ class SqliteStore:
 
         Everything comes from one copy of the list taken first, so the bytes stored and
         the items remembered agree even if the list changes while a save is under way."""
-        noted = returned.last()
         items = builtins.list(value)
         if not _appends.joinable(self.serde):
             return _place(*self.serde.dumps_typed(items), large), None
-        grown = self.appends.grown(key, items)
-        # messages without an id are found before serializing: another thread (the
-        # messages stream) may give one its id meanwhile, which the bytes would then lack
-        if grown is not None:
-            base, tail = grown
-            tail_idless = _appends.idless(tail, len(base.items))
-            ttype, tdata = self.serde.dumps_typed(tail)
-            if tail_idless is not None and ttype == _appends.ROOT_TYPE and _appends.lists_of(tdata, len(tail)):
+        plan = self.appends.decide(key, items)
+        if isinstance(plan, _appends.Join):
+            base = plan.saved
+            ttype, tdata = self.serde.dumps_typed(plan.tail)
+            if ttype == _appends.ROOT_TYPE and _appends.lists_of(tdata, len(plan.tail)):
                 size = _appends.grown_size(base.size, len(base.items), tdata)
-                placed = _place(_appends.stored_type(size, base.info.version), tdata, large,
+                placed = _place(_appends.stored_type(size, base.info.version), tdata, large,  # type: ignore[union-attr]
                                 serialized_as=ttype)
-                return placed, _ListSaved(items, base.info.depth + 1, size, base.info.version,
-                                          base.idless + tail_idless, noted)
-        idless = _appends.idless(items)
+                return placed, _ListSaved(items, base.info.depth + 1, size, base.info.version,  # type: ignore[union-attr]
+                                          plan.snap)
+            plan = _appends.Whole(None)
         type_, data = self.serde.dumps_typed(items)
-        if idless is None or type_ != _appends.ROOT_TYPE or not _appends.lists_of(data, len(items)):
+        if type_ != _appends.ROOT_TYPE or len(data) < _appends.MIN_BYTES or not _appends.lists_of(data, len(items)):
             return _place(type_, data, large), None
-        saved = _ListSaved(items, 0, len(data), None, idless, noted)
+        saved = _ListSaved(items, 0, len(data), None, plan.snap, plan.misses, plan.wait)
         return _place(type_, data, large), saved
 
     def _decode_group(self, group: dict[tuple[str, Any], tuple[str, Any] | None]) -> dict[tuple[str, Any], Any]:
@@ -311,15 +307,15 @@ class SqliteStore:
             return
         configurable = found.config["configurable"]
         versions = found.checkpoint["channel_versions"]
-        noted = returned.last()
         for channel, value in found.checkpoint["channel_values"].items():
             if (value.__class__ is list and (known := lists.get((channel, versions.get(channel))))
-                    and _appends.lists_of(known[2], len(value))
-                    and (idless := _appends.idless(value)) is not None):
-                self.appends.saved(
+                    and known[1] >= _appends.MIN_BYTES and _appends.lists_of(known[2], len(value))
+                    and (snap := _appends.snapshot(value)) is not None):
+                # decoded just now: nobody else holds its items yet, the snapshot is what was stored
+                self.appends.remember(
                     (configurable["thread_id"], configurable["checkpoint_ns"], channel),
-                    version_key(versions[channel]), builtins.list(value), depth=known[0], size=known[1],
-                    idless=idless, noted=noted,
+                    builtins.list(value), snap, _appends.Link(version_key(versions[channel]), known[0]),
+                    size=known[1],
                 )
 
     def _load_page(
@@ -571,8 +567,9 @@ class SqliteStore:
             if saved is None:
                 self.appends.drop(list_key)
             else:
-                self.appends.saved(list_key, text, saved.value, depth=saved.depth, size=saved.size,
-                                   idless=saved.idless, noted=saved.noted)
+                self.appends.remember(list_key, saved.value, saved.snap,
+                                      _appends.Link(text, saved.depth) if saved.snap is not None else None,
+                                      size=saved.size, misses=saved.misses, wait=saved.wait)
         return _config(thread_id, ns, checkpoint["id"])
 
     def _bases_checked(

@@ -1,0 +1,312 @@
+"""Items changed in place are saved changed, as LangGraph's savers save them.
+
+lgnb's savers join the bytes of a list that only grew (`lgnb.checkpoint._grown`). A node
+may change an earlier item *in place* — edit a message and return it, edit one and not
+return it, mark an earlier entry done, set a field — and the list then holds the same
+objects as before. LangGraph's savers serialize the whole list at its next version, so
+the change is saved; lgnb's must save it too. Each program below runs on the lgnb engine
+twice, once with an lgnb saver and once with LangGraph's own `InMemorySaver` (the
+oracle), and every checkpoint of the thread's history must read back the same values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver as LangGraphInMemorySaver
+from langgraph.graph.message import add_messages as langgraph_add_messages
+from typing_extensions import TypedDict
+
+from lgnb.checkpoint import _grown
+from lgnb.checkpoint.memory import InMemorySaver
+from lgnb.graph import END, START, MessagesState, StateGraph
+from lgnb.types import Command, Overwrite, interrupt
+
+STEPS = 24
+PAD = "word " * 60  # ~300 bytes an item: lists pass `_grown.MIN_BYTES` after a few steps
+
+
+def _cfg(thread: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}, "recursion_limit": 200}
+
+
+def _looping(state_type: Any, step: Callable[[dict], Any], done: Callable[[dict], bool]) -> StateGraph:
+    g = StateGraph(state_type)
+    g.add_node("step", step)
+    g.add_edge(START, "step")
+    g.add_conditional_edges("step", lambda s: END if done(s) else "step", ["step", END])
+    return g
+
+
+# --- the programs ---------------------------------------------------------------------------
+
+
+class _Todos(TypedDict):
+    todos: Annotated[list, operator.add]
+
+
+def _todos() -> tuple[StateGraph, Any]:
+    """A plan whose step marks the previous entry done in place and adds the next."""
+
+    def step(state: dict) -> dict:
+        todos = state["todos"]
+        todos[-1]["done"] = True
+        return {"todos": [{"task": f"task {len(todos)} " + PAD, "done": False}]}
+
+    return _looping(_Todos, step, lambda s: len(s["todos"]) >= STEPS), {
+        "todos": [{"task": "first " + PAD, "done": False}]}
+
+
+def _reply(n: int) -> AIMessage:
+    return AIMessage(f"reply {n} " + PAD, id=f"ai-{n}")
+
+
+def _question() -> dict[str, Any]:
+    return {"messages": [HumanMessage("question " + PAD, id="q")]}
+
+
+def _flags_previous_reply() -> tuple[StateGraph, Any]:
+    """Each step sets a flag in the previous reply's `additional_kwargs` and appends a reply."""
+
+    def step(state: dict) -> dict:
+        messages = state["messages"]
+        messages[-1].additional_kwargs["seen"] = len(messages)
+        return {"messages": [_reply(len(messages))]}
+
+    return _looping(MessagesState, step, lambda s: len(s["messages"]) >= STEPS), _question()
+
+
+def _edits_the_first_and_overwrites() -> tuple[StateGraph, Any]:
+    """Each step edits the first message in place and sets the list with `Overwrite`."""
+
+    def step(state: dict) -> dict:
+        messages = state["messages"]
+        messages[0].content = f"question, edited {len(messages)} times " + PAD
+        return {"messages": Overwrite([*messages, _reply(len(messages))])}
+
+    return _looping(MessagesState, step, lambda s: len(s["messages"]) >= STEPS), _question()
+
+
+def _keep_messages(left: list, right: Any) -> list:
+    """A reducer of a ported program: LangGraph's `add_messages`, wrapped."""
+    return langgraph_add_messages(left, right)
+
+
+class _Wrapped(TypedDict):
+    messages: Annotated[list, _keep_messages]
+
+
+def _wrapped_reducer_edit_and_return() -> tuple[StateGraph, Any]:
+    """A draft and a review in turn; the review edits the draft in place and returns it."""
+
+    def step(state: dict) -> dict:
+        messages = state["messages"]
+        last = messages[-1]
+        if isinstance(last, AIMessage) and not last.content.startswith("EDITED"):
+            last.content = "EDITED " + last.content
+            return {"messages": [last]}
+        return {"messages": [_reply(len(messages))]}
+
+    return _looping(_Wrapped, step, lambda s: len(s["messages"]) >= STEPS), _question()
+
+
+def _sets_an_extra_field() -> tuple[StateGraph, Any]:
+    """Each step sets an attribute that is not a field (LangChain's messages keep it as an
+    extra, and serialize it) on an earlier message."""
+
+    def step(state: dict) -> dict:
+        messages = state["messages"]
+        messages[len(messages) // 2].note = f"seen at {len(messages)}"
+        return {"messages": [_reply(len(messages))]}
+
+    return _looping(MessagesState, step, lambda s: len(s["messages"]) >= STEPS), _question()
+
+
+@dataclasses.dataclass
+class _Entry:
+    text: str
+    votes: int = 0
+
+
+class _Entries(TypedDict):
+    entries: Annotated[list, operator.add]
+
+
+def _votes_on_dataclasses() -> tuple[StateGraph, Any]:
+    """A list of dataclass objects, the first one changed in place at each step."""
+
+    def step(state: dict) -> dict:
+        entries = state["entries"]
+        entries[0].votes += 1
+        return {"entries": [_Entry(f"entry {len(entries)} " + PAD)]}
+
+    return _looping(_Entries, step, lambda s: len(s["entries"]) >= STEPS), {"entries": [_Entry("first")]}
+
+
+PROGRAMS = {
+    "plain list of dicts, previous entry marked done": _todos,
+    "messages, previous reply flagged in place": _flags_previous_reply,
+    "messages set with Overwrite, the first edited in place": _edits_the_first_and_overwrites,
+    "a reducer wrapping LangGraph's add_messages, edit and return": _wrapped_reducer_edit_and_return,
+    "messages, an extra attribute set in place": _sets_an_extra_field,
+    "dataclass items changed in place": _votes_on_dataclasses,
+}
+
+
+# --- the savers -----------------------------------------------------------------------------
+
+
+@contextmanager
+def _saver(kind: str, tmp_path: Any, postgres_url: str | None) -> Iterator[Any]:
+    if kind == "memory":
+        yield InMemorySaver()
+    elif kind == "sqlite":
+        from lgnb.checkpoint.sqlite import SqliteSaver
+
+        with SqliteSaver.from_conn_string(str(tmp_path / "t.sqlite"), allow=[_Entry]) as saver:
+            yield saver
+    else:
+        from lgnb.checkpoint.postgres import PostgresSaver
+
+        assert postgres_url is not None
+        with PostgresSaver.from_conn_string(postgres_url, allow=[_Entry]) as saver:
+            saver.setup()
+            yield saver
+
+
+def _history(app: Any, thread: str) -> list[Any]:
+    return [snapshot.values for snapshot in app.get_state_history(_cfg(thread))]
+
+
+def _run(make: Callable[[], tuple[StateGraph, Any]], saver: Any, thread: str) -> list[Any]:
+    graph, first = make()
+    app = graph.compile(checkpointer=saver)
+    app.invoke(first, _cfg(thread), durability="sync")
+    return _history(app, thread)
+
+
+KINDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("program", list(PROGRAMS))
+def test_a_change_in_place_is_saved_as_langgraphs_saver_saves_it(
+    program: str, kind: str, tmp_path: Any, request: pytest.FixtureRequest
+) -> None:
+    postgres_url = request.getfixturevalue("postgres_url") if kind == "postgres" else None
+    want = _run(PROGRAMS[program], LangGraphInMemorySaver(), "t")
+    thread = f"in-place-{uuid.uuid4()}"
+    with _saver(kind, tmp_path, postgres_url) as saver:
+        got = _run(PROGRAMS[program], saver, thread)
+        if kind == "postgres":
+            saver.delete_thread(thread)
+    assert len(got) == len(want) > STEPS
+    assert got == want
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_edit_before_an_interrupt_is_saved_when_the_run_resumes(
+    kind: str, tmp_path: Any, request: pytest.FixtureRequest
+) -> None:
+    """A node edits an earlier message in place, pauses with `interrupt()`, and on resume
+    appends a different message: the edit is in the saved list, as on LangGraph."""
+    postgres_url = request.getfixturevalue("postgres_url") if kind == "postgres" else None
+
+    def grow(state: dict) -> dict:
+        return {"messages": [_reply(len(state["messages"]))]}
+
+    def review(state: dict) -> dict:
+        state["messages"][1].content = "edited before asking"
+        answer = interrupt("ok?")
+        return {"messages": [HumanMessage(f"answer: {answer}", id=f"h-{len(state['messages'])}")]}
+
+    def run(saver: Any, thread: str) -> list[Any]:
+        g = StateGraph(MessagesState)
+        g.add_node("grow", grow)
+        g.add_node("review", review)
+        g.add_edge(START, "grow")
+        g.add_conditional_edges("grow", lambda s: "review" if len(s["messages"]) >= 12 else "grow",
+                                ["grow", "review"])
+        g.add_edge("review", END)
+        app = g.compile(checkpointer=saver)
+        app.invoke(_question(), _cfg(thread), durability="sync")
+        app.invoke(Command(resume="yes"), _cfg(thread), durability="sync")
+        return _history(app, thread)
+
+    want = run(LangGraphInMemorySaver(), "t")
+    thread = f"in-place-{uuid.uuid4()}"
+    with _saver(kind, tmp_path, postgres_url) as saver:
+        got = run(saver, thread)
+        if kind == "postgres":
+            saver.delete_thread(thread)
+    assert got[0]["messages"][1].content == "edited before asking"
+    assert got == want
+
+
+# --- what joining costs when lists change in place -----------------------------------------
+
+
+class _Counted:
+    """Counts the items `_grown.snapshot` is asked for (a snapshot costs a `model_dump` per
+    message) and the items each list serialization covers."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, saver: Any) -> None:
+        self.snapshotted = 0
+        self.lists: list[int] = []
+        inner = _grown.snapshot
+
+        def snapshot(items: Any) -> Any:
+            self.snapshotted += len(items)
+            return inner(items)
+
+        monkeypatch.setattr(_grown, "snapshot", snapshot)
+        dumps = saver.serde.dumps_typed
+
+        def dumps_typed(obj: Any) -> Any:
+            if isinstance(obj, list):
+                self.lists.append(len(obj))
+            return dumps(obj)
+
+        saver.serde.dumps_typed = dumps_typed
+
+
+def test_a_list_changed_in_place_at_every_step_is_snapshotted_less_and_less(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every version is serialized whole (each has a change), and the snapshots that could
+    not be joined back off: far fewer items snapshotted than serialized."""
+    saver = InMemorySaver()
+    counted = _Counted(monkeypatch, saver)
+    graph, first = _flags_previous_reply()
+    graph.compile(checkpointer=saver).invoke(first, _cfg("t"), durability="sync")
+    whole = [n for n in counted.lists if n > 2]
+    assert len(whole) >= STEPS - 4  # every version from the first large one on: whole
+    assert counted.snapshotted < sum(whole) / 4
+
+
+def test_a_single_edit_in_place_is_joined_again_two_versions_later() -> None:
+    saver = InMemorySaver()
+    lists: list[int] = []
+    dumps = saver.serde.dumps_typed
+    saver.serde.dumps_typed = lambda obj: (lists.append(len(obj)) if isinstance(obj, list) else None,
+                                           dumps(obj))[1]
+
+    def step(state: dict) -> dict:
+        messages = state["messages"]
+        if len(messages) == 15:
+            messages[3].content = "edited once"
+        return {"messages": [_reply(len(messages))]}
+
+    graph = _looping(MessagesState, step, lambda s: len(s["messages"]) >= 30)
+    app = graph.compile(checkpointer=saver)
+    app.invoke(_question(), _cfg("t"), durability="sync")
+    sizes = [n for n in lists if n > 1]  # the whole lists serialized (a tail is one reply)
+    assert sizes[-2:] == [16, 17]  # the edited version, and the snapshotted one after it
+    assert app.get_state(_cfg("t")).values["messages"][3].content == "edited once"
