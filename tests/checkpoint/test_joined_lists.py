@@ -543,7 +543,7 @@ def test_a_users_blob_factory_keeps_whole_bytes_and_still_joins_them(tmp_path: A
 # --- the memo ------------------------------------------------------------------------------
 
 
-_NOTHING = _grown.Snapshot([], [], [])
+_NOTHING = _grown.snapshot([])
 
 
 def test_the_memo_is_bounded_by_default() -> None:

@@ -278,18 +278,24 @@ def test_any_list_channel_is_stored_as_appends_not_only_messages(saver: SqliteSa
     _assert_reads_back(saver, rec)
 
 
-def test_a_list_of_dicts_is_stored_whole_at_each_version(saver: SqliteSaver) -> None:
-    """A dict item may be changed in place unseen (no snapshot tells): stored whole, as
-    LangGraph stores every list."""
+def test_a_list_of_dicts_changed_in_place_now_and_then_reads_back_as_it_was_at_each_step(
+    saver: SqliteSaver,
+) -> None:
+    """Dict items are appended while they stay as they were serialized; an entry changed in
+    place (every seventh step, an earlier dict marked done) makes that version whole."""
 
     def step(state: dict) -> dict:
-        return {"log": [{"step": len(state["log"]), "text": "x" * 200}]}
+        log = state["log"]
+        if len(log) % 7 == 0 and log:
+            log[len(log) // 2]["done"] = len(log)
+        return {"log": [{"step": len(log), "text": "x" * 200, "done": None}]}
 
     rec = Recorded()
     rec.watch(saver)
     app = _looping(saver, _Log, "log", step, 40)
     app.invoke({"log": []}, _cfg(), durability="sync")
-    assert not any(t.startswith(PREFIX) for t in _types(saver.conn, "log"))
+    types = _types(saver.conn, "log")
+    assert any(t.startswith(PREFIX) for t in types) and types.count("msgpack") > 4
     _assert_reads_back(saver, rec)
 
 
@@ -427,7 +433,7 @@ def test_saves_of_many_threads_at_once_keep_the_remembered_lists_consistent() ->
     import sys
     import threading
 
-    from lgnb.checkpoint.sqlite._appends import Appends, Link, Snapshot
+    from lgnb.checkpoint.sqlite._appends import Appends, Link, snapshot
 
     appends = Appends()
     errors: list[BaseException] = []
@@ -435,7 +441,7 @@ def test_saves_of_many_threads_at_once_keep_the_remembered_lists_consistent() ->
     def save(n: int) -> None:
         try:
             for i in range(20_000):
-                appends.remember(("t", str(n), str(i)), [], Snapshot([], [], []), Link("v", 0), size=MIN_BYTES)
+                appends.remember(("t", str(n), str(i)), [], snapshot([]), Link("v", 0), size=MIN_BYTES)
                 appends.drop(("t", str(n), str(i - 1)))
         except BaseException as exc:  # noqa: BLE001 - collected for the assert
             errors.append(exc)
