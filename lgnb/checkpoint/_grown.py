@@ -37,7 +37,7 @@ A list is snapshotted only once it is worth it: the first time a list of at leas
 `MIN_BYTES` is serialized (whole) only its size is remembered; its next version is
 serialized whole after a snapshot, and the versions after that are joined. A list found
 changed in place is serialized whole, and after changes found in a row the next snapshot
-waits longer (`_backoff`), so a program that edits its conversation in place at every
+waits longer (`_missed`), so a program that edits its conversation in place at every
 step pays about what LangGraph pays, not more.
 """
 
@@ -87,15 +87,17 @@ KEYS = 128
 
 MEMO_BYTES = 16 << 20
 """How much serialized data a memo stands for at most (its lists' sizes). The remembered
-items (Python objects, ~5× their serialized size for messages) and, for the in-memory
-and PostgreSQL savers, the bytes themselves are kept alive by it: a 10,000-message
-conversation is 2.4 MB, so six of those fit."""
+items (Python objects, ~5× their serialized size for messages), their snapshots (about
+their serialized size) and, for the in-memory and PostgreSQL savers, the bytes
+themselves are kept alive by it: a 10,000-message conversation is 2.4 MB, so six of
+those fit."""
 
 _JOINABLE = (StrictSerializer, JsonPlusSerializer)
 _IMMUTABLE = frozenset((int, float, str, bytes, bool, type(None)))
 """Item types that cannot change in place: the same object is the same value."""
 _DICT = operator.attrgetter("__dict__")
 _EXTRA = operator.attrgetter("__pydantic_extra__")
+_PRIVATE = operator.attrgetter("__pydantic_private__")
 
 Key = tuple[str, str, str]
 """(thread id, checkpoint namespace, channel)."""
@@ -142,17 +144,17 @@ _NOTHING_CHECKED = ormsgpack.packb([])
 
 
 def _fields(checked: list[Any], models_only: bool) -> bytes | None:
-    """The bytes `Snapshot.fields` holds for `checked`; None if a model has extra fields
-    (kept outside its ``__dict__``). Raises if a value is not plain data ormsgpack packs
+    """The bytes `Snapshot.fields` holds for `checked`; None if a model has extra fields or
+    private attributes (kept outside its ``__dict__``, which a serializer may read). Raises if a value is not plain data ormsgpack packs
     itself (an object of another class: its changes could not be seen)."""
     if models_only:  # the usual list, messages: every step in C
-        if any(map(_EXTRA, checked)):
+        if any(map(_EXTRA, checked)) or any(map(_PRIVATE, checked)):
             return None
         return ormsgpack.packb(list(map(_DICT, checked)))
     views = []
     for item in checked:
         if isinstance(item, BaseModel):
-            if item.__pydantic_extra__:
+            if item.__pydantic_extra__ or item.__pydantic_private__:
                 return None
             views.append(item.__dict__)
         else:
