@@ -43,8 +43,12 @@ step pays about what LangGraph pays, not more.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import enum
 import operator
 import threading
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -140,6 +144,36 @@ class Snapshot:
             return False
 
 
+_OPTIONS = (ormsgpack.OPT_NON_STR_KEYS | ormsgpack.OPT_PASSTHROUGH_DATACLASS
+            | ormsgpack.OPT_PASSTHROUGH_DATETIME | ormsgpack.OPT_PASSTHROUGH_ENUM
+            | ormsgpack.OPT_PASSTHROUGH_UUID | ormsgpack.OPT_REPLACE_SURROGATES)
+"""LangGraph's serializer's options: what it packs itself, the snapshot packs itself; what
+it hands to its own code (dataclasses, dates and times, enums, UUIDs) goes to `_tagged`."""
+
+
+def _tagged(obj: Any) -> Any:
+    """What a snapshot packs for an object ormsgpack hands back: its class and its data, so
+    a value swapped for an equal one of another type (an enum member for its value, a
+    datetime for its ISO string) changes the bytes, as it changes LangGraph's. Raises for
+    any other object: a list holding one is not joined."""
+    cls = obj.__class__
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        # every field, those named `_...` too (ormsgpack's own packing leaves those out)
+        return (cls.__module__, cls.__qualname__, [getattr(obj, f.name) for f in dataclasses.fields(obj)])
+    if isinstance(obj, (datetime.date, datetime.time)):  # (a datetime is a date)
+        return (cls.__module__, cls.__qualname__, obj.isoformat(), getattr(obj, "fold", 0),
+                repr(getattr(obj, "tzinfo", None)))
+    if isinstance(obj, enum.Enum):
+        return (cls.__module__, cls.__qualname__, obj.value)
+    if isinstance(obj, uuid.UUID):
+        return (cls.__module__, cls.__qualname__, obj.hex)
+    raise TypeError(f"{cls.__qualname__} is not plain data")
+
+
+def _pack(views: list[Any]) -> bytes:
+    return ormsgpack.packb(views, default=_tagged, option=_OPTIONS)
+
+
 _NOTHING_CHECKED = ormsgpack.packb([])
 
 
@@ -150,7 +184,7 @@ def _fields(checked: list[Any], models_only: bool) -> bytes | None:
     if models_only:  # the usual list, messages: every step in C
         if any(map(_EXTRA, checked)) or any(map(_PRIVATE, checked)):
             return None
-        return ormsgpack.packb(list(map(_DICT, checked)))
+        return _pack(list(map(_DICT, checked)))
     views = []
     for item in checked:
         if isinstance(item, BaseModel):
@@ -159,7 +193,7 @@ def _fields(checked: list[Any], models_only: bool) -> bytes | None:
             views.append(item.__dict__)
         else:
             views.append(item)
-    return ormsgpack.packb(views)
+    return _pack(views)
 
 
 def snapshot(items: Sequence[Any]) -> Snapshot | None:
@@ -255,11 +289,12 @@ class Remembered(Generic[T]):
 @dataclass(slots=True)
 class Join(Generic[T]):
     """`GrownLists.decide`: serialize only `tail`, appended to `saved`; `snap` is the whole
-    new list's snapshot."""
+    new list's snapshot, `tail_snap` the tail's."""
 
     saved: Remembered[T]
     tail: list[Any]
     snap: Snapshot
+    tail_snap: Snapshot
 
 
 @dataclass(slots=True)
@@ -282,6 +317,18 @@ def _missed(misses: int) -> Whole:
     that does it once is joined again two versions later."""
     misses += 1
     return Whole(None, misses, min((1 << (misses - 1)) - 1, 63))
+
+
+def checked(plan: Join[Any] | Whole) -> Snapshot | None:
+    """The snapshot to remember once `plan`'s items were serialized: None if what it took
+    before no longer holds (another thread changed an item meanwhile, so the bytes may
+    hold either state: the next version must not be joined to them). Only the items just
+    serialized are checked again (a join's tail); the others' bytes are older than the
+    check that passed."""
+    if isinstance(plan, Join):
+        return plan.snap if plan.tail_snap.holds() else None
+    snap = plan.snap
+    return snap if snap is None or snap.holds() else None
 
 
 def _afresh(items: list[Any], misses: int) -> Whole:
@@ -338,7 +385,7 @@ class GrownLists(Generic[T]):
             return _missed(saved.misses)
         if not self.usable(saved):  # (a chain at its longest) whole, already snapshotted
             return Whole(snap + tail_snap)
-        return Join(saved, tail, snap + tail_snap)
+        return Join(saved, tail, snap + tail_snap, tail_snap)
 
     def remember(self, key: Key, items: list[Any], snap: Snapshot | None, info: T | None, *,
                  size: int, misses: int = 0, wait: int = 0) -> None:
@@ -361,7 +408,8 @@ class GrownLists(Generic[T]):
         kind, data = typed
         if (kind == ROOT_TYPE and isinstance(data, bytes) and len(data) >= MIN_BYTES
                 and lists_of(data, len(items))):
-            self.remember(key, items, plan.snap, info if plan.snap is not None else None,
+            snap = checked(plan)
+            self.remember(key, items, snap, info if snap is not None else None,
                           size=len(data), misses=plan.misses, wait=plan.wait)
         else:
             self.drop(key)
@@ -421,7 +469,8 @@ def dumps(memo: GrownLists[bytes], key: Key, value: Any, serde: Any) -> tuple[st
         if ttype == ROOT_TYPE and lists_of(tdata, len(plan.tail)):
             base = cast(bytes, plan.saved.info)  # (a joined entry always holds its bytes)
             data = compose((base, tdata)) if plan.tail else base
-            memo.remember(key, items, plan.snap, data, size=len(data))
+            snap = checked(plan)
+            memo.remember(key, items, snap, data if snap is not None else None, size=len(data))
             return ROOT_TYPE, data
         plan = Whole(None)
     typed = serde.dumps_typed(items)

@@ -180,7 +180,8 @@ def stored(memo: _grown.GrownLists[bytes | Link], key: _grown.Key, value: Any, s
             else:
                 link = Link(base, tdata, depth, size)
                 kept = link if depth <= _grown.depth_limit(size) else link.whole()
-            memo.remember(key, items, plan.snap, kept, size=size)
+            snap = _grown.checked(plan)
+            memo.remember(key, items, snap, kept if snap is not None else None, size=size)
             return kept if type(kept) is Link else (_grown.ROOT_TYPE, kept)
         plan = _grown.Whole(None)
     typed = serde.dumps_typed(items)

@@ -12,6 +12,8 @@ oracle), and every checkpoint of the thread's history must read back the same va
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import enum
 import operator
 import uuid
 from collections.abc import Callable, Iterator
@@ -22,6 +24,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver as LangGraphInMemorySaver
 from langgraph.graph.message import add_messages as langgraph_add_messages
+from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from lgnb.checkpoint import _grown
@@ -150,6 +153,66 @@ def _votes_on_dataclasses() -> tuple[StateGraph, Any]:
     return _looping(_Entries, step, lambda s: len(s["entries"]) >= STEPS), {"entries": [_Entry("first")]}
 
 
+@dataclasses.dataclass
+class _Task:
+    text: str
+    _done: bool = False  # (ormsgpack leaves fields named `_...` out of what it packs)
+
+
+class _Tasks(TypedDict):
+    tasks: Annotated[list, operator.add]
+
+
+def _marks_a_private_field() -> tuple[StateGraph, Any]:
+    """Dataclass items whose `_done` field the next step sets in place."""
+
+    def step(state: dict) -> dict:
+        tasks = state["tasks"]
+        tasks[-1]._done = True
+        return {"tasks": [_Task(f"task {len(tasks)} " + PAD)]}
+
+    return _looping(_Tasks, step, lambda s: len(s["tasks"]) >= STEPS), {"tasks": [_Task("first")]}
+
+
+class _Status(str, enum.Enum):
+    OPEN = "open"
+
+
+def _swaps_values_for_equal_ones_of_another_type() -> tuple[StateGraph, Any]:
+    """Each step swaps, in the previous entry, a datetime for its ISO text, an enum member
+    for its value and a UUID for its text: equal data, another type, which LangGraph's
+    serializer keeps."""
+
+    def step(state: dict) -> dict:
+        todos = state["todos"]
+        last = todos[-1]
+        last["when"] = last["when"].isoformat()
+        last["status"] = last["status"].value
+        last["ref"] = str(last["ref"])
+        return {"todos": [_entry(len(todos))]}
+
+    return _looping(_Todos, step, lambda s: len(s["todos"]) >= STEPS), {"todos": [_entry(0)]}
+
+
+def _entry(n: int) -> dict[str, Any]:
+    return {"task": f"task {n} " + PAD, "when": datetime.datetime(2026, 1, 1, n % 24),
+            "status": _Status.OPEN, "ref": uuid.UUID(int=n)}
+
+
+def _flags_a_dataclass_in_a_message() -> tuple[StateGraph, Any]:
+    """A dataclass kept in a reply's `additional_kwargs`, its private field set later."""
+
+    def step(state: dict) -> dict:
+        messages = state["messages"]
+        if isinstance(messages[-1], AIMessage):
+            messages[-1].additional_kwargs["task"]._done = True
+        reply = _reply(len(messages))
+        reply.additional_kwargs["task"] = _Task(f"task {len(messages)}")
+        return {"messages": [reply]}
+
+    return _looping(MessagesState, step, lambda s: len(s["messages"]) >= STEPS), _question()
+
+
 PROGRAMS = {
     "plain list of dicts, previous entry marked done": _todos,
     "messages, previous reply flagged in place": _flags_previous_reply,
@@ -157,10 +220,15 @@ PROGRAMS = {
     "a reducer wrapping LangGraph's add_messages, edit and return": _wrapped_reducer_edit_and_return,
     "messages, an extra attribute set in place": _sets_an_extra_field,
     "dataclass items changed in place": _votes_on_dataclasses,
+    "dataclass items, a private field set in place": _marks_a_private_field,
+    "dict items, values swapped for equal ones of another type": _swaps_values_for_equal_ones_of_another_type,
+    "a dataclass in a message, a private field set in place": _flags_a_dataclass_in_a_message,
 }
 
 
 # --- the savers -----------------------------------------------------------------------------
+
+_ALLOWED = [_Entry, _Task, _Status]
 
 
 @contextmanager
@@ -170,19 +238,33 @@ def _saver(kind: str, tmp_path: Any, postgres_url: str | None) -> Iterator[Any]:
     elif kind == "sqlite":
         from lgnb.checkpoint.sqlite import SqliteSaver
 
-        with SqliteSaver.from_conn_string(str(tmp_path / "t.sqlite"), allow=[_Entry]) as saver:
+        with SqliteSaver.from_conn_string(str(tmp_path / "t.sqlite"), allow=_ALLOWED) as saver:
             yield saver
     else:
         from lgnb.checkpoint.postgres import PostgresSaver
 
         assert postgres_url is not None
-        with PostgresSaver.from_conn_string(postgres_url, allow=[_Entry]) as saver:
+        with PostgresSaver.from_conn_string(postgres_url, allow=_ALLOWED) as saver:
             saver.setup()
             yield saver
 
 
+def _typed(value: Any) -> Any:
+    """`value` with each leaf paired with its type: `==` alone takes an enum member for its
+    value, a str for a str enum member."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_typed(v) for v in value]
+    if isinstance(value, BaseModel):  # a message
+        return (type(value), _typed(value.__dict__))
+    if dataclasses.is_dataclass(value):
+        return (type(value), _typed(dataclasses.asdict(value)))
+    return (type(value), value)
+
+
 def _history(app: Any, thread: str) -> list[Any]:
-    return [snapshot.values for snapshot in app.get_state_history(_cfg(thread))]
+    return [_typed(snapshot.values) for snapshot in app.get_state_history(_cfg(thread))]
 
 
 def _run(make: Callable[[], tuple[StateGraph, Any]], saver: Any, thread: str) -> list[Any]:
@@ -246,7 +328,7 @@ def test_an_edit_before_an_interrupt_is_saved_when_the_run_resumes(
         got = run(saver, thread)
         if kind == "postgres":
             saver.delete_thread(thread)
-    assert got[0]["messages"][1].content == "edited before asking"
+    assert got[0]["messages"][1][1]["content"] == (str, "edited before asking")
     assert got == want
 
 
@@ -310,3 +392,36 @@ def test_a_single_edit_in_place_is_joined_again_two_versions_later() -> None:
     sizes = [n for n in lists if n > 1]  # the whole lists serialized (a tail is one reply)
     assert sizes[-2:] == [16, 17]  # the edited version, and the snapshotted one after it
     assert app.get_state(_cfg("t")).values["messages"][3].content == "edited once"
+
+
+def test_an_item_changed_while_it_is_serialized_is_not_joined_to_afterwards() -> None:
+    """Another thread (a node running beside a background save) edits a message just as
+    the saver serializes it and restores it later: the saved bytes hold the edit, the
+    snapshot taken before does not. Those bytes must not be joined to afterwards, or the
+    edit would stay in every later checkpoint while the message is back as it was."""
+    saver = InMemorySaver()
+    edited: list[Any] = []
+    lists_ending_with_it: list[int] = []
+    dumps = saver.serde.dumps_typed
+
+    def dumps_typed(obj: Any) -> Any:
+        if isinstance(obj, list) and obj and getattr(obj[-1], "id", None) == "ai-12":
+            lists_ending_with_it.append(len(obj))
+            if len(lists_ending_with_it) == 2:  # the task's write first, then the checkpoint's
+                edited.append((obj[-1], obj[-1].content))
+                obj[-1].content = "TEMPORARY EDIT"  # (another thread, between snapshot and bytes)
+        return dumps(obj)
+
+    saver.serde.dumps_typed = dumps_typed
+
+    def step(state: dict) -> dict:
+        for message, content in edited:  # the other thread puts it back
+            message.content = content
+        return {"messages": [_reply(len(state["messages"]))]}
+
+    app = _looping(MessagesState, step, lambda s: len(s["messages"]) >= STEPS).compile(checkpointer=saver)
+    app.invoke(_question(), _cfg("t"), durability="sync")
+    assert edited and lists_ending_with_it[:2] == [1, 1]  # the write, then the joined tail
+    history = [s.values["messages"] for s in app.get_state_history(_cfg("t"))]
+    holding = [len(m) for m in history if any(x.content == "TEMPORARY EDIT" for x in m)]
+    assert holding == [13]  # the checkpoint saved while it was edited, and no later one

@@ -48,6 +48,7 @@ from lgnb.checkpoint._grown import (
     Remembered,
     Snapshot,
     Whole,
+    checked,
     compose,
     depth_limit,
     grown_size,
@@ -59,7 +60,7 @@ from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
 
 __all__ = [
     "MAX_CHAIN", "MAX_DEPTH", "MIN_BYTES", "PREFIX", "ROOT_TYPE", "Appends", "Join", "Snapshot", "Whole",
-    "compose", "depth_limit", "grown_size", "joinable", "lists_of", "parse", "parts_of", "snapshot",
+    "checked", "compose", "depth_limit", "grown_size", "joinable", "lists_of", "parse", "parts_of", "snapshot",
     "stored_type",
 ]
 
