@@ -319,16 +319,25 @@ def _missed(misses: int) -> Whole:
     return Whole(None, misses, min((1 << (misses - 1)) - 1, 63))
 
 
-def checked(plan: Join[Any] | Whole) -> Snapshot | None:
-    """The snapshot to remember once `plan`'s items were serialized: None if what it took
-    before no longer holds (another thread changed an item meanwhile, so the bytes may
-    hold either state: the next version must not be joined to them). Only the items just
-    serialized are checked again (a join's tail); the others' bytes are older than the
-    check that passed."""
-    if isinstance(plan, Join):
-        return plan.snap if plan.tail_snap.holds() else None
-    snap = plan.snap
-    return snap if snap is None or snap.holds() else None
+def checked(plan: Join[Any] | Whole, typed: tuple[str, Any], serde: Any) -> Snapshot | None:
+    """The snapshot to remember once `plan`'s items were serialized to `typed` (a join's
+    tail, or the whole list): None unless the bytes decode to items whose data is what the
+    snapshot took before serializing. Another thread (a node beside a background save)
+    may change an item while it is serialized, and change it back before any later check:
+    only the bytes themselves tell, so they are decoded (~7 µs a message: a join's new
+    items, or a list serialized whole after a snapshot, which is rare). Bytes that do not
+    decode to the same data (a validator that changes what it loads) are not joined to."""
+    snap = plan.tail_snap if isinstance(plan, Join) else plan.snap
+    if snap is None:
+        return None
+    try:
+        decoded = serde.loads_typed(typed)
+    except Exception:  # noqa: BLE001 - what cannot be read back is not joined to
+        return None
+    again = snapshot(decoded) if decoded.__class__ is list else None
+    if again is None or again.classes != snap.classes or again.fields != snap.fields:
+        return None
+    return plan.snap
 
 
 def _afresh(items: list[Any], misses: int) -> Whole:
@@ -402,13 +411,15 @@ class GrownLists(Generic[T]):
                 self._bytes -= _held(self._saved.pop(next(iter(self._saved))))
 
     def settle(self, key: Key, items: list[Any], typed: tuple[str, Any], plan: Whole,
-               info: T | None) -> None:
+               info: T | None, serde: Any) -> None:
         """After `items` was serialized whole to `typed` as `plan` said: remember it, if
-        large enough and joinable (bytes of a msgpack array of its items), else forget."""
+        large enough and joinable (bytes of a msgpack array of its items), else forget.
+        `serde`: the bytes are `checked` with it; None for items just decoded from them
+        (a read), which hold what the bytes hold."""
         kind, data = typed
         if (kind == ROOT_TYPE and isinstance(data, bytes) and len(data) >= MIN_BYTES
                 and lists_of(data, len(items))):
-            snap = checked(plan)
+            snap = checked(plan, typed, serde) if serde is not None else plan.snap
             self.remember(key, items, snap, info if snap is not None else None,
                           size=len(data), misses=plan.misses, wait=plan.wait)
         else:
@@ -469,12 +480,12 @@ def dumps(memo: GrownLists[bytes], key: Key, value: Any, serde: Any) -> tuple[st
         if ttype == ROOT_TYPE and lists_of(tdata, len(plan.tail)):
             base = cast(bytes, plan.saved.info)  # (a joined entry always holds its bytes)
             data = compose((base, tdata)) if plan.tail else base
-            snap = checked(plan)
+            snap = checked(plan, (ttype, tdata), serde)
             memo.remember(key, items, snap, data if snap is not None else None, size=len(data))
             return ROOT_TYPE, data
         plan = Whole(None)
     typed = serde.dumps_typed(items)
-    memo.settle(key, items, typed, plan, typed[1])
+    memo.settle(key, items, typed, plan, typed[1], serde)
     return typed
 
 
@@ -483,4 +494,4 @@ def remember_read(memo: GrownLists[T], key: Key, items: list[Any], typed: tuple[
     """Remember a list read back (`items`, a copy, decoded from `typed` just now: nobody
     else holds its items yet, so its snapshot is what was stored), so the run that starts
     from it joins what it appends."""
-    memo.settle(key, items, typed, Whole(snapshot(items)), info)
+    memo.settle(key, items, typed, Whole(snapshot(items)), info, None)

@@ -180,12 +180,12 @@ def stored(memo: _grown.GrownLists[bytes | Link], key: _grown.Key, value: Any, s
             else:
                 link = Link(base, tdata, depth, size)
                 kept = link if depth <= _grown.depth_limit(size) else link.whole()
-            snap = _grown.checked(plan)
+            snap = _grown.checked(plan, (ttype, tdata), serde)
             memo.remember(key, items, snap, kept if snap is not None else None, size=size)
             return kept if type(kept) is Link else (_grown.ROOT_TYPE, kept)
         plan = _grown.Whole(None)
     typed = serde.dumps_typed(items)
-    memo.settle(key, items, typed, plan, typed[1])
+    memo.settle(key, items, typed, plan, typed[1], serde)
     return typed
 
 

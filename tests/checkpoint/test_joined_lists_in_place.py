@@ -363,14 +363,15 @@ def test_a_list_changed_in_place_at_every_step_is_snapshotted_less_and_less(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Every version is serialized whole (each has a change), and the snapshots that could
-    not be joined back off: far fewer items snapshotted than serialized."""
+    not be joined back off: far fewer items snapshotted (before serializing, and of the
+    bytes read back to check them) than serialized; without the back-off, twice as many."""
     saver = InMemorySaver()
     counted = _Counted(monkeypatch, saver)
     graph, first = _flags_previous_reply()
     graph.compile(checkpointer=saver).invoke(first, _cfg("t"), durability="sync")
     whole = [n for n in counted.lists if n > 2]
     assert len(whole) >= STEPS - 4  # every version from the first large one on: whole
-    assert counted.snapshotted < sum(whole) / 4
+    assert counted.snapshotted < sum(whole) / 3
 
 
 def test_a_single_edit_in_place_is_joined_again_two_versions_later() -> None:
@@ -394,11 +395,13 @@ def test_a_single_edit_in_place_is_joined_again_two_versions_later() -> None:
     assert app.get_state(_cfg("t")).values["messages"][3].content == "edited once"
 
 
-def test_an_item_changed_while_it_is_serialized_is_not_joined_to_afterwards() -> None:
+@pytest.mark.parametrize("back", ["at the next step", "as soon as it is serialized"])
+def test_an_item_changed_while_it_is_serialized_is_not_joined_to_afterwards(back: str) -> None:
     """Another thread (a node running beside a background save) edits a message just as
-    the saver serializes it and restores it later: the saved bytes hold the edit, the
-    snapshot taken before does not. Those bytes must not be joined to afterwards, or the
-    edit would stay in every later checkpoint while the message is back as it was."""
+    the saver serializes it, and changes it back: at the next step, or before the saver
+    could look at it again. The saved bytes hold the edit, the snapshot taken before does
+    not. Those bytes must not be joined to afterwards, or the edit would stay in every
+    later checkpoint while the message is back as it was."""
     saver = InMemorySaver()
     edited: list[Any] = []
     lists_ending_with_it: list[int] = []
@@ -410,6 +413,11 @@ def test_an_item_changed_while_it_is_serialized_is_not_joined_to_afterwards() ->
             if len(lists_ending_with_it) == 2:  # the task's write first, then the checkpoint's
                 edited.append((obj[-1], obj[-1].content))
                 obj[-1].content = "TEMPORARY EDIT"  # (another thread, between snapshot and bytes)
+                if back == "as soon as it is serialized":
+                    try:
+                        return dumps(obj)
+                    finally:
+                        obj[-1].content = edited[0][1]
         return dumps(obj)
 
     saver.serde.dumps_typed = dumps_typed

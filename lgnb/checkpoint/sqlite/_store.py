@@ -267,12 +267,13 @@ class SqliteStore:
                 placed = _place(_appends.stored_type(size, base.info.version), tdata, large,  # type: ignore[union-attr]
                                 serialized_as=ttype)
                 return placed, _ListSaved(items, base.info.depth + 1, size, base.info.version,  # type: ignore[union-attr]
-                                          _appends.checked(plan))
+                                          _appends.checked(plan, (ttype, tdata), self.serde))
             plan = _appends.Whole(None)
         type_, data = self.serde.dumps_typed(items)
         if type_ != _appends.ROOT_TYPE or len(data) < _appends.MIN_BYTES or not _appends.lists_of(data, len(items)):
             return _place(type_, data, large), None
-        saved = _ListSaved(items, 0, len(data), None, _appends.checked(plan), plan.misses, plan.wait)
+        saved = _ListSaved(items, 0, len(data), None, _appends.checked(plan, (type_, data), self.serde),
+                           plan.misses, plan.wait)
         return _place(type_, data, large), saved
 
     def _decode_group(self, group: dict[tuple[str, Any], tuple[str, Any] | None]) -> dict[tuple[str, Any], Any]:
