@@ -116,8 +116,8 @@ def _flushing(loop: Loop, ops: list[tuple] | None = None, *, admitted: bool = Fa
     from it earlier; `admitted`: by the gate then, `_background`), in order.
 
     Each passes the run's `RunControl` gate: once the run is cancelled
-    (`request_cancel`), nothing more is written, whoever queued it. `_flush_here` is the
-    same for a sync saver, called in place."""
+    (`request_cancel`), nothing more is written, whoever queued it. `_flush_here` drives
+    it for a sync saver."""
     saver = loop.checkpointer
     control = loop.run.control
     if ops is None:
@@ -134,23 +134,16 @@ def _flushing(loop: Loop, ops: list[tuple] | None = None, *, admitted: bool = Fa
 
 
 def _flush_here(loop: Loop, ops: list[tuple] | None = None, *, admitted: bool = False) -> None:
-    """`answer(_flushing(...))` without the program: each request's sync function called
-    in place. A saved step flushes twice (its task's writes, its checkpoint), and the
-    generator's round trips were ~3% of a step's cost with an in-memory saver."""
-    saver = loop.checkpointer
-    control = loop.run.control
-    if ops is None:
-        ops, loop.io = loop.io, []
-    begin = None if admitted else getattr(control, "_begin_save", None)
-    for op in ops:
-        if begin is not None and not begin():
-            return  # cancelled: the run writes nothing more
+    """`answer(_flushing(...))` for a sync saver, driven by a plain loop: each request's
+    sync function called in place, a failure thrown back (the gate's `finally` runs, the
+    error goes on). A saved step flushes twice (its task's writes, its checkpoint), and
+    `answer`'s round trips were ~3% of a step's cost with an in-memory saver."""
+    program = _flushing(loop, ops, admitted=admitted)
+    for request in program:
         try:
-            request = _op_request(loop, saver, op)
-            request[0](*request[2])
-        finally:
-            if begin is not None:
-                control._end_save()
+            request[0](*request[2])  # type: ignore[misc]  # (a saver request always has its sync function)
+        except BaseException as exc:  # noqa: BLE001 - the program ends its save, then re-raises it
+            program.throw(exc)
 
 
 def _in_background(loop: Loop) -> bool:
