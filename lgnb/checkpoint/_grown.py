@@ -49,7 +49,7 @@ import enum
 import operator
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, Generic, TypeVar, cast
@@ -170,21 +170,21 @@ def _tagged(obj: Any) -> Any:
     raise TypeError(f"{cls.__qualname__} is not plain data")
 
 
-def _pack(views: list[Any]) -> bytes:
-    return ormsgpack.packb(views, default=_tagged, option=_OPTIONS)
+def _pack(views: list[Any], default: Callable[[Any], Any] = _tagged) -> bytes:
+    return ormsgpack.packb(views, default=default, option=_OPTIONS)
 
 
 _NOTHING_CHECKED = ormsgpack.packb([])
 
 
-def _fields(checked: list[Any], models_only: bool) -> bytes | None:
+def _fields(checked: list[Any], models_only: bool, default: Callable[[Any], Any] = _tagged) -> bytes | None:
     """The bytes `Snapshot.fields` holds for `checked`; None if a model has extra fields or
     private attributes (kept outside its ``__dict__``, which a serializer may read). Raises if a value is not plain data ormsgpack packs
     itself (an object of another class: its changes could not be seen)."""
     if models_only:  # the usual list, messages: every step in C
         if any(map(_EXTRA, checked)) or any(map(_PRIVATE, checked)):
             return None
-        return _pack(list(map(_DICT, checked)))
+        return _pack(list(map(_DICT, checked)), default)
     views = []
     for item in checked:
         if isinstance(item, BaseModel):
@@ -193,10 +193,10 @@ def _fields(checked: list[Any], models_only: bool) -> bytes | None:
             views.append(item.__dict__)
         else:
             views.append(item)
-    return _pack(views)
+    return _pack(views, default)
 
 
-def snapshot(items: Sequence[Any]) -> Snapshot | None:
+def snapshot(items: Sequence[Any], *, default: Callable[[Any], Any] = _tagged) -> Snapshot | None:
     """A `Snapshot` of `items`, or None if one of them could change in place unseen (an
     object of a class ormsgpack does not pack by itself, a model with an extra field or
     a field holding such an object). Taken *before* the items are serialized: whatever
@@ -206,12 +206,65 @@ def snapshot(items: Sequence[Any]) -> Snapshot | None:
     checked = [item for item in items if item.__class__ not in _IMMUTABLE]
     models_only = all(map(isinstance, checked, repeat(BaseModel)))
     try:
-        fields = _fields(checked, models_only)
+        fields = _fields(checked, models_only, default)
     except Exception:  # noqa: BLE001 - not plain data: not joined
         return None
     if fields is None:
         return None
     return Snapshot(checked, list(map(type, checked)), fields, models_only)
+
+
+def _not_rebuilt(obj: Any) -> Any:
+    """`_tagged`, refusing dataclasses: decoding one calls its ``__init__`` (and
+    ``__post_init__``), which may change the data it is given."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        raise TypeError(f"{obj.__class__.__qualname__} is rebuilt when read")
+    return _tagged(obj)
+
+
+_ROUND_TRIPS: dict[type, bool] = {dict: True, list: True, tuple: True}
+
+
+def _round_trips(cls: type) -> bool:
+    """Whether an item of `cls`, decoded, always serializes again to the bytes it was
+    decoded from: plain containers, and LangChain's own message classes (their
+    validators only fill in what is missing; every kind was checked). A model of another
+    class may have a validator that changes what it loads (escapes, stamps, counts)."""
+    known = _ROUND_TRIPS.get(cls)
+    if known is None:
+        from langchain_core.messages import BaseMessage
+
+        known = _ROUND_TRIPS[cls] = (issubclass(cls, BaseMessage)
+                                     and cls.__module__.startswith("langchain_core.messages."))
+    return known
+
+
+def read_snapshot(items: list[Any], serde: Any, stored: bytes | Callable[[], bytes | None] | None
+                  ) -> Snapshot | None:
+    """The `Snapshot` of `items`, a list just decoded by `serde` from `stored` (its bytes,
+    or a function giving them), if serializing the items again gives exactly those bytes,
+    else None (the list is then serialized whole at its next version, as LangGraph does).
+
+    LangGraph serializes what it decoded, so a model whose validator changes data each
+    time it is loaded stores the changed value at every turn; joining the next version to
+    the stored bytes would keep the old data instead. Lists of messages, plain containers
+    and stdlib values are known to round-trip (one snapshot, no serialization); any other
+    item makes the list serialized again and compared, once per read."""
+    if all(_round_trips(cls) for cls in {item.__class__ for item in items} - _IMMUTABLE):
+        snap = snapshot(items, default=_not_rebuilt)
+        if snap is not None:
+            return snap
+    snap = snapshot(items)
+    if snap is None:
+        return None
+    data = stored() if callable(stored) else stored
+    if data is None:
+        return None
+    try:
+        again = serde.dumps_typed(items)
+    except Exception:  # noqa: BLE001 - what cannot be serialized again is not joined to
+        return None
+    return snap if again[0] == ROOT_TYPE and again[1] == data else None
 
 
 def header(count: int) -> bytes:
@@ -490,8 +543,8 @@ def dumps(memo: GrownLists[bytes], key: Key, value: Any, serde: Any) -> tuple[st
 
 
 def remember_read(memo: GrownLists[T], key: Key, items: list[Any], typed: tuple[str, Any],
-                  info: T) -> None:
-    """Remember a list read back (`items`, a copy, decoded from `typed` just now: nobody
-    else holds its items yet, so its snapshot is what was stored), so the run that starts
-    from it joins what it appends."""
-    memo.settle(key, items, typed, Whole(snapshot(items)), info, None)
+                  info: T, serde: Any) -> None:
+    """Remember a list read back (`items`, a copy, decoded by `serde` from `typed` just
+    now: nobody else holds its items yet), so the run that starts from it joins what it
+    appends — if its items serialize again to those bytes (`read_snapshot`)."""
+    memo.settle(key, items, typed, Whole(read_snapshot(items, serde, typed[1])), info, None)

@@ -20,7 +20,7 @@ fine) compares the stored values; compare from this side, or with ``dict(blobs.i
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import ItemsView, Iterator, ValuesView
+from collections.abc import Callable, ItemsView, Iterator, ValuesView
 from types import MappingProxyType
 from typing import Any
 
@@ -189,13 +189,16 @@ def stored(memo: _grown.GrownLists[bytes | Link], key: _grown.Key, value: Any, s
     return typed
 
 
-def remember_read(memo: _grown.GrownLists[bytes | Link], key: _grown.Key, items: list[Any], raw: Any) -> None:
-    """Remember a list read back (`items`, a copy) with what `JoinedBlobs` stores for it
-    (`raw`): the next version links to it without copying its bytes."""
+def remember_read(memo: _grown.GrownLists[bytes | Link], key: _grown.Key, items: list[Any], raw: Any,
+                  serde: Any, data: Callable[[], bytes | None]) -> None:
+    """Remember a list read back (`items`, a copy, decoded by `serde`) with what
+    `JoinedBlobs` stores for it (`raw`): the next version links to it without copying its
+    bytes. `data` gives those bytes, for a list whose items must be serialized again to
+    be known to give them (`_grown.read_snapshot`)."""
     if type(raw) is Link:
-        if raw.size >= _grown.MIN_BYTES and (snap := _grown.snapshot(items)) is not None:
+        if raw.size >= _grown.MIN_BYTES and (snap := _grown.read_snapshot(items, serde, data)) is not None:
             memo.remember(key, items, snap, raw, size=raw.size)
         else:
             memo.drop(key)
         return
-    _grown.remember_read(memo, key, items, raw, raw[1] if isinstance(raw, tuple) else raw)
+    _grown.remember_read(memo, key, items, raw, raw[1] if isinstance(raw, tuple) else raw, serde)

@@ -19,6 +19,7 @@ Nothing persists past the process; use `lgnb.checkpoint.sqlite.SqliteSaver` for 
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import partial
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -120,9 +121,11 @@ class InMemorySaver(_LangGraphInMemorySaver):
                 if stored is None:
                     continue
                 if joined:  # the next version links to what is stored, no copy
-                    _memory_blobs.remember_read(memo, (thread_id, ns, channel), list(value), stored)
+                    _memory_blobs.remember_read(memo, (thread_id, ns, channel), list(value), stored,
+                                                self.serde, partial(_bytes_at, blobs, at))
                 else:
-                    _grown.remember_read(memo, (thread_id, ns, channel), list(value), stored, stored[1])
+                    _grown.remember_read(memo, (thread_id, ns, channel), list(value), stored, stored[1],
+                                         self.serde)
         return found
 
     def _load_blobs(self, thread_id: str, checkpoint_ns: str, versions: ChannelVersions) -> dict[str, Any]:
@@ -159,6 +162,12 @@ class InMemorySaver(_LangGraphInMemorySaver):
 
 
 _EXACT: dict[type, bool] = {}
+
+
+def _bytes_at(blobs: Any, at: tuple[str, str, str, Any]) -> bytes | None:
+    """The bytes stored at `at` (a joined list's composed), for `_grown.read_snapshot`."""
+    stored = blobs.get(at)
+    return stored[1] if isinstance(stored, tuple) else None
 
 
 def _reads_exactly(cls: type) -> bool:

@@ -31,6 +31,7 @@ from lgnb._internal.constants import ERROR, NS_SEP, PUSH, RETURN
 from lgnb._internal.context import DRIVER_LOOP, TaskContext, current_task
 from lgnb._internal.ids import task_id as make_task_id
 from lgnb.channels.base import MISSING
+from lgnb.pregel._inline import in_pool_thread
 from lgnb.pregel._node import PregelNode
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task
@@ -61,10 +62,13 @@ class _StealableFuture(SyncAsyncFuture):
     but a caller that then blocks on `result()` / `exception()` before a pool thread
     picked the work up would wait for a thread hand-off to do nothing in between; it
     takes the work instead and runs it in its own thread, in the context the call
-    captured. Exactly one of the two runs it: both take it from a one-item list, whose
-    `pop` is atomic. A wait with a timeout never takes the work (it could not return in
-    time), nor does a wait on a future the caller cancelled (the pool runs the call, as
-    before), and nothing else about the future changes.
+    captured — only when that thread is itself a pool thread (`in_pool_thread`): the
+    thread that called the graph never runs a call, as on LangGraph (there a task could
+    not call `asyncio.run` under a notebook's running event loop, and would share that
+    thread's `threading.local` values). Exactly one of the two runs it: both take it from
+    a one-item list, whose `pop` is atomic. A wait with a timeout never takes the work
+    (it could not return in time), nor does a wait on a future the caller cancelled (the
+    pool runs the call, as before), and nothing else about the future changes.
     """
 
     def __init__(self) -> None:
@@ -79,12 +83,12 @@ class _StealableFuture(SyncAsyncFuture):
         work()
 
     def result(self, timeout: float | None = None) -> Any:
-        if timeout is None and self._pending and not self.cancelled():
+        if timeout is None and self._pending and not self.cancelled() and in_pool_thread():
             self._take()
         return super().result(timeout)
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
-        if timeout is None and self._pending and not self.cancelled():
+        if timeout is None and self._pending and not self.cancelled() and in_pool_thread():
             self._take()
         return super().exception(timeout)
 
@@ -352,6 +356,11 @@ def schedule_call(call: Call) -> Any:
     try:
         aio: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
     except RuntimeError:
+        aio = None
+    if aio is not None and not parent.loop.driven_async:
+        # a sync run called in a thread whose event loop it blocks (a notebook cell runs
+        # inside the kernel's loop): its calls run as a sync run's, as LangGraph's sync
+        # runner runs them, not on that loop, which cannot run them until the run ends
         aio = None
     driver = None
     if aio is None and (parent.loop.driven_async or getattr(call.node.bound, "is_async", False)):

@@ -55,7 +55,7 @@ from lgnb.pregel._background import AsyncBackgroundSaves, BackgroundSaves, close
 from lgnb.pregel._cache import aread_cache, read_cache
 from lgnb.pregel._call import await_calls, wait_calls
 from lgnb.pregel._handlers import ERROR_SOURCE_NODE, handler_task, handles, node_error_for
-from lgnb.pregel._inline import Batch, known_quick, learn
+from lgnb.pregel._inline import Batch, known_quick, learn, mark_pool_thread
 from lgnb.pregel._lifecycle import aon_interrupt, aon_resume, on_interrupt, on_resume, wants_lifecycle
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._migrate import save_request
@@ -88,12 +88,14 @@ def _pool() -> ThreadPoolExecutor:
         if _NESTED_POOL is None:
             with _POOL_LOCK:
                 if _NESTED_POOL is None:
-                    _NESTED_POOL = ThreadPoolExecutor(max_workers=1024, thread_name_prefix="lgnb-nested")
+                    _NESTED_POOL = ThreadPoolExecutor(max_workers=1024, thread_name_prefix="lgnb-nested",
+                                                      initializer=mark_pool_thread)
         return _NESTED_POOL
     if _POOL is None:
         with _POOL_LOCK:
             if _POOL is None:
-                _POOL = ThreadPoolExecutor(max_workers=64, thread_name_prefix="lgnb-task")
+                _POOL = ThreadPoolExecutor(max_workers=64, thread_name_prefix="lgnb-task",
+                                           initializer=mark_pool_thread)
     return _POOL
 
 
@@ -301,6 +303,30 @@ def _run_in_worker(ctx: TaskContext, policies: Any) -> BaseException | None:
     finally:
         _IN_WORKER.active = False
         learn(ctx.task.node, time.perf_counter() - began)
+
+
+def _run_batch(batch: Batch, loop: Loop, runtime: Any, default: Any, control: Any
+               ) -> list[tuple[Task, BaseException | None]]:
+    """The pool thread's side of `_inline`: the batch's tasks, one after the other, each
+    in its own copy of the step's context; stops taking tasks once the run is cancelled.
+    Returns each task run here with its outcome, in plan order."""
+    run = loop.run
+    ran: list[tuple[Task, BaseException | None]] = []
+    _IN_WORKER.active = True
+    try:
+        while (task := batch.take()) is not None:
+            if run.cancelled or (control is not None and control._cancel_reason is not None):
+                batch.stop()
+                break
+            ctx = _context(loop, task, runtime)
+            began = time.perf_counter()
+            exc = batch.run(run_task, ctx, task.node.retry_policy or default)
+            learn(task.node, time.perf_counter() - began)
+            ran.append((task, exc))
+    finally:
+        _IN_WORKER.active = False
+        batch.close()
+    return ran
 
 
 # ---------------------------------------------------------------------- the run, once
@@ -562,11 +588,15 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
 
 def _inline(loop: Loop, runtime: Any, tasks: list[Task], errors: list[BaseException]
             ) -> Generator[Request, Any, None]:
-    """A sync step of known-quick nodes in this thread, in plan order; the tasks not
-    started yet go to the pool once one runs for `HANDOFF` (`lgnb.pregel._inline`).
-    Handed-off tasks commit in plan order as they end. A failure does not stop the
-    siblings planned after it: LangGraph starts a step's tasks together, so they all run
-    (their side effects happen) before the error is raised."""
+    """A sync step of known-quick nodes, run one after the other by *one* pool thread
+    (`_run_batch`): one hand-off for the step instead of one per task, while every task
+    still runs off the calling thread, as LangGraph's pool runs a step's tasks (a node
+    that calls `asyncio.run` under a notebook's running event loop, or keeps a
+    `threading.local`, sees what it sees there). The tasks not started yet go to other
+    pool threads once one runs for `HANDOFF` (`lgnb.pregel._inline`). The batch's tasks
+    commit in plan order once it ends, the handed-off ones in plan order as they end. A
+    failure does not stop the siblings planned after it: LangGraph starts a step's tasks
+    together, so they all run (their side effects happen) before the error is raised."""
     run = loop.run
     control = _cancellable(run)
     default = loop.retry_policy
@@ -577,40 +607,35 @@ def _inline(loop: Loop, runtime: Any, tasks: list[Task], errors: list[BaseExcept
 
     batch = Batch(tasks, start)
     order: dict[int, float] = {id(t): i for i, t in enumerate(tasks)}
+    job = _pool().submit(_run_batch, batch, loop, runtime, default, control)
     try:
-        while (task := batch.take()) is not None:
-            if run.cancelled or (control is not None and control._cancel_reason is not None):
-                raise _cancelled(run)
-            ctx = _context(loop, task, runtime)
-            began = time.perf_counter()
-            exc = batch.run(run_task, ctx, task.node.retry_policy or default)
-            learn(task.node, time.perf_counter() - began)
-            if control is not None and control._cancel_reason is not None:
-                raise _cancelled(run)
-            handler = _commit(loop, task, exc, errors)
+        yield (_THREADS.wait, _THREADS.wait, ({job: None}, None))
+    except (_Closed, KeyboardInterrupt):
+        # the consumer closed the stream, or the stop button was pressed while this
+        # thread waited: as LangGraph's pool, the step's tasks all run and end, and their
+        # writes are kept (with no checkpointer, the only case here, nothing is saved)
+        for task, exc in job.result():
+            _commit(loop, task, exc, errors)
             yield from _committed(loop)
-            if run.cancelled:
-                batch.stop()
-                break
-            if handler is not None:
-                order[id(handler)] = order[id(task)] + 0.5
-                batch.push_front(handler)
-    except _Closed:
-        # the consumer closed the stream between two tasks: LangGraph starts a step's
-        # tasks together, so the rest still run (their side effects happen) before the
-        # stream ends; with no checkpointer (the only case here) nothing is saved
-        while (task := batch.take()) is not None:
-            batch.run(run_task, _context(loop, task, runtime), task.node.retry_policy or default)
-        wait([fut for fut, _task in batch.handed])
+        yield from _settle(loop, dict(batch.handed), _THREADS, errors)
         raise
     except BaseException:
         batch.stop()
         for fut, _task in batch.handed:
             fut.cancel()
         raise
-    finally:
-        batch.close()
+    ran = job.result()
+    if run.cancelled or (control is not None and control._cancel_reason is not None):
+        for fut, _task in batch.handed:
+            fut.cancel()
+        raise _cancelled(run)
     running: dict[Any, Task] = dict(batch.handed)
+    for task, exc in ran:
+        handler = _commit(loop, task, exc, errors)
+        yield from _committed(loop)
+        if handler is not None:
+            order[id(handler)] = order[id(task)] + 0.5
+            running[start(handler, contextvars.copy_context())] = handler
     try:
         while running:
             done = yield (_THREADS.wait, _THREADS.wait, (running, None))
@@ -682,7 +707,7 @@ def _concurrently(
                     # its pool had not started are cancelled, recorded so
                     yield from _record_cancelled(loop, queue)
                     queue.clear()
-                    yield from _settle(loop, running, ex, errors, keep=_keeps_late_writes(loop))
+                    yield from _settle(loop, running, ex, errors, keep=_keeps_late_writes(loop), unseen=True)
                 else:  # as LangGraph: every task of the step cancelled, recorded so
                     yield from _stop_async(loop, running, queue, ex, errors, order)
                 # LangGraph's async runs time out in `asyncio.wait_for`: a bare TimeoutError
@@ -751,6 +776,17 @@ def _concurrently(
         for fut in running:
             ex.cancel(fut)
         raise
+    except asyncio.CancelledError:
+        if not ex.is_async:
+            for fut in running:
+                ex.cancel(fut)
+            raise
+        # the run itself was cancelled (`task.cancel()`, `asyncio.wait_for` running out):
+        # as LangGraph, the tasks that ended are kept, and those still running or held
+        # back by `max_concurrency` are cancelled, each with its `CancelledError`
+        # recorded as its error (a resume runs them again)
+        yield from _stop_async(loop, running, queue, ex, errors, order)
+        raise
     except BaseException:
         for fut in running:
             ex.cancel(fut)
@@ -761,7 +797,7 @@ def _concurrently(
 
 def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseException], *,
             keep: bool = True, queue: deque[Task] | None = None, start: Any = None,
-            limit: int = 0) -> Generator[Request, Any, None]:
+            limit: int = 0, unseen: bool = False) -> Generator[Request, Any, None]:
     """Wait for the `running` threads of a timed-out step, or of a stream its consumer
     closed, committing each as it ends: as in LangGraph, a thread cannot be stopped, so its
     writes are kept and a resume does not run the node again (unless `keep` is false: then
@@ -770,7 +806,8 @@ def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseExce
     step without cancel-on-exit, and waits for the pool on the way out (a loaded machine
     is where a task has not started yet when the consumer closes). So do the tasks of
     `queue`, which `max_concurrency` held back: `start` starts the next, at most `limit`
-    running at once."""
+    running at once. `unseen`: the consumer is not handed what they stream (a timed-out
+    step, whose error LangGraph raises before they end)."""
     ended = () if keep else {fut for fut in running if fut.done()}
     while running or queue:
         while queue and len(running) < limit:
@@ -781,7 +818,10 @@ def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseExce
             exc = ex.outcome(fut)
             if exc is not _DROPPED and (keep or fut in ended):
                 _commit(loop, task, exc, errors)
-                yield from _committed(loop)
+                if not unseen:
+                    yield from _committed(loop)
+                elif loop.io:
+                    yield (flush_io, aflush_io, (loop,))
 
 
 def _stop_async(loop: Loop, running: dict[Any, Task], queue: deque[Task], ex: Any,
@@ -1114,12 +1154,9 @@ def _live(sink: StreamSink, fn: Any, args: tuple) -> Generator[None, None, Any]:
     """`fn(*args)` for a live stream: a task (`run_task`) or a wait for parallel tasks
     (`_THREADS.wait`), yielding to the consumer whenever events come meanwhile."""
     if fn is run_task:
+        # in a pool thread even when known to be quick, as LangGraph's runner runs every
+        # task of a live stream: a node turning slow still streams its events as they come
         ctx, policies = args
-        if known_quick(ctx.task.node):  # here: its events come out after it, at once
-            began = time.perf_counter()
-            exc = run_task(ctx, policies)
-            learn(ctx.task.node, time.perf_counter() - began)
-            return exc
         fut = _pool().submit(contextvars.copy_context().run, _run_in_worker, ctx, policies)
         try:
             yield from _drain_until(sink, (fut,), None)

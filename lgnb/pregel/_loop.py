@@ -763,7 +763,9 @@ class Loop(ResumeMixin):
         """Save what must be saved on exit; True when `exc` is an interrupt to swallow."""
         if self.recorder is not None:
             self.recorder.step_stopped()
-        if self.durability == "exit" and self.checkpointer is not None and (
+        # (a run that failed reading its input, `first`, has nothing to save: LangGraph
+        # saves no empty checkpoint for a new thread then)
+        if self.durability == "exit" and self.checkpointer is not None and self.status != "input" and (
             not self.is_nested
             or exc is not None
             # a checkpointer=True subgraph (no task ids in its namespace) keeps its state

@@ -752,7 +752,9 @@ def checkpoint_stream_payload(loop: Loop) -> dict[str, Any]:
         # a node that is a graph, or whose code invokes one (LangGraph's `task.subgraphs`)
         if task.node.subgraphs:
             states[task.id] = {CONF: {"thread_id": thread_id, "checkpoint_ns": task.ns}}
-    current = {CONF: {**loop.checkpoint_config[CONF], "checkpoint_id": loop.checkpoint_id}}
+    conf = loop.checkpoint_config[CONF]
+    # (LangGraph's key order: the namespace first, as printed or dumped to JSON)
+    current = {CONF: {"checkpoint_ns": conf.get("checkpoint_ns", ""), **conf, "checkpoint_id": loop.checkpoint_id}}
     config = _clean(_patch_map(current, loop.metadata) or current)
     parent = loop.prev_checkpoint_config
     with_writes = _tasks_with_writes(loop, tasks, loop.pending, states, live=False)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
+import html
 import operator
 import uuid
 from collections.abc import Callable, Iterator
@@ -24,7 +25,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver as LangGraphInMemorySaver
 from langgraph.graph.message import add_messages as langgraph_add_messages
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 from typing_extensions import TypedDict
 
 from lgnb.checkpoint import _grown
@@ -238,13 +239,13 @@ def _saver(kind: str, tmp_path: Any, postgres_url: str | None) -> Iterator[Any]:
     elif kind == "sqlite":
         from lgnb.checkpoint.sqlite import SqliteSaver
 
-        with SqliteSaver.from_conn_string(str(tmp_path / "t.sqlite"), allow=_ALLOWED) as saver:
+        with SqliteSaver.from_conn_string(str(tmp_path / "t.sqlite"), allow=[*_ALLOWED, _Note]) as saver:
             yield saver
     else:
         from lgnb.checkpoint.postgres import PostgresSaver
 
         assert postgres_url is not None
-        with PostgresSaver.from_conn_string(postgres_url, allow=_ALLOWED) as saver:
+        with PostgresSaver.from_conn_string(postgres_url, allow=[*_ALLOWED, _Note]) as saver:
             saver.setup()
             yield saver
 
@@ -332,6 +333,53 @@ def test_an_edit_before_an_interrupt_is_saved_when_the_run_resumes(
     assert got == want
 
 
+class _Note(BaseModel):
+    """A model whose validator changes what it loads: it escapes its text again each time
+    (a validator that stamps, counts or normalizes differently does the same)."""
+
+    text: str
+
+    @field_validator("text")
+    @classmethod
+    def _escaped(cls, text: str) -> str:
+        return html.escape(text)
+
+
+class _Notes(TypedDict):
+    notes: Annotated[list, operator.add]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_list_read_back_holding_a_model_that_changes_what_it_loads_is_saved_as_loaded(
+    kind: str, tmp_path: Any, request: pytest.FixtureRequest
+) -> None:
+    """Turn after turn, LangGraph decodes the list (each note escaped once more) and
+    serializes what it decoded at the list's next version. A list read back may be joined
+    to the bytes it was read from only if its items serialize to them again; these do not,
+    so every version holds the notes as loaded, as on LangGraph."""
+    postgres_url = request.getfixturevalue("postgres_url") if kind == "postgres" else None
+
+    def run(saver: Any, thread: str) -> list[Any]:
+        g = StateGraph(_Notes)
+        g.add_node("note", lambda s: {"notes": [_Note(text=f"{len(s['notes'])} & " + PAD)]})
+        g.add_edge(START, "note")
+        g.add_edge("note", END)
+        app = g.compile(checkpointer=saver)
+        for _ in range(STEPS):
+            app.invoke({"notes": []}, _cfg(thread), durability="sync")
+        return _history(app, thread)
+
+    want = run(LangGraphInMemorySaver(), "t")
+    thread = f"in-place-{uuid.uuid4()}"
+    with _saver(kind, tmp_path, postgres_url) as saver:
+        got = run(saver, thread)
+        if kind == "postgres":
+            saver.delete_thread(thread)
+    first = want[0]["notes"][0][1]["text"][1]
+    assert first.count("amp;") == STEPS + 1  # escaped once more at every load: each turn, and this read
+    assert got == want
+
+
 # --- what joining costs when lists change in place -----------------------------------------
 
 
@@ -344,9 +392,9 @@ class _Counted:
         self.lists: list[int] = []
         inner = _grown.snapshot
 
-        def snapshot(items: Any) -> Any:
+        def snapshot(items: Any, **options: Any) -> Any:
             self.snapshotted += len(items)
-            return inner(items)
+            return inner(items, **options)
 
         monkeypatch.setattr(_grown, "snapshot", snapshot)
         dumps = saver.serde.dumps_typed

@@ -366,6 +366,36 @@ def test_step_timeout_keeps_the_writes_of_a_task_that_finishes_late(differential
         {"log": ["a", "fast", "slow"]}, []))
 
 
+def test_step_timeout_streams_no_update_of_the_task_that_finishes_late(differential):
+    """The stream raises `TimeoutError` without the late task's update (LangGraph raises
+    before it ends); its writes are still kept, with a checkpointer and without."""
+
+    def scenario(E):
+        def slow(s):
+            time.sleep(0.3)
+            return {"log": ["slow"]}
+
+        out = []
+        for saver in (None, E.InMemorySaver()):
+            g = E.StateGraph(S)
+            g.add_node("slow", slow)
+            g.add_node("fast", lambda s: {"log": ["fast"]})
+            g.add_edge(E.START, "slow")
+            g.add_edge(E.START, "fast")
+            app = g.compile(checkpointer=saver)
+            app.step_timeout = 0.1
+            cfg = _cfg()
+            out.append(collect(lambda: app.stream({"log": []}, cfg, stream_mode="updates")))
+            if saver is not None:
+                out.append(app.get_state(cfg).values)
+        return out
+
+    differential(scenario, expect=[
+        [{"fast": {"log": ["fast"]}}, ("raises", "TimeoutError", "Timed out")],
+        [{"fast": {"log": ["fast"]}}, ("raises", "TimeoutError", "Timed out")],
+        {"log": ["fast", "slow"]}])
+
+
 async def test_async_siblings_cancelled_by_a_failure_are_recorded_with_cancelled_error(differential):
     """Async fan-out: `b` fails while `c` is awaiting: `c` is cancelled and its
     `CancelledError()` is saved as its error (`get_state().tasks`); the stream, the raised

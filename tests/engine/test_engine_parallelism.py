@@ -57,7 +57,7 @@ def test_max_concurrency_bounds_the_tasks_running_at_once():
     assert peak == 2
 
 
-# -- quick tasks in the calling thread, the rest handed to the pool (lgnb.pregel._inline) --
+# -- quick tasks one after the other in one pool thread, the rest handed to the pool (lgnb.pregel._inline) --
 def _warmed(work, items):
     """The fan-out graph, run once on `items` so the engine knows `work` is quick."""
     graph = _fan_out(work)
@@ -81,7 +81,9 @@ def test_a_nodes_first_run_and_slow_runs_overlap_in_the_pool_and_report_as_they_
         assert finished == [3, 2, 1]
 
 
-def test_quick_tasks_of_a_step_run_in_the_calling_thread_in_plan_order():
+def test_quick_tasks_of_a_step_run_one_after_the_other_in_one_pool_thread_in_plan_order():
+    """One hand-off for the step, not one per task; and never in the thread that called
+    the graph, which LangGraph's pool never uses for a step of several tasks."""
     seen = []
 
     def work(s):
@@ -93,8 +95,27 @@ def test_quick_tasks_of_a_step_run_in_the_calling_thread_in_plan_order():
     seen.clear()
     result = graph.invoke({"items": list(range(20))})
     assert result["out"] == list(range(20))  # the barrier applies them in plan order, as always
-    assert seen == [(i, threading.current_thread().name) for i in range(20)]
+    assert [i for i, _ in seen] == list(range(20))
+    assert len({name for _, name in seen}) == 1
+    assert seen[0][1].startswith("lgnb-task") and seen[0][1] != threading.current_thread().name
     assert all(name.startswith("lgnb-task") for _, name in first)  # its first run: in the pool
+
+
+def test_parallel_quick_nodes_can_call_asyncio_run_under_a_running_event_loop():
+    """A notebook cell runs inside the kernel's event loop, and a sync node that calls
+    `asyncio.run(...)` works in a step of several tasks on LangGraph (its pool threads have
+    no loop running): on every run, not only the first, before the nodes are known quick."""
+    import asyncio
+
+    async def double(i):
+        return 2 * i
+
+    graph = _fan_out(lambda s: {"out": [asyncio.run(double(s["i"]))]})
+
+    async def cell():
+        return [graph.invoke({"items": [1, 2, 3]})["out"] for _ in range(3)]
+
+    assert asyncio.run(cell()) == [[2, 4, 6]] * 3
 
 
 def test_a_quick_node_that_waits_hands_its_unstarted_siblings_to_the_pool():
@@ -116,8 +137,8 @@ def test_a_quick_node_that_waits_hands_its_unstarted_siblings_to_the_pool():
     waiting["on"] = True
     result = graph.invoke({"items": list(range(6))})
     assert sorted(result["out"]) == list(range(6))
-    assert threads[0] == threading.current_thread().name
-    assert all(threads[i].startswith("lgnb-task") for i in range(1, 6))
+    assert threads[0].startswith("lgnb-task") and threads[0] != threading.current_thread().name
+    assert all(threads[i].startswith("lgnb-task") and threads[i] != threads[0] for i in range(1, 6))
 
 
 def test_a_node_known_to_be_slow_sends_its_next_steps_to_the_pool_at_once():
@@ -177,3 +198,33 @@ def test_a_failing_inline_task_lets_the_siblings_after_it_run_then_raises():
     with pytest.raises(ValueError, match="task 1 failed"):
         graph.invoke({"items": [0, 1, 2, 3]})
     assert ran == [0, 1, 2, 3]
+
+
+def test_a_node_known_to_be_quick_streams_its_custom_events_while_it_runs():
+    """A progress report from a node that was quick on its last run: this run it reports,
+    then waits for the consumer to have seen the report (a handshake, no timing). LangGraph
+    runs every task of a live stream in its pool, so the report arrives while the node
+    runs; a node run in the consumer's own thread could only report once it returned."""
+    from lgnb.config import get_stream_writer
+
+    class W(TypedDict, total=False):
+        wait: bool
+
+    seen = threading.Event()
+    waited = []
+
+    def node(s):
+        get_stream_writer()({"progress": "started"})
+        if s.get("wait"):
+            waited.append(seen.wait(10))
+        return {}
+
+    b = StateGraph(W)
+    b.add_node("node", node)
+    b.add_edge(START, "node")
+    graph = b.compile()
+    graph.invoke({"wait": False})  # quick: the engine learns it
+    for mode, _chunk in graph.stream({"wait": True}, stream_mode=["custom", "updates"]):
+        if mode == "custom":
+            seen.set()
+    assert waited == [True]

@@ -132,20 +132,34 @@ def test_an_error_in_a_task_awaited_at_once_reaches_the_caller_and_retries(diffe
 
 
 def test_a_waiter_takes_the_work_once_and_never_that_of_a_cancelled_call():
-    """The future itself, with no pool racing it: `result()` runs the pending work in the
-    waiting thread, exactly once; on a cancelled future it raises `CancelledError` and
-    leaves the work to the pool (before, the pool ran it and nobody saw its result)."""
+    """The future itself, with no pool racing it: `result()` in one of the engine's pool
+    threads runs the pending work there, exactly once; the thread that called the graph
+    never runs it (on LangGraph a task never runs in that thread: there it could not
+    call `asyncio.run` under a notebook's event loop), it waits for the pool. On a
+    cancelled future it raises `CancelledError` and leaves the work to the pool (before,
+    the pool ran it and nobody saw its result)."""
     from concurrent.futures import CancelledError
 
     from lgnb.pregel._call import _StealableFuture
+    from lgnb.pregel._driver import _pool
 
     runs = []
     fut = _StealableFuture()
     fut._pending.append(lambda: (runs.append(threading.current_thread().name), fut.set_result(7)))
-    assert fut.result() == 7 and fut.exception() is None
-    assert runs == [threading.current_thread().name]
+    waiter = _pool().submit(lambda: (threading.current_thread().name, fut.result(), fut.exception()))
+    name, result, error = waiter.result(timeout=10)
+    assert (result, error) == (7, None)
+    assert runs == [name] and name.startswith("lgnb-task")
     fut._take()  # the pool thread comes later: nothing left to run
     assert len(runs) == 1
+
+    here = _StealableFuture()
+    here._pending.append(lambda: (runs.append(threading.current_thread().name), here.set_result(8)))
+    pool_thread = threading.Thread(target=lambda: (time.sleep(0.05), here._take()), name="the pool")
+    pool_thread.start()
+    assert here.result() == 8  # waited for the other thread to run it
+    pool_thread.join()
+    assert runs[-1] == "the pool"
 
     cancelled = _StealableFuture()
     cancelled._pending.append(lambda: runs.append("stolen"))
@@ -155,3 +169,29 @@ def test_a_waiter_takes_the_work_once_and_never_that_of_a_cancelled_call():
     with pytest.raises(CancelledError):
         cancelled.exception()
     assert "stolen" not in runs and len(cancelled._pending) == 1
+
+
+def test_a_task_awaited_at_once_can_call_asyncio_run_under_a_running_event_loop(differential):
+    """A notebook cell runs inside the kernel's event loop. A sync task that calls
+    `asyncio.run(...)` works there on LangGraph, whose tasks run in its pool, never in the
+    thread that called the graph: the call is not taken by that waiting thread."""
+    import asyncio
+
+    def scenario(E):
+        async def double(x: int) -> int:
+            return 2 * x
+
+        @E.func.task()
+        def fetch(x: int) -> int:
+            return asyncio.run(double(x))
+
+        @E.func.entrypoint()
+        def main(xs: list[int]) -> list[int]:
+            return [fetch(x).result() for x in xs]
+
+        async def cell() -> list[list[int]]:
+            return [main.invoke([1, 2, 3]) for _ in range(3)]
+
+        return asyncio.run(cell())
+
+    assert differential(scenario) == [[2, 4, 6]] * 3

@@ -7,10 +7,10 @@ from __future__ import annotations
 import operator
 from typing import Annotated
 
-from typing_extensions import TypedDict
-
+import pytest
 from _diff import capture, collect
 from _savers import thread
+from typing_extensions import TypedDict
 
 
 class S(TypedDict, total=False):
@@ -125,6 +125,21 @@ def test_invoke_none_on_a_new_thread(differential):
         return capture(lambda: app.invoke(None, cfg)), collect(lambda: app.stream(None, cfg)), _state(app, cfg)
 
     differential(scenario, exc="extends")
+
+
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_invoke_none_on_a_new_thread_saves_nothing(differential, durability):
+    """The run fails reading its input: whatever the durability, the thread stays empty,
+    and its first real run's history is that run's alone."""
+    def scenario(E):
+        app, cfg = _asking(E), thread()
+        failed = capture(lambda: app.invoke(None, cfg, durability=durability))
+        empty = [s.metadata for s in app.get_state_history(cfg)]
+        app.invoke({"log": []}, cfg, durability=durability)
+        return failed, empty, [s.metadata["step"] for s in app.get_state_history(cfg)]
+
+    ref = differential(scenario, exc="extends")
+    assert ref[1] == []
 
 
 def test_invoke_none_on_a_finished_thread_does_nothing(differential):

@@ -466,3 +466,29 @@ def test_a_send_carrying_the_state_is_stored_without_its_untracked_values(savers
         sends = saver.get_tuple(cfg).checkpoint["channel_values"]["__pregel_tasks"]
         assert [sorted(s.arg) for s in sends] == [["log"]]
         assert build(E2, saver).invoke(None, cfg) == {"log": ["setup", "use:False"]}
+
+
+def test_checkpoint_events_order_their_config_keys_as_langgraph_does() -> None:
+    """A `checkpoints` (and `debug`) event printed or dumped to JSON reads as LangGraph's:
+    the namespace first in `configurable`; `get_state().config` keeps the caller's order."""
+    from _diff import Engine
+
+    def keys(E: Any) -> Any:
+        g = E.StateGraph(_LogState)
+        g.add_node("a", lambda s: {"log": ["a"]})
+        g.add_edge(E.START, "a")
+        app = g.compile(checkpointer=E.InMemorySaver())
+        cfg = {"configurable": {"thread_id": "1"}}
+        events = [list(c["config"]["configurable"]) for c in app.stream({"log": []}, cfg, stream_mode="checkpoints")]
+        debug = [list(c["payload"]["config"]["configurable"])
+                 for c in app.stream({"log": []}, {"configurable": {"thread_id": "2"}}, stream_mode="debug")
+                 if c["type"] == "checkpoint"]
+        return events, debug, list(app.get_state(cfg).config["configurable"])
+
+    ours, theirs = keys(Engine("lgnb")), keys(Engine("langgraph"))
+    assert ours == theirs
+    assert theirs[0][0] == ["checkpoint_ns", "thread_id", "checkpoint_id"]
+
+
+class _LogState(TypedDict):
+    log: Annotated[list, operator.add]

@@ -63,7 +63,8 @@ class JoinedLists:
         for channel, value in found.checkpoint["channel_values"].items():
             if value.__class__ is list and channel in typed:
                 stored = typed[channel]
-                _grown.remember_read(self._memo(), (thread_id, ns, channel), list(value), stored, stored[1])
+                _grown.remember_read(self._memo(), (thread_id, ns, channel), list(value), stored, stored[1],
+                                     self.serde)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         rows: list[tuple[bytes, bytes, bytes]] = []

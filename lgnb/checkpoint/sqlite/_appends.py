@@ -54,13 +54,14 @@ from lgnb.checkpoint._grown import (
     grown_size,
     joinable,
     lists_of,
+    read_snapshot,
     snapshot,
 )
 from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError
 
 __all__ = [
     "MAX_CHAIN", "MAX_DEPTH", "MIN_BYTES", "PREFIX", "ROOT_TYPE", "Appends", "Join", "Snapshot", "Whole",
-    "checked", "compose", "depth_limit", "grown_size", "joinable", "lists_of", "parse", "parts_of", "snapshot",
+    "checked", "compose", "depth_limit", "grown_size", "joinable", "lists_of", "parse", "parts_of", "read_snapshot", "snapshot",
     "stored_type",
 ]
 

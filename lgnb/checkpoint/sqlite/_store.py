@@ -311,8 +311,9 @@ class SqliteStore:
         for channel, value in found.checkpoint["channel_values"].items():
             if (value.__class__ is list and (known := lists.get((channel, versions.get(channel))))
                     and known[1] >= _appends.MIN_BYTES and _appends.lists_of(known[2], len(value))
-                    and (snap := _appends.snapshot(value)) is not None):
-                # decoded just now: nobody else holds its items yet, the snapshot is what was stored
+                    and (snap := _appends.read_snapshot(value, self.serde, known[2])) is not None):
+                # decoded just now: nobody else holds its items yet (`read_snapshot`: and
+                # they serialize again to the bytes they were read from)
                 self.appends.remember(
                     (configurable["thread_id"], configurable["checkpoint_ns"], channel),
                     builtins.list(value), snap, _appends.Link(version_key(versions[channel]), known[0]),
