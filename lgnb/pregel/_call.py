@@ -427,14 +427,16 @@ def _start_on_driver(
 
 
 def _start_threaded(loop: Loop, task: Task, ctx: TaskContext, policies: Any) -> Future:
-    from lgnb.pregel._driver import _pool, flush_io
+    from lgnb.pregel._driver import _pool, flush_io, in_worker
     from lgnb.pregel._runner import run_task
 
     fut = _StealableFuture()
 
     def work() -> None:
         try:
-            exc = run_task(ctx, policies)
+            # (a graph the call runs takes threads of the nested pool, never of the one
+            # running the call: 64 calls each running a graph must not wait on each other)
+            exc = in_worker(run_task, ctx, policies)
             _commit(loop, task, exc)
             with _lock(loop):  # this thread saves the call's writes (`flush_io` says how)
                 flush_io(loop)

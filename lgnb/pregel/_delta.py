@@ -139,7 +139,10 @@ def _replayable(channels: Mapping[str, Any]) -> list[str]:
     if memo is None or memo[0] is not channels or memo[1] != len(channels):
         keys = [k for k, ch in channels.items() if isinstance(ch, (DeltaChannel, BinaryOperatorAggregate))]
         if len(_REPLAYABLE) >= 64:  # graphs compiled over and over: keep the latest
-            _REPLAYABLE.pop(next(iter(_REPLAYABLE)))
+            try:  # (threads may do this at once: the oldest is dropped once)
+                _REPLAYABLE.pop(next(iter(_REPLAYABLE)), None)
+            except (StopIteration, RuntimeError):
+                pass
         memo = _REPLAYABLE[id(channels)] = (channels, len(channels), keys)
     return memo[2]
 

@@ -85,18 +85,24 @@ def _pool() -> ThreadPoolExecutor:
     its graph's branches never holds a thread those branches need."""
     global _POOL, _NESTED_POOL
     if getattr(_IN_WORKER, "active", False):
-        if _NESTED_POOL is None:
-            with _POOL_LOCK:
-                if _NESTED_POOL is None:
-                    _NESTED_POOL = ThreadPoolExecutor(max_workers=1024, thread_name_prefix="lgnb-nested",
-                                                      initializer=mark_pool_thread)
-        return _NESTED_POOL
+        return _nested_pool()
     if _POOL is None:
         with _POOL_LOCK:
             if _POOL is None:
                 _POOL = ThreadPoolExecutor(max_workers=64, thread_name_prefix="lgnb-task",
                                            initializer=mark_pool_thread)
     return _POOL
+
+
+def _nested_pool() -> ThreadPoolExecutor:
+    """The larger pool (`_pool` from inside a pool worker)."""
+    global _NESTED_POOL
+    if _NESTED_POOL is None:
+        with _POOL_LOCK:
+            if _NESTED_POOL is None:
+                _NESTED_POOL = ThreadPoolExecutor(max_workers=1024, thread_name_prefix="lgnb-nested",
+                                                  initializer=mark_pool_thread)
+    return _NESTED_POOL
 
 
 def default_concurrency() -> int:
@@ -296,37 +302,107 @@ _AIO = _Aio()
 
 
 def _run_in_worker(ctx: TaskContext, policies: Any) -> BaseException | None:
+    before = getattr(_IN_WORKER, "active", False)
     _IN_WORKER.active = True
     began = time.perf_counter()
     try:
         return run_task(ctx, policies)
     finally:
-        _IN_WORKER.active = False
+        _IN_WORKER.active = before
         learn(ctx.task.node, time.perf_counter() - began)
 
 
-def _run_batch(batch: Batch, loop: Loop, runtime: Any, default: Any, control: Any
-               ) -> list[tuple[Task, BaseException | None]]:
+def in_worker(fn: Any, *args: Any) -> Any:
+    """`fn(*args)` as a pool worker's work: graphs it runs take threads of the nested
+    pool, never of the one it holds a thread of (`_pool`)."""
+    before = getattr(_IN_WORKER, "active", False)
+    _IN_WORKER.active = True
+    try:
+        return fn(*args)
+    finally:
+        _IN_WORKER.active = before
+
+
+class _QuickStep:
+    """A quick step's shared state (`_inline`). Every task of the step commits itself from
+    the thread that ran it, as it ends, under one lock — as LangGraph's pool commits each
+    task from its thread — so its update is streamed right after its own events. Tasks
+    run in another pool thread (handed off by the watchdog, or an error handler's) say
+    on a `settled` future when they committed: the driver waits for those, nothing else."""
+
+    def __init__(self, loop: Loop, runtime: Any, errors: list[BaseException], pool: ThreadPoolExecutor) -> None:
+        self.loop = loop
+        self.runtime = runtime
+        self.errors = errors
+        self.pool = pool  # where the step's tasks go when they leave the batch
+        self.default = loop.retry_policy
+        self.lock = threading.RLock()  # (a handler's task that ends at once commits in its starter's thread)
+        self.settled: list[Future] = []
+        # a stream's consumer gets each update as it is committed: set at each commit
+        self.progress: Future | None = Future() if loop.drained else None
+
+    def finish(self, task: Task, exc: Any) -> None:
+        """Commit `task` (`exc`: its outcome); a run cancelled through its `RunControl`
+        commits nothing more (a node that finishes now has its writes thrown away)."""
+        if exc is _DROPPED or _abandoned(self.loop.run):
+            return
+        with self.lock:
+            handler = _commit(self.loop, task, exc, self.errors)
+            if handler is not None:  # as LangGraph's pool: behind the tasks already running
+                self.start(handler, contextvars.copy_context())
+            progress = self.progress
+            if progress is not None and not progress.done():
+                progress.set_result(None)
+
+    def progressed(self) -> bool:
+        """Whether a task committed since the last call (a stream's consumer may drain)."""
+        with self.lock:
+            progress = self.progress
+            if progress is None or not progress.done():
+                return False
+            self.progress = Future()
+            return True
+
+    def start(self, task: Task, context: contextvars.Context) -> Future:
+        """Run `task` in a pool thread of its own, in `context`; it commits as it ends."""
+        ctx = _context(self.loop, task, self.runtime)
+        settled: Future = Future()
+        self.settled.append(settled)
+
+        def done(fut: Future) -> None:
+            try:
+                self.finish(task, _THREADS.outcome(fut))
+            finally:
+                settled.set_result(None)
+
+        fut = self.pool.submit(context.run, _run_in_worker, ctx, task.node.retry_policy or self.default)
+        fut.add_done_callback(done)
+        return fut
+
+    def unsettled(self) -> list[Future]:
+        return [f for f in list(self.settled) if not f.done()]
+
+
+def _run_batch(batch: Batch, step: _QuickStep) -> None:
     """The pool thread's side of `_inline`: the batch's tasks, one after the other, each
-    in its own copy of the step's context; stops taking tasks once the run is cancelled.
-    Returns each task run here with its outcome, in plan order."""
-    run = loop.run
-    ran: list[tuple[Task, BaseException | None]] = []
+    in its own copy of the step's context, each committed as it ends. Stops taking tasks
+    once the run is cancelled."""
+    run = step.loop.run
+    before = getattr(_IN_WORKER, "active", False)
     _IN_WORKER.active = True
     try:
         while (task := batch.take()) is not None:
-            if run.cancelled or (control is not None and control._cancel_reason is not None):
+            if run.cancelled or _abandoned(run):
                 batch.stop()
                 break
-            ctx = _context(loop, task, runtime)
+            ctx = _context(step.loop, task, step.runtime)
             began = time.perf_counter()
-            exc = batch.run(run_task, ctx, task.node.retry_policy or default)
+            exc = batch.run(run_task, ctx, task.node.retry_policy or step.default)
             learn(task.node, time.perf_counter() - began)
-            ran.append((task, exc))
+            step.finish(task, exc)
     finally:
-        _IN_WORKER.active = False
+        _IN_WORKER.active = before
         batch.close()
-    return ran
 
 
 # ---------------------------------------------------------------------- the run, once
@@ -554,6 +630,11 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
                         if loop.io:
                             yield (flush_io, aflush_io, (loop,))
                     raise
+                except _Stopped as stopped:  # (see `_live`)
+                    _commit(loop, task, stopped.outcome, errors)
+                    if loop.io:
+                        yield (flush_io, aflush_io, (loop,))
+                    raise stopped.error from None
             if timed:
                 learn(task.node, time.perf_counter() - began)
             if exc is not None and not isinstance(exc, Exception):
@@ -593,76 +674,44 @@ def _inline(loop: Loop, runtime: Any, tasks: list[Task], errors: list[BaseExcept
     still runs off the calling thread, as LangGraph's pool runs a step's tasks (a node
     that calls `asyncio.run` under a notebook's running event loop, or keeps a
     `threading.local`, sees what it sees there). The tasks not started yet go to other
-    pool threads once one runs for `HANDOFF` (`lgnb.pregel._inline`). The batch's tasks
-    commit in plan order once it ends, the handed-off ones in plan order as they end. A
-    failure does not stop the siblings planned after it: LangGraph starts a step's tasks
-    together, so they all run (their side effects happen) before the error is raised."""
+    pool threads once one runs for `HANDOFF` (`lgnb.pregel._inline`). Each task commits
+    as it ends, from its thread (`_QuickStep`). A failure does not stop the siblings
+    planned after it: LangGraph starts a step's tasks together, so they all run (their
+    side effects happen) before the error is raised.
+
+    The batch runs in the nested pool, never in the one its step's tasks are handed to:
+    a batch waiting on a sibling it handed off must not hold the thread that sibling
+    needs (64 callers at once, or `@task` calls each running a graph, would wait forever)."""
     run = loop.run
-    control = _cancellable(run)
-    default = loop.retry_policy
-
-    def start(task: Task, context: Any) -> Future:
-        ctx = _context(loop, task, runtime)
-        return _pool().submit(context.run, _run_in_worker, ctx, task.node.retry_policy or default)
-
-    batch = Batch(tasks, start)
-    order: dict[int, float] = {id(t): i for i, t in enumerate(tasks)}
-    job = _pool().submit(_run_batch, batch, loop, runtime, default, control)
+    step = _QuickStep(loop, runtime, errors, _pool())
+    batch = Batch(tasks, step.start)
+    job = _nested_pool().submit(_run_batch, batch, step)
     try:
-        yield (_THREADS.wait, _THREADS.wait, ({job: None}, None))
+        while True:
+            waiting: dict[Future, None] = dict.fromkeys(step.unsettled() if job.done() else (job,))
+            if not waiting:
+                break
+            if step.progress is not None:
+                waiting[step.progress] = None
+            yield (_THREADS.wait, _THREADS.wait, (waiting, None))
+            if step.progressed():  # (a stream: its consumer gets each update as it is committed)
+                yield _EMIT
+            if job.done():
+                job.result()
     except (_Closed, KeyboardInterrupt):
         # the consumer closed the stream, or the stop button was pressed while this
-        # thread waited: as LangGraph's pool, the step's tasks all run and end, and their
-        # writes are kept (with no checkpointer, the only case here, nothing is saved)
-        for task, exc in job.result():
-            _commit(loop, task, exc, errors)
-            yield from _committed(loop)
-        yield from _settle(loop, dict(batch.handed), _THREADS, errors)
+        # thread waited: as LangGraph's pool, the step's tasks all run and end, their
+        # writes kept, and nothing more is streamed
+        wait([job])
+        while left := step.unsettled():
+            wait(left)
         raise
     except BaseException:
         batch.stop()
-        for fut, _task in batch.handed:
-            fut.cancel()
         raise
-    ran = job.result()
-    if run.cancelled or (control is not None and control._cancel_reason is not None):
-        for fut, _task in batch.handed:
-            fut.cancel()
+    if _abandoned(run):
         raise _cancelled(run)
-    running: dict[Any, Task] = dict(batch.handed)
-    for task, exc in ran:
-        handler = _commit(loop, task, exc, errors)
-        yield from _committed(loop)
-        if handler is not None:
-            order[id(handler)] = order[id(task)] + 0.5
-            running[start(handler, contextvars.copy_context())] = handler
-    try:
-        while running:
-            done = yield (_THREADS.wait, _THREADS.wait, (running, None))
-            if control is not None and control._cancel_reason is not None:
-                raise _cancelled(run)
-            for fut in sorted(done, key=lambda f: order[id(running[f])]):
-                task = running.pop(fut)
-                exc = _THREADS.outcome(fut)
-                if exc is _DROPPED:
-                    continue
-                handler = _commit(loop, task, exc, errors)
-                yield from _committed(loop)
-                if handler is not None:
-                    order[id(handler)] = order[id(task)] + 0.5
-                    running[start(handler, contextvars.copy_context())] = handler
-            if run.cancelled:  # (a failure stops no sibling: LangGraph's pool runs them all)
-                for fut in running:
-                    fut.cancel()
-    except (_Closed, KeyboardInterrupt):
-        # the consumer closed the stream, or the stop button was pressed while the main
-        # thread waited: as LangGraph, the running threads end and their writes are kept
-        yield from _settle(loop, running, _THREADS, errors)
-        raise
-    except BaseException:
-        for fut in running:
-            fut.cancel()
-        raise
+    yield from _committed(loop)  # (a node-cache write queued by a commit: saved now)
 
 
 def _concurrently(
@@ -777,9 +826,12 @@ def _concurrently(
             ex.cancel(fut)
         raise
     except asyncio.CancelledError:
-        if not ex.is_async:
+        if not ex.is_async or run.cancelled or _abandoned(run):
+            # (the run's own cancel, `RunControl.request_cancel`: nothing more is committed)
             for fut in running:
                 ex.cancel(fut)
+            if running and ex.settles:
+                yield (ex.wait_all, ex.wait_all, (list(running),))
             raise
         # the run itself was cancelled (`task.cancel()`, `asyncio.wait_for` running out):
         # as LangGraph, the tasks that ended are kept, and those still running or held
@@ -809,10 +861,11 @@ def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseExce
     running at once. `unseen`: the consumer is not handed what they stream (a timed-out
     step, whose error LangGraph raises before they end)."""
     ended = () if keep else {fut for fut in running if fut.done()}
+    wait_for = ex.wait_unseen if unseen else ex.wait  # (`drive` goes live only for `wait`)
     while running or queue:
         while queue and len(running) < limit:
             start()
-        done = yield (ex.wait, ex.wait, (running, None))
+        done = yield (wait_for, wait_for, (running, None))
         for fut in done:
             task = running.pop(fut)
             exc = ex.outcome(fut)
@@ -1078,6 +1131,16 @@ def _resumed(coro: Any, waiting: Any) -> Generator[Any, Any, Any]:
             return done.value
 
 
+class _Stopped(BaseException):
+    """`_live`: the stop button was pressed while the lone task ran in a thread; it ended
+    (`outcome`, `run_task`'s result), and `error` (the `KeyboardInterrupt`) stops the run."""
+
+    def __init__(self, error: BaseException, outcome: Any) -> None:
+        super().__init__()
+        self.error = error
+        self.outcome = outcome
+
+
 class _Closed(BaseException):
     """Thrown into `_run` when the caller closes the driver: the run ends (and saves what
     it must) without handing control back. `outcome`: what the lone task running in a
@@ -1160,6 +1223,12 @@ def _live(sink: StreamSink, fn: Any, args: tuple) -> Generator[None, None, Any]:
         fut = _pool().submit(contextvars.copy_context().run, _run_in_worker, ctx, policies)
         try:
             yield from _drain_until(sink, (fut,), None)
+        except KeyboardInterrupt as stop:
+            # the stop button while the task ran in a thread: a thread cannot be stopped,
+            # so, as LangGraph's pool, the task ends and its writes are kept; then the run
+            # stops (nothing more is streamed)
+            wait([fut])
+            raise _Stopped(stop, fut.result()) from None
         except GeneratorExit:
             # the consumer stopped: a thread cannot be stopped, so, as LangGraph, the
             # task ends and its writes are kept (a resume does not run the node again)

@@ -1,34 +1,38 @@
-"""Parallel tasks of a blocking run, run in the calling thread while they are quick.
+"""Parallel tasks of a blocking run, run one after the other in one pool thread while
+they are quick.
 
 A super-step with several tasks runs them "in parallel" (LangGraph's semantics: they
 overlap, each sees the state as the step began, their writes are applied together at the
 barrier). For a synchronous node that overlap only pays when it waits — on the network,
 a subprocess, a lock, C code that lets go of the GIL: CPU-bound Python code runs one
-thread at a time anyway, and handing a 20 µs node to a pool thread costs more than the
-node (a `submit`, a context switch, a wake-up per task).
+thread at a time anyway, and handing a 20 µs node to a pool thread of its own costs more
+than the node (a `submit`, a context switch, a wake-up per task).
 
 So the engine learns, per compiled node, whether its last run took less than `HANDOFF`
 (runs in the pool are timed too). A multi-task step whose nodes are all known to be quick
-runs in the calling thread, one task after the other; any other step goes to the shared
-thread pool as before (a node's first run, so a node that sleeps, waits on I/O or on a
-sibling is seen to be slow, and its tasks overlap and report as they finish, as in
-LangGraph). Quick nodes (state updates, routing, formatting) then never leave the
-thread. A watchdog keeps the overlap if a quick node turns slow: once a task has run
-for `HANDOFF` seconds, every task not started yet goes to the pool (each in a copy of
-the step's context, as a pool task always does), so a node that blocks, even one
-waiting for a sibling, holds the others back by `HANDOFF` at most; it is then known to
-be slow.
+runs them one after the other in *one* pool thread (`_driver._inline`): one hand-off for
+the step, not one per task; any other step gives each task a pool thread as before (a
+node's first run, so a node that sleeps, waits on I/O or on a sibling is seen to be slow,
+and its tasks overlap and report as they finish, as in LangGraph). The tasks never run in
+the thread that called the graph, which LangGraph's pool never uses for a step of several
+tasks: a node there could not call `asyncio.run` under a notebook's running event loop,
+and would share that thread's `threading.local` values. A watchdog keeps the overlap if a
+quick node turns slow: once a task has run for `HANDOFF` seconds, every task not started
+yet gets a pool thread of its own (each in a copy of the step's context, as a pool task
+always does), so a node that blocks, even one waiting for a sibling, holds the others back
+by `HANDOFF` at most; it is then known to be slow.
 
-Each inline task runs in its own copy of the step's context (a `ContextVar` a node sets
-is not seen by its siblings), in plan order; finished tasks commit as they end (handed-off
-ones in plan order when the driver collects them, after the inline task that was running).
+Each task runs in its own copy of the step's context (a `ContextVar` a node sets is not
+seen by its siblings), in plan order, and commits from its thread as it ends, so its
+update is streamed right after its own events, as LangGraph's pool commits each task.
+The batch itself runs in the larger nested pool, never in the one its tasks are handed
+to: a batch waiting for a sibling it handed off must not hold a thread that sibling needs.
 
 Only for runs without a checkpointer: there a handed-off task that finished early would
-have its writes saved only once the slow inline task returned, and a crash meanwhile
+have its writes saved only once the slow batch task returned, and a crash meanwhile
 would lose finished work (with a saver, every finished task's writes are saved at once,
 so its steps go to the pool as before). Not used either when the step has a
-`step_timeout`, a `max_concurrency`, a `pregel` recorder, or when already inside a pool
-worker (nested steps there run in order, to never exhaust the pool).
+`step_timeout`, a `max_concurrency` or a `pregel` recorder.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from typing import Any
 __all__ = ("HANDOFF", "Batch", "in_pool_thread", "known_quick", "learn", "mark_pool_thread")
 
 HANDOFF = 0.001
-"""Seconds a task may run in the calling thread before its unstarted siblings go to the pool."""
+"""Seconds a task of a batch may run before its unstarted siblings get pool threads of their own."""
 
 
 _POOL_THREAD = threading.local()
@@ -77,8 +81,8 @@ def learn(node: Any, seconds: float) -> None:
 
 
 class Batch:
-    """The unstarted tasks of one step run in the calling thread, which the watchdog may
-    hand to the pool. `take()` gives the next task to run inline (None when none is left
+    """The unstarted tasks of one step run one after the other in one thread, which the
+    watchdog may hand to pool threads of their own. `take()` gives the next task to run inline (None when none is left
     there); `handed` holds `(future, task)` of those the watchdog started."""
 
     __slots__ = ("_lock", "_queue", "_start", "_context", "handed", "_running_since", "_stopped", "_handed_off")

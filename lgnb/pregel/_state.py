@@ -757,6 +757,8 @@ def checkpoint_stream_payload(loop: Loop) -> dict[str, Any]:
     current = {CONF: {"checkpoint_ns": conf.get("checkpoint_ns", ""), **conf, "checkpoint_id": loop.checkpoint_id}}
     config = _clean(_patch_map(current, loop.metadata) or current)
     parent = loop.prev_checkpoint_config
+    if parent:
+        parent = {**parent, CONF: {"checkpoint_ns": parent[CONF].get("checkpoint_ns", ""), **parent[CONF]}}
     with_writes = _tasks_with_writes(loop, tasks, loop.pending, states, live=False)
     return {
         "config": config,

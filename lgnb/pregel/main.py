@@ -849,7 +849,10 @@ class Pregel(CompiledGraphBase):
         durability = _checkpoint_during(durability, kwargs, "invoke")
         if output_keys is None:
             output_keys = self.output_channels
-        if stream_mode == "values" and not print_mode and not kwargs.get("debug", self.debug):
+        # (a `stream_eager` graph, an `@entrypoint`'s, runs even a lone task in the pool,
+        # as LangGraph's: its stream path does that)
+        if (stream_mode == "values" and not print_mode and not kwargs.get("debug", self.debug)
+                and not self.stream_eager):
             run_config, run, loop_kwargs = self._start_invoke(
                 input, config, context, output_keys, interrupt_before, interrupt_after, durability, kwargs
             )

@@ -97,7 +97,7 @@ def test_quick_tasks_of_a_step_run_one_after_the_other_in_one_pool_thread_in_pla
     assert result["out"] == list(range(20))  # the barrier applies them in plan order, as always
     assert [i for i, _ in seen] == list(range(20))
     assert len({name for _, name in seen}) == 1
-    assert seen[0][1].startswith("lgnb-task") and seen[0][1] != threading.current_thread().name
+    assert seen[0][1].startswith("lgnb-") and seen[0][1] != threading.current_thread().name
     assert all(name.startswith("lgnb-task") for _, name in first)  # its first run: in the pool
 
 
@@ -137,7 +137,7 @@ def test_a_quick_node_that_waits_hands_its_unstarted_siblings_to_the_pool():
     waiting["on"] = True
     result = graph.invoke({"items": list(range(6))})
     assert sorted(result["out"]) == list(range(6))
-    assert threads[0].startswith("lgnb-task") and threads[0] != threading.current_thread().name
+    assert threads[0].startswith("lgnb-") and threads[0] != threading.current_thread().name
     assert all(threads[i].startswith("lgnb-task") and threads[i] != threads[0] for i in range(1, 6))
 
 
@@ -228,3 +228,124 @@ def test_a_node_known_to_be_quick_streams_its_custom_events_while_it_runs():
         if mode == "custom":
             seen.set()
     assert waited == [True]
+
+
+def test_a_quick_steps_tasks_stream_each_update_right_after_its_own_events():
+    """LangGraph's pool commits each task from its thread as it ends, so a step of quick
+    nodes streams `custom q1, updates q1, custom q2, updates q2`; once the nodes are
+    known quick (the batch in one pool thread) lgnb streams them in that order too."""
+    from lgnb.config import get_stream_writer
+
+    class Q(TypedDict):
+        log: Annotated[list, operator.add]
+
+    def node(name):
+        def run(s):
+            get_stream_writer()(name)
+            return {"log": [name]}
+        return run
+
+    b = StateGraph(Q)
+    for name in ("q1", "q2", "q3"):
+        b.add_node(name, node(name))
+        b.add_edge(START, name)
+    graph = b.compile()
+    graph.invoke({"log": []})  # the nodes are learned quick
+    for _ in range(5):
+        got = list(graph.stream({"log": []}, stream_mode=["updates", "custom"]))
+        assert got == [c for name in ("q1", "q2", "q3")
+                       for c in (("custom", name), ("updates", {name: {"log": [name]}}))]
+
+
+# -- no wait on a full pool: a quick step's batch never holds a thread its siblings need --
+def _quick_pair(first, second):
+    class P(TypedDict):
+        key: int
+        out: Annotated[list, operator.add]
+
+    b = StateGraph(P)
+    b.add_node("first", first)
+    b.add_node("second", second)
+    b.add_edge(START, "first")
+    b.add_edge(START, "second")
+    graph = b.compile()
+    for _ in range(3):  # the nodes are learned quick
+        graph.invoke({"key": 0, "out": []})
+    return graph
+
+
+def test_a_hundred_callers_of_a_quick_step_whose_node_waits_for_its_sibling_all_finish():
+    """More callers than the pool has threads, each running a step of two quick nodes
+    where the first waits for the second (the watchdog hands it off): none may wait on a
+    sibling queued behind the other callers' batches."""
+    events = {k: threading.Event() for k in range(1, 101)}
+    lined_up = threading.Barrier(100, timeout=30)
+
+    def first(s):
+        if s["key"]:
+            lined_up.wait()
+            return {"out": ["first" if events[s["key"]].wait(20) else "first gave up"]}
+        return {"out": ["first"]}
+
+    def second(s):
+        if s["key"]:
+            events[s["key"]].set()
+        return {"out": ["second"]}
+
+    graph = _quick_pair(first, second)
+    results = {}
+    callers = [threading.Thread(target=lambda k=k: results.__setitem__(k, graph.invoke({"key": k, "out": []})["out"]))
+               for k in events]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(60)
+    assert sorted(results) == sorted(events)
+    assert all(sorted(out) == ["first", "second"] for out in results.values())
+
+
+def test_a_hundred_task_calls_each_running_a_quick_step_all_finish():
+    """An entrypoint's `@task` calls run in the pool, and each invokes a graph with a quick
+    parallel step: the graphs' batches must not queue behind the calls holding the pool."""
+    import time
+
+    from lgnb.func import entrypoint, task
+
+    graph = _quick_pair(lambda s: {"out": ["first"]}, lambda s: {"out": ["second"]})
+
+    @task
+    def work(i: int) -> int:
+        time.sleep(0.05)  # every call taken by a pool thread before any runs its graph
+        return len(graph.invoke({"key": 0, "out": []})["out"])
+
+    @entrypoint()
+    def main(n: int) -> int:
+        return sum(f.result() for f in [work(i) for i in range(n)])
+
+    done = []
+    runner = threading.Thread(target=lambda: done.append(main.invoke(100)), daemon=True)
+    runner.start()
+    runner.join(60)
+    assert done == [200]
+
+
+def test_a_quick_steps_updates_stream_as_each_task_ends_while_a_sibling_runs_long():
+    """`updates` alone (no live mode): a node that turns slow waits until the consumer has
+    the update of its sibling handed off meanwhile, as on LangGraph, whose runner yields
+    each task's update as it ends (a handshake, no timing)."""
+    seen = threading.Event()
+    waited = []
+
+    def first(s):
+        if s["key"]:
+            waited.append(seen.wait(10))
+        return {"out": ["first"]}
+
+    graph = _quick_pair(first, lambda s: {"out": ["second"]})
+    got = []
+    for chunk in graph.stream({"key": 1, "out": []}, stream_mode="updates"):
+        got.append(next(iter(chunk)))
+        if "second" in chunk:
+            seen.set()
+    assert waited == [True]
+    assert got == ["second", "first"]

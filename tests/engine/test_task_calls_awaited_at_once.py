@@ -195,3 +195,26 @@ def test_a_task_awaited_at_once_can_call_asyncio_run_under_a_running_event_loop(
         return asyncio.run(cell())
 
     assert differential(scenario) == [[2, 4, 6]] * 3
+
+
+def test_an_entrypoint_body_runs_in_a_pool_thread_even_alone(differential):
+    """`@entrypoint` graphs stream eagerly on LangGraph, so even `invoke` runs the body in
+    the pool, never in the calling thread: a body that calls `asyncio.run` works under a
+    running event loop (a notebook cell)."""
+    import asyncio
+
+    def scenario(E):
+        async def double(x: int) -> int:
+            return 2 * x
+
+        @E.func.entrypoint()
+        def main(xs: list[int]) -> list:
+            here = threading.current_thread() is threading.main_thread()
+            return [asyncio.run(double(x)) for x in xs], here
+
+        async def cell() -> list:
+            return [main.invoke([1, 2]) for _ in range(2)]
+
+        return asyncio.run(cell())
+
+    assert differential(scenario) == [([2, 4], False)] * 2

@@ -66,3 +66,18 @@ def test_parallel_nodes_and_tasks_calling_asyncio_run_run_in_a_cell() -> None:
         "    print(graph.invoke({'items': [1, 2, 3]})['out'], main.invoke([1, 2]))",
     ])
     assert printed == ["[10, 20, 30] [10, 20]\n" * 3]
+
+
+def test_an_entrypoint_calling_asyncio_run_runs_in_a_cell() -> None:
+    printed = _run_cells([
+        "import asyncio\n"
+        "from lgnb.func import entrypoint\n"
+        "async def double(x):\n"
+        "    return 2 * x\n"
+        "@entrypoint()\n"
+        "def main(xs: list) -> list:\n"
+        "    return [asyncio.run(double(x)) for x in xs]\n"
+        "for _ in range(2):\n"
+        "    print(main.invoke([1, 2]))",
+    ])
+    assert printed == ["[2, 4]\n" * 2]
