@@ -10,13 +10,15 @@ than the node (a `submit`, a context switch, a wake-up per task).
 
 So the engine learns, per compiled node, whether its last run took less than `HANDOFF`
 (runs in the pool are timed too). A multi-task step whose nodes are all known to be quick
-runs them one after the other in *one* pool thread (`_driver._inline`): one hand-off for
-the step, not one per task; any other step gives each task a pool thread as before (a
+runs them one after the other in *one* thread (`_driver._inline`): one hand-off for the
+step at most, not one per task; any other step gives each task a pool thread as before (a
 node's first run, so a node that sleeps, waits on I/O or on a sibling is seen to be slow,
-and its tasks overlap and report as they finish, as in LangGraph). The tasks never run in
-the thread that called the graph, which LangGraph's pool never uses for a step of several
-tasks: a node there could not call `asyncio.run` under a notebook's running event loop,
-and would share that thread's `threading.local` values. A watchdog keeps the overlap if a
+and its tasks overlap and report as they finish, as in LangGraph). That thread is the
+calling one for an `invoke` from a thread with no event loop running (nothing a node does
+could tell but the thread's name: `asyncio.run` works there as in a pool thread, and
+nobody drains the stream meanwhile), and a pool thread otherwise: under a running event
+loop (a notebook cell) a node in the calling thread could not call `asyncio.run`, and in a
+stream the consumer gets each update as it is committed. A watchdog keeps the overlap if a
 quick node turns slow: once a task has run for `HANDOFF` seconds, every task not started
 yet gets a pool thread of its own (each in a copy of the step's context, as a pool task
 always does), so a node that blocks, even one waiting for a sibling, holds the others back
