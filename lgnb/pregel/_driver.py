@@ -71,8 +71,7 @@ if TYPE_CHECKING:
 
 __all__ = ("drive", "adrive", "run_to_end", "flush_io", "aflush_io")
 
-_POOL: ThreadPoolExecutor | None = None
-_NESTED_POOL: ThreadPoolExecutor | None = None
+_POOLS: dict[str, ThreadPoolExecutor] = {}
 _POOL_LOCK = threading.Lock()
 _IN_WORKER = threading.local()
 
@@ -83,26 +82,25 @@ def _pool() -> ThreadPoolExecutor:
     invokes) gets threads of a second, much larger pool, so its parallel branches overlap
     too (LangGraph gives every invocation an executor of its own) while a task waiting on
     its graph's branches never holds a thread those branches need."""
-    global _POOL, _NESTED_POOL
     if getattr(_IN_WORKER, "active", False):
         return _nested_pool()
-    if _POOL is None:
-        with _POOL_LOCK:
-            if _POOL is None:
-                _POOL = ThreadPoolExecutor(max_workers=64, thread_name_prefix="lgnb-task",
-                                           initializer=mark_pool_thread)
-    return _POOL
+    return _POOLS.get("lgnb-task") or _made("lgnb-task", 64)
 
 
 def _nested_pool() -> ThreadPoolExecutor:
     """The larger pool (`_pool` from inside a pool worker)."""
-    global _NESTED_POOL
-    if _NESTED_POOL is None:
-        with _POOL_LOCK:
-            if _NESTED_POOL is None:
-                _NESTED_POOL = ThreadPoolExecutor(max_workers=1024, thread_name_prefix="lgnb-nested",
-                                                  initializer=mark_pool_thread)
-    return _NESTED_POOL
+    return _POOLS.get("lgnb-nested") or _made("lgnb-nested", 1024)
+
+
+def _made(name: str, workers: int) -> ThreadPoolExecutor:
+    """The pool of threads named `name`, made on first use (its threads say they are
+    the engine's: `mark_pool_thread`)."""
+    with _POOL_LOCK:
+        pool = _POOLS.get(name)
+        if pool is None:
+            pool = _POOLS[name] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name,
+                                                     initializer=mark_pool_thread)
+        return pool
 
 
 def default_concurrency() -> int:
