@@ -467,13 +467,12 @@ def _one_thread_pool() -> Iterator[None]:
 
     from lgnb.pregel import _driver
 
-    _driver._pool()  # the shared pool exists (and is put back afterwards)
-    saved, pool = _driver._POOL, ThreadPoolExecutor(max_workers=1)
-    _driver._POOL = pool
+    saved, pool = _driver._pool(), ThreadPoolExecutor(max_workers=1)  # (put back afterwards)
+    _driver._POOLS["lgnb-task"] = pool
     try:
         yield
     finally:
-        _driver._POOL = saved
+        _driver._POOLS["lgnb-task"] = saved
         pool.shutdown(wait=True)
 
 
