@@ -38,6 +38,7 @@ import types
 from collections import deque
 from collections.abc import AsyncIterator, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.constants import NO_WRITES
@@ -56,6 +57,7 @@ from lgnb.pregel._cache import aread_cache, read_cache
 from lgnb.pregel._call import await_calls, wait_calls
 from lgnb.pregel._handlers import ERROR_SOURCE_NODE, handler_task, handles, node_error_for
 from lgnb.pregel._inline import Batch, known_quick, learn, mark_pool_thread
+from lgnb.pregel._lanes import Job, run_in_lane
 from lgnb.pregel._lifecycle import aon_interrupt, aon_resume, on_interrupt, on_resume, wants_lifecycle
 from lgnb.pregel._loop import Loop
 from lgnb.pregel._migrate import save_request
@@ -1239,15 +1241,17 @@ def _live(sink: StreamSink, fn: Any, args: tuple) -> Generator[None, None, Any]:
     if fn is run_task:
         # in a pool thread even when known to be quick, as LangGraph's runner runs every
         # task of a live stream: a node turning slow still streams its events as they come
+        # (a lane: the cheapest hand-off, `lgnb.pregel._lanes`)
         ctx, policies = args
-        fut = _pool().submit(contextvars.copy_context().run, _run_in_worker, ctx, policies)
+        fut = run_in_lane(Job(partial(contextvars.copy_context().run, _run_in_worker, ctx, policies),
+                              sink.nudge))
         try:
             yield from _drain_until(sink, (fut,), None)
         except KeyboardInterrupt as stop:
             # the stop button while the task ran in a thread: a thread cannot be stopped,
             # so, as LangGraph's pool, the task ends and its writes are kept; then the run
             # stops (nothing more is streamed)
-            wait([fut])
+            fut.wait()
             raise _Stopped(stop, fut.result()) from None
         except GeneratorExit:
             # the consumer stopped: a thread cannot be stopped, so, as LangGraph, the
@@ -1264,7 +1268,8 @@ def _drain_until(sink: StreamSink, futures: Any, timeout: float | None) -> Gener
     returned) or `timeout` passes (an empty set)."""
     deadline = None if timeout is None else time.monotonic() + timeout
     for fut in futures:
-        fut.add_done_callback(sink.nudge)
+        if isinstance(fut, Future):  # (a lane's `Job` nudges the sink itself)
+            fut.add_done_callback(sink.nudge)
 
     def ready() -> bool:
         return any(f.done() for f in futures)

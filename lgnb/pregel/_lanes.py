@@ -1,0 +1,126 @@
+"""Lanes: engine threads that take one job at a time, handed over by a lock.
+
+A live stream (`custom`, `messages`, `subgraphs=True`) runs each task off the calling
+thread, as LangGraph's runner does, so a node's events reach the consumer while it runs.
+In a chain every step is one such task, and the hand-off is the whole cost of a trivial
+node: a `ThreadPoolExecutor.submit` builds a `Future` (a `Condition`), a work item and a
+queue entry, and wakes a worker through the queue's lock and condition; the worker's
+`set_result` notifies every waiter. A lane is a parked thread and a lock: giving it a job
+is setting an attribute and releasing the lock, and the consumer is woken by the stream
+sink's own lock (`StreamSink.nudge`), so a round trip costs about a third.
+
+Lanes are made on demand, never limited (a run waiting on its lane never holds a thread
+another run needs, as LangGraph gives each run an executor of its own), and up to
+`IDLE_KEPT` idle ones are parked for the next job. Their threads say they are the
+engine's (`mark_pool_thread`), as the pools' do.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from itertools import count
+from typing import Any
+
+from lgnb.pregel._inline import mark_pool_thread
+
+__all__ = ("IDLE_KEPT", "Job", "run_in_lane")
+
+IDLE_KEPT = 8
+"""How many idle lanes stay parked for the next job; more end with their job."""
+
+_IDLE: list[_Lane] = []
+_IDLE_LOCK = threading.Lock()
+_NAMES = count()
+
+
+class Job:
+    """One call run in a lane: `done()`, `wait()`, `result()` and `exception()`, as a
+    `concurrent.futures.Future` of it, and `on_done` (one callable, set before the job
+    starts) called in the lane once the outcome is set."""
+
+    __slots__ = ("_call", "_value", "_error", "_done", "_finished", "on_done")
+
+    def __init__(self, call: Callable[[], Any], on_done: Callable[[], None] | None = None) -> None:
+        self._call = call
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._done = False
+        self._finished = threading.Lock()  # held until the outcome is set (`wait`)
+        self._finished.acquire()
+        self.on_done = on_done
+
+    def _run(self) -> None:
+        try:
+            self._value = self._call()
+        except BaseException as e:  # noqa: BLE001 - handed to the waiter, as a Future does
+            self._error = e
+        self._call = None  # (its arguments: not kept alive by a parked job)
+
+    def _settle(self) -> None:
+        self._done = True
+        self._finished.release()
+        if self.on_done is not None:
+            self.on_done()
+
+    def done(self) -> bool:
+        return self._done
+
+    def wait(self) -> None:
+        """Block until the job ended."""
+        if not self._done:
+            self._finished.acquire()
+            self._finished.release()
+
+    def exception(self) -> BaseException | None:
+        self.wait()
+        return self._error
+
+    def result(self) -> Any:
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+class _Lane:
+    __slots__ = ("_go", "_job")
+
+    def __init__(self) -> None:
+        self._go = threading.Lock()
+        self._go.acquire()
+        self._job: Job | None = None
+        threading.Thread(target=self._serve, name=f"lgnb-lane-{next(_NAMES)}", daemon=True).start()
+
+    def give(self, job: Job) -> None:
+        self._job = job
+        self._go.release()
+
+    def _serve(self) -> None:
+        mark_pool_thread()
+        while True:
+            self._go.acquire()
+            job = self._job
+            self._job = None
+            assert job is not None
+            job._run()
+            # parked again *before* the waiter is woken: the next job it gives finds
+            # this lane idle rather than starting a thread (it waits on `_go` meanwhile)
+            with _IDLE_LOCK:
+                parked = len(_IDLE) < IDLE_KEPT
+                if parked:
+                    _IDLE.append(self)
+            job._settle()
+            del job
+            if not parked:
+                return
+
+
+def run_in_lane(job: Job) -> Job:
+    """Start `job` in an idle lane (a new one if none is idle); returns it."""
+    with _IDLE_LOCK:
+        lane = _IDLE.pop() if _IDLE else None
+    if lane is None:
+        lane = _Lane()
+    lane.give(job)
+    return job
