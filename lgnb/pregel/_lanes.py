@@ -42,7 +42,7 @@ class Job:
     __slots__ = ("_call", "_value", "_error", "_done", "_finished", "on_done")
 
     def __init__(self, call: Callable[[], Any], on_done: Callable[[], None] | None = None) -> None:
-        self._call = call
+        self._call: Callable[[], Any] | None = call
         self._value: Any = None
         self._error: BaseException | None = None
         self._done = False
@@ -51,11 +51,13 @@ class Job:
         self.on_done = on_done
 
     def _run(self) -> None:
+        call = self._call
+        assert call is not None  # (run once)
         try:
-            self._value = self._call()
+            self._value = call()
         except BaseException as e:  # noqa: BLE001 - handed to the waiter, as a Future does
             self._error = e
-        self._call = None  # (its arguments: not kept alive by a parked job)
+        self._call = call = None  # (its arguments: not kept alive by a parked job)
 
     def _settle(self) -> None:
         self._done = True
