@@ -270,7 +270,9 @@ class _Threads:
     def wait_unseen(running: Any, timeout: float | None) -> set[Future]:
         """`wait`, without handing the consumer what the tasks stream meanwhile (`drive`
         goes live only for `wait`): once a task of the step failed, LangGraph's runner
-        streams nothing more of the step; the tasks still running end and are saved."""
+        streams nothing more of the step (but where a sibling that fails at once is seen
+        in the same wait as an earlier task's end, a race); the tasks still running end
+        and are saved."""
         return wait(running, timeout, return_when=FIRST_COMPLETED)[0]
 
     @staticmethod
@@ -359,6 +361,13 @@ class _QuickStep:
             handler = _commit(self.loop, task, exc, self.errors)
             if handler is not None:  # as LangGraph's pool: behind the tasks already running
                 self.start(handler, contextvars.copy_context())
+            progress = self.progress
+            if progress is not None and not progress.done():
+                progress.set_result(None)
+
+    def nudge(self) -> None:
+        """The batch ended: a stream's driver, waiting on `progress`, wakes."""
+        with self.lock:
             progress = self.progress
             if progress is not None and not progress.done():
                 progress.set_result(None)
@@ -688,33 +697,29 @@ def _inline(loop: Loop, runtime: Any, tasks: list[Task], errors: list[BaseExcept
     planned after it: LangGraph starts a step's tasks together, so they all run (their
     side effects happen) before the error is raised.
 
-    The batch runs in the nested pool, never in the one its step's tasks are handed to:
-    a batch waiting on a sibling it handed off must not hold the thread that sibling
-    needs (64 callers at once, or `@task` calls each running a graph, would wait forever)."""
+    The batch runs in a lane, never in the pool its step's tasks are handed to: a batch
+    waiting on a sibling it handed off must not hold the thread that sibling needs (64
+    callers at once, or `@task` calls each running a graph, would wait forever). Never in
+    the calling thread either, even for an `invoke` nobody drains: a node there would see
+    the caller's `threading.local` values, its sqlite3 connections would work where they
+    fail in a pool thread, and the program would behave one way on a graph's first run
+    (nodes not known quick yet, so in the pool) and another way after."""
     run = loop.run
     step = _QuickStep(loop, runtime, errors, _pool())
     batch = Batch(tasks, step.start)
-    if not loop.drained and asyncio._get_running_loop() is None:
-        # `invoke` in a thread with no event loop running (a script, a test, a worker):
-        # the batch runs right here, as nothing a node does could tell (`asyncio.run`
-        # works in this thread as in a pool thread; only `threading.current_thread()`
-        # differs) and nobody drains the stream meanwhile: no hand-off at all
-        try:
-            _run_batch(batch, step)
-        except BaseException:
-            batch.stop()
-            raise
-        job: Future = Future()
-        job.set_result(None)
-    else:
-        job = _nested_pool().submit(_run_batch, batch, step)
+    # (a lane: the cheapest hand-off, `lgnb.pregel._lanes`; its end counts as progress)
+    job = run_in_lane(Job(partial(_run_batch, batch, step), step.nudge))
     try:
         while True:
-            waiting: dict[Future, None] = dict.fromkeys(step.unsettled() if job.done() else (job,))
-            if not waiting:
-                break
-            if step.progress is not None:
-                waiting[step.progress] = None
+            waiting: dict[Any, None]
+            if not job.done():  # (a stream waits on its progress, which the job's end sets too)
+                waiting = {job if step.progress is None else step.progress: None}
+            else:
+                waiting = dict.fromkeys(step.unsettled())
+                if not waiting:
+                    break
+                if step.progress is not None:
+                    waiting[step.progress] = None
             yield (_THREADS.wait, _THREADS.wait, (waiting, None))
             if step.progressed():  # (a stream: its consumer gets each update as it is committed)
                 yield _EMIT
@@ -724,7 +729,7 @@ def _inline(loop: Loop, runtime: Any, tasks: list[Task], errors: list[BaseExcept
         # the consumer closed the stream, or the stop button was pressed while this
         # thread waited: as LangGraph's pool, the step's tasks all run and end, their
         # writes kept, and nothing more is streamed
-        wait([job])
+        job.wait()
         while left := step.unsettled():
             wait(left)
         raise
@@ -790,9 +795,10 @@ def _concurrently(
                 exc = ex.outcome(fut)
                 if exc is _DROPPED and ex.is_async and stopping and not run.cancelled:
                     # a sibling's failure cancelled it: LangGraph records the cancel (not
-                    # under durability "exit": it saved the thread as the failure came)
+                    # under durability "exit": it saved the thread as the failure came),
+                    # once its stream raised: nothing of it is streamed
                     if _keeps_late_writes(loop) and (writes := commit_writes(task, asyncio.CancelledError())) is not None:
-                        loop.put_writes(task, writes)
+                        loop.put_writes(task, writes, quiet=True)
                         yield from _committed(loop)
                 elif exc is not _DROPPED:
                     if wait_for is not ex.wait and not _keeps_late_writes(loop):

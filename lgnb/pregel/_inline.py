@@ -13,12 +13,11 @@ So the engine learns, per compiled node, whether its last run took less than `HA
 runs them one after the other in *one* thread (`_driver._inline`): one hand-off for the
 step at most, not one per task; any other step gives each task a pool thread as before (a
 node's first run, so a node that sleeps, waits on I/O or on a sibling is seen to be slow,
-and its tasks overlap and report as they finish, as in LangGraph). That thread is the
-calling one for an `invoke` from a thread with no event loop running (nothing a node does
-could tell but the thread's name: `asyncio.run` works there as in a pool thread, and
-nobody drains the stream meanwhile), and a pool thread otherwise: under a running event
-loop (a notebook cell) a node in the calling thread could not call `asyncio.run`, and in a
-stream the consumer gets each update as it is committed. A watchdog keeps the overlap if a
+and its tasks overlap and report as they finish, as in LangGraph). That thread is never
+the calling one, as a pool thread never is: a node there could not call `asyncio.run`
+under a notebook's running event loop, would see the caller's `threading.local` values
+and use its sqlite3 connections, and a program would behave one way on a graph's first
+run and another way after. A watchdog keeps the overlap if a
 quick node turns slow: once a task has run for `HANDOFF` seconds, every task not started
 yet gets a pool thread of its own (each in a copy of the step's context, as a pool task
 always does), so a node that blocks, even one waiting for a sibling, holds the others back
@@ -27,8 +26,9 @@ by `HANDOFF` at most; it is then known to be slow.
 Each task runs in its own copy of the step's context (a `ContextVar` a node sets is not
 seen by its siblings), in plan order, and commits from its thread as it ends, so its
 update is streamed right after its own events, as LangGraph's pool commits each task.
-The batch itself runs in the larger nested pool, never in the one its tasks are handed
-to: a batch waiting for a sibling it handed off must not hold a thread that sibling needs.
+The batch itself runs in a lane (`lgnb.pregel._lanes`), never in the pool its tasks are
+handed to: a batch waiting for a sibling it handed off must not hold a thread that
+sibling needs.
 
 Only for runs without a checkpointer: there a handed-off task that finished early would
 have its writes saved only once the slow batch task returned, and a crash meanwhile

@@ -612,12 +612,14 @@ class Loop(ResumeMixin):
         return [t for t in tasks.values() if not t.writes]
 
     # ------------------------------------------------------------------ writes
-    def put_writes(self, task: Task, writes: list[tuple[str, Any]], *, cached: bool = False) -> None:
+    def put_writes(self, task: Task, writes: list[tuple[str, Any]], *, cached: bool = False,
+                   quiet: bool = False) -> None:
         """A task finished (or failed / interrupted): keep, save and stream its writes.
 
         `cached`: the writes come from the node cache (streamed with `cached` metadata,
         not stored in the cache again); otherwise a cacheable task's writes are queued
-        for the cache."""
+        for the cache. `quiet`: kept and saved, not streamed (a sibling cancelled by a
+        failure, which LangGraph records after its stream has raised)."""
         if not writes:
             return
         if self.delta_keys and not cached:
@@ -633,7 +635,7 @@ class Loop(ResumeMixin):
         if self.checkpointer is not None:
             self._save_writes(task.id, writes, _path_str(task.path))
         emits = self.emits
-        if emits.updates or emits.tasks or emits.values or writes[0][0] == INTERRUPT:
+        if (emits.updates or emits.tasks or emits.values or writes[0][0] == INTERRUPT) and not quiet:
             self._output_writes(task, writes, cached=cached)
         if self.recorder is not None:
             self.recorder.task_done(task, writes, cached)

@@ -172,7 +172,9 @@ def _clean(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _loop_for(graph: Pregel, config: dict[str, Any], saved: Any, saver: Any) -> Loop:
-    run = RunContext(sink=None, modes=frozenset(), subgraphs=False, config=config, tracing=False)
+    # (the graph's store: a router `update_state(..., as_node=...)` runs reads it, as a run's do)
+    run = RunContext(sink=None, modes=frozenset(), subgraphs=False, config=config, tracing=False,
+                     store=getattr(graph, "store", None))
     ns = config[CONF].get("checkpoint_ns", "")
     loop = Loop(
         graph,

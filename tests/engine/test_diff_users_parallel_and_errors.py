@@ -1179,3 +1179,40 @@ def test_async_step_stopped_records_the_tasks_max_concurrency_held_back_as_cance
         return out
 
     differential(scenario)
+
+
+@pytest.mark.parametrize("modes", [["tasks"], ["debug"]])
+@pytest.mark.parametrize("cp", [True, False])
+def test_async_siblings_a_failure_cancels_are_recorded_not_streamed(differential, modes, cp):
+    """`astream` over async branches; `x` fails while `c` still awaits. LangGraph cancels
+    `c` and raises; `c`'s cancel is recorded (its `CancelledError` in `get_state().tasks`,
+    so a resume runs it), but nothing of it is streamed: the last chunk before the error
+    is `x`'s result. lgnb streamed a `CancelledError` result for `c` too."""
+
+    def scenario(E):
+        async def a(s):
+            await asyncio.sleep(0.01)
+            return {"log": ["a"]}
+
+        async def c(s):
+            await asyncio.sleep(0.5)
+            return {"log": ["c"]}
+
+        async def x(s):
+            await asyncio.sleep(0.03)
+            raise KeyError("x broke")
+
+        g = E.StateGraph(S)
+        for fn in (a, c, x):
+            g.add_node(fn)
+            g.add_edge(E.START, fn.__name__)
+        app = g.compile(checkpointer=E.InMemorySaver() if cp else None)
+        cfg = _cfg()
+        chunks = asyncio.run(acollect(lambda: app.astream({"log": []}, cfg, stream_mode=modes)))
+        if not cp:
+            return chunks
+        state = app.get_state(cfg)
+        return chunks, state.values, state.next, [(t.name, repr(t.error), t.result) for t in state.tasks]
+
+    ref = differential(scenario)
+    assert "CancelledError" in repr(ref) if cp else "CancelledError" not in repr(ref)

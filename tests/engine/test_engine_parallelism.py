@@ -7,6 +7,7 @@ import operator
 import threading
 from typing import Annotated
 
+import pytest
 from typing_extensions import TypedDict
 
 from lgnb.graph import START, StateGraph
@@ -82,10 +83,9 @@ def test_a_nodes_first_run_and_slow_runs_overlap_in_the_pool_and_report_as_they_
 
 
 def test_quick_tasks_of_a_step_run_one_after_the_other_in_one_thread_in_plan_order():
-    """One thread for the step, not one per task: `invoke` from a thread with no event
-    loop running runs them right there (nothing a node does could tell but its thread's
-    name); under a running loop (a notebook cell) one pool thread runs them, never the
-    calling thread, which LangGraph's pool never uses for a step of several tasks."""
+    """One thread for the step, not one per task, and never the calling thread, which
+    LangGraph's pool never uses for a step of several tasks: not from a script (no event
+    loop running), nor under a running loop (a notebook cell)."""
     import asyncio
 
     seen = []
@@ -96,21 +96,57 @@ def test_quick_tasks_of_a_step_run_one_after_the_other_in_one_thread_in_plan_ord
 
     graph = _warmed(work, [0, 1])
     first = list(seen)
-    seen.clear()
-    result = graph.invoke({"items": list(range(20))})
-    assert result["out"] == list(range(20))  # the barrier applies them in plan order, as always
-    assert seen == [(i, threading.current_thread().name) for i in range(20)]
     assert all(name.startswith("lgnb-task") for _, name in first)  # its first run: in the pool
 
-    seen.clear()
+    def runs_in_one_engine_thread(call):
+        seen.clear()
+        assert call()["out"] == list(range(20))  # the barrier applies them in plan order, as always
+        assert [i for i, _ in seen] == list(range(20))
+        assert len({name for _, name in seen}) == 1
+        assert seen[0][1].startswith("lgnb-") and seen[0][1] != threading.current_thread().name
+
+    runs_in_one_engine_thread(lambda: graph.invoke({"items": list(range(20))}))
 
     async def cell():
         return graph.invoke({"items": list(range(20))})
 
-    assert asyncio.run(cell())["out"] == list(range(20))
-    assert [i for i, _ in seen] == list(range(20))
-    assert len({name for _, name in seen}) == 1
-    assert seen[0][1].startswith("lgnb-") and seen[0][1] != threading.current_thread().name
+    runs_in_one_engine_thread(lambda: asyncio.run(cell()))
+
+
+def test_parallel_nodes_never_share_the_callers_thread_bound_objects_on_any_run():
+    """A sqlite3 connection the caller opened, used by two parallel nodes, fails on every
+    run on LangGraph (its pool threads are not the caller's): on lgnb too, the first run
+    and the runs after it, once the nodes are known to be quick. So does a
+    `threading.local` the caller set: the nodes never see it."""
+    import sqlite3
+
+    conn = sqlite3.connect(":memory:")
+    local = threading.local()
+    local.value = "caller's"
+
+    def a(s):
+        return {"out": [conn.execute("select 1").fetchone()[0]]}
+
+    def b(s):
+        return {"out": [getattr(local, "value", None)]}
+
+    builder = StateGraph(S)
+    builder.add_node(a)
+    builder.add_node(b)
+    builder.add_edge(START, "a")
+    builder.add_edge(START, "b")
+    graph = builder.compile()
+    for _ in range(4):
+        with pytest.raises(sqlite3.ProgrammingError, match="same thread"):
+            graph.invoke({"items": [], "out": []})
+    conn.close()
+    builder = StateGraph(S)
+    builder.add_node("b1", b)
+    builder.add_node("b2", b)
+    builder.add_edge(START, "b1")
+    builder.add_edge(START, "b2")
+    graph = builder.compile()
+    assert [graph.invoke({"items": [], "out": []})["out"] for _ in range(4)] == [[None, None]] * 4
 
 
 def test_parallel_quick_nodes_can_call_asyncio_run_under_a_running_event_loop():
@@ -149,7 +185,7 @@ def test_a_quick_node_that_waits_hands_its_unstarted_siblings_to_the_pool():
     waiting["on"] = True
     result = graph.invoke({"items": list(range(6))})
     assert sorted(result["out"]) == list(range(6))
-    assert threads[0] == threading.current_thread().name
+    assert threads[0].startswith("lgnb-lane-")  # the batch's thread
     assert all(threads[i].startswith("lgnb-task") for i in range(1, 6))
 
 
