@@ -1,6 +1,6 @@
 """Parallelism, errors, retries, interrupts and durability as users meet them, on both engines.
 
-Written against the engine's fast paths (quick fan-outs run in the calling thread,
+Written against the engine's fast paths (quick fan-outs run in one engine thread,
 single-task steps as plain calls, background saves under `durability="async"`): a
 ContextVar a node sets, nested graphs whose branches must overlap, a failing branch's
 siblings, `step_timeout`, cancelled async siblings, the default number of threads.
@@ -8,7 +8,7 @@ siblings, `step_timeout`, cancelled async siblings, the default number of thread
 Ordering: LangGraph reports the tasks of a parallel step in completion order, so those
 observables are grouped per step with `steps_as_multisets`; interrupts of one step are
 sorted by value. "warm" graphs are run once first, so lgnb knows their nodes are quick and
-runs the next fan-out in the calling thread (`lgnb/pregel/_inline.py`).
+runs the next fan-out in one engine thread (`lgnb/pregel/_inline.py`).
 """
 
 
