@@ -68,15 +68,20 @@ def reducer_name(reducer: str | Callable[[Any, Any], Any] | None) -> str:
 
 
 def reapply(before: Any, writes: Sequence[Any], reducer: str | Callable[[Any, Any], Any] | None, *,
-            channel: str = "", has_before: bool = True) -> dict[str, Any]:
+            channel: str = "", has_before: bool = True, typ: Any = Any) -> dict[str, Any]:
     """Apply `writes` (in order) to `before` under `reducer`.
 
     Returns ``{"value", "error"}``: `error` is the engine's message (e.g. the last-value
     conflict, or a reducer that raised) and `value` then stays `before`. `has_before=False`
-    says the channel was empty (a binary reducer then starts from the first write).
+    says the channel was empty: a binary reducer then starts, as the engine's channel does,
+    from the empty value of the key's type `typ` (`int()`, `list()`, ...), or from the
+    first write when the type has none (`Any`).
+
+    >>> reapply(None, [3], "operator.add", has_before=False, typ=int)["value"]
+    3
     """
     fn = resolve_reducer(reducer)
-    chan: Any = LastValue(Any, channel) if fn is None else BinaryOperatorAggregate(Any, fn, channel)
+    chan: Any = LastValue(typ, channel) if fn is None else BinaryOperatorAggregate(typ, fn, channel)
     chan = chan.from_checkpoint(before if has_before else MISSING)
     try:
         chan.update(list(writes))
@@ -96,11 +101,16 @@ def _write_values(update: Mapping[str, Any]) -> list[Any]:
 
 
 def what_if(updates: Iterable[Mapping[str, Any]], reducer: str | Callable[[Any, Any], Any] | None, *,
-            channels: Iterable[str] | None = None) -> list[dict[str, Any]]:
+            channels: Iterable[str] | None = None, types: Mapping[str, Any] | None = None
+            ) -> list[dict[str, Any]]:
     """Re-apply each recorded channel update under `reducer`, beside the real result.
 
-    `updates`: a step's recorded updates, each ``{"channel", "before", "writes" (values, or
-    ``{"value", ...}`` records), "after", "reducer"?}``; `channels` limits which ones.
+    `updates`: a step's recorded updates, each ``{"channel", "before", "had_value"?,
+    "writes" (values, or ``{"value", ...}`` records), "after", "reducer"?}``; `channels`
+    limits which ones; `types`: each state key's type (a channel empty before the step
+    starts from its type's empty value, as in a run). Recorded values are JSON copies
+    (a message is a dict, `lgnb.pregel.records.to_jsonable`): a result is the same as the
+    real one when it is equal to it, or its JSON copy is.
     Returns one ``{"channel", "reducer", "real_reducer", "before", "writes", "real",
     "real_error", "whatif", "error", "same"}`` per channel.
     """
@@ -112,15 +122,23 @@ def what_if(updates: Iterable[Mapping[str, Any]], reducer: str | Callable[[Any, 
         if wanted is not None and channel not in wanted:
             continue
         writes = _write_values(update)
-        has_before = update.get("before", MISSING) is not MISSING and "before" in update
+        has_before = "before" in update and bool(update.get("had_value", True))
         before = update.get("before")
-        result = reapply(before, writes, reducer, channel=channel, has_before=has_before)
+        typ = (types or {}).get(channel, Any)
+        result = reapply(before, writes, reducer, channel=channel, has_before=has_before, typ=typ)
         real, real_error = update.get("after"), update.get("error")
-        same = result["error"] is None and real_error is None and _equal(result["value"], real)
+        same = result["error"] is None and real_error is None and (
+            _equal(result["value"], real) or _equal(_jsonable(result["value"]), real))
         out.append({"channel": channel, "reducer": name, "real_reducer": update.get("reducer"),
                     "before": before, "writes": writes, "real": real, "real_error": real_error,
                     "whatif": result["value"], "error": result["error"], "same": same})
     return out
+
+
+def _jsonable(value: Any) -> Any:
+    from lgnb.pregel.records import to_jsonable
+
+    return to_jsonable(value)
 
 
 def _equal(a: Any, b: Any) -> bool:

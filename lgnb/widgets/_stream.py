@@ -80,6 +80,17 @@ def ns_key(ns: Sequence[str]) -> str:
     return ":".join(part.split(":")[0] for part in ns)
 
 
+def _join_sources(ns: Sequence[str], name: str, triggers: Any) -> list[str]:
+    """The node keys of a waiting edge's sources, read from the name of the `join:a+b:name`
+    channel that triggered `name` (each may have written in a different step)."""
+    found = []
+    for trigger in triggers or ():
+        channel = str(trigger)
+        if channel.startswith("join:") and channel.endswith(f":{name}"):
+            found += [node_key(ns, s) for s in channel[5:-len(name) - 1].split("+") if s]
+    return found
+
+
 def node_key(ns: Sequence[str], name: str) -> str:
     prefix = ns_key(ns)
     return f"{prefix}:{name}" if prefix else name
@@ -308,6 +319,9 @@ class StreamReducer:
             declared = [src for src in prev if (src, key) in self.edges]
             for source in declared or prev:  # undeclared routes (Command, Send) still count
                 self._take(source, key)
+            for source in _join_sources(ns, str(payload["name"]), payload.get("triggers")):
+                if (source, key) in self.edges:  # a waiting edge's sources that wrote steps before
+                    self._take(source, key)
             self._cur.setdefault(scope, []).append(key)
             self.active[tid] = (scope, key)
             if not scope:

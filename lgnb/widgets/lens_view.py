@@ -48,6 +48,7 @@ from lgnb.widgets._snapshot import lens_html
 from lgnb.widgets._snapshot_svg import mark, path_marks, svg_for_dot
 from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import GraphMixin, check_graph
+from lgnb.widgets.lens_edges import drawn_edges, triggering_edges
 from lgnb.widgets.lens_steps import REDUCED_NOTICE, StepBuilder, public_step, reducer_names
 from lgnb.widgets.run_view import NO_CHECKPOINTER, _command_type, _has_checkpointer
 
@@ -288,7 +289,7 @@ class Lens:
             before = (chosen.get("before") or {}).get(err.get("channel")) if isinstance(chosen.get("before"), Mapping) else None
             chans = [{"channel": err.get("channel"), "before": before, "writes": err.get("writes") or [],
                       "after": None, "error": err.get("message"), "reducer": "LastValue"}]
-        results = what_if(chans, reducer, channels=channels)
+        results = what_if(chans, reducer, channels=channels, types=_key_types(self.graph))
         self.view.whatif = {"index": index, "step": chosen.get("step"), "reducer": reducer_name(reducer),
                             "results": to_jsonable(results)}
         return results
@@ -521,10 +522,9 @@ class Lens:
                 self._shown = step["index"]
                 shown = public_step(step)
                 nodes = list((step.get("counts") or {}).keys())
-                prev = self._prev_nodes(step["index"])
-                taken = [[s, t] for t in nodes for s in prev if (s, t) in self._edges]
+                taken = triggering_edges(b.steps, step["index"], self._edges)
                 if self._status == "done" and not step.get("plan"):
-                    taken += [[s, END] for s in prev if (s, END) in self._edges]
+                    taken += self._to_end(self._prev_nodes(step["index"]))
                 v.current = shown
                 v.active = nodes
                 v.counts = dict(step.get("counts") or {})
@@ -537,7 +537,7 @@ class Lens:
             if self._status == "done":
                 last = [s for s in b.steps if s.get("counts")]
                 ends = list((last[-1]["counts"] if last else {}).keys())
-                v.taken = [*v.taken, *([n, END] for n in ends if (n, END) in self._edges and [n, END] not in v.taken)]
+                v.taken = [*v.taken, *(e for e in self._to_end(ends) if e not in v.taken)]
                 v.visited = list(dict.fromkeys([*v.visited, END]))
                 v.active = [] if step is None or not step.get("plan") else v.active
             if self._status == "error" and self._error is not None:
@@ -558,11 +558,23 @@ class Lens:
             v.notice = base
             v.status = self._status
 
+    def _to_end(self, nodes: list[str]) -> list[list[str]]:
+        """The drawn edges from `nodes` to END (a subgraph's from its inner nodes)."""
+        return [[a, b] for n in nodes for a, b in drawn_edges(n, END, self._edges)]
+
     def _prev_nodes(self, index: int) -> list[str]:
         for s in reversed(self._builder.steps[:index]):
             if s.get("counts"):
                 return list(s["counts"].keys())
         return [START]
+
+
+def _key_types(graph: Any) -> dict[str, Any]:
+    """Each state key's type, read from the compiled graph's channels (LangGraph's too)."""
+    channels = getattr(graph, "channels", None)
+    if not isinstance(channels, Mapping):
+        return {}
+    return {k: c.typ for k, c in channels.items() if isinstance(k, str) and getattr(c, "typ", None) is not None}
 
 
 def _drive(agen: Any, loop: asyncio.AbstractEventLoop | None = None) -> Any:

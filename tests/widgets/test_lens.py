@@ -89,6 +89,52 @@ def test_whatif_in_the_view(eng: Any) -> None:
     assert lens.view.whatif["reducer"] == "last value" and lens.view.whatif["results"][0]["channel"] == "log"
 
 
+def test_whatif_on_a_channel_empty_before_the_step_gives_what_a_run_with_that_reducer_gives(eng: Any) -> None:
+    """A node writes `x: 3` and `tags: ["t"]` into keys that had no value. A run with
+    `operator.add` on them starts from the type's empty value (`0`, `[]`) and gives 3 and
+    ["t"]; what-if used to add the write to None and show a TypeError instead."""
+
+    class Plain(TypedDict, total=False):
+        seed: int
+        x: int
+        tags: list
+
+    class Added(TypedDict, total=False):
+        seed: int
+        x: Annotated[int, operator.add]
+        tags: Annotated[list, operator.add]
+
+    def build(schema: Any) -> Any:
+        g = eng.StateGraph(schema)
+        g.add_node("a", lambda s: {"x": 3, "tags": ["t"]})
+        g.add_edge(eng.START, "a")
+        return g.compile()
+
+    real = build(Added).invoke({"seed": 1})
+    lens = Lens(build(Plain), {"seed": 1})
+    lens.run()
+    step = next(s for s in lens.steps if s["counts"] == {"a": 1})
+    rows = {r["channel"]: r for r in lens.what_if("operator.add", step=step["index"])}
+    assert (rows["x"]["whatif"], rows["tags"]["whatif"]) == (real["x"], real["tags"]) == (3, ["t"])
+    assert rows["x"]["error"] is None and rows["x"]["same"] and rows["tags"]["same"]
+
+
+def test_whatif_with_the_real_reducer_of_a_messages_channel_is_the_same(eng: Any) -> None:
+    """Re-applying `add_messages` to a `messages` channel's recorded writes gives the real
+    result: the recorded values are JSON copies, the result is compared as one."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    g = eng.StateGraph(eng.MessagesState)
+    g.add_node("a", lambda s: {"messages": [AIMessage("hi", id="m2")]})
+    g.add_edge(eng.START, "a")
+    lens = Lens(g.compile(), {"messages": [HumanMessage("q", id="m1")]})
+    lens.run()
+    step = next(s for s in lens.steps if s["counts"] == {"a": 1})
+    row = lens.what_if("add_messages", step=step["index"], channels=["messages"])[0]
+    assert row["error"] is None and row["same"]
+    assert [m.content for m in row["whatif"]] == ["q", "hi"]
+
+
 def test_interrupt_answered_in_the_lens(eng: Any) -> None:
     lens = Lens(L.asking(eng), {"value": ""})
     lens.run()

@@ -140,3 +140,34 @@ def test_updates_are_folded_like_the_state_panel(eng: Any) -> None:
     assert delta["text"] == {"__fold__": "str", "len": 1_000_000, "head": "x" * FOLD_CHARS}
     assert delta["items"] == {"__fold__": "list", "len": 500, "last": [497, 498, 499][-LAST_ITEMS:]}
     assert len(json.dumps(update)) < 2_000
+
+
+def test_a_waiting_edge_is_taken_from_every_source_though_they_wrote_in_different_steps(eng: Any) -> None:
+    """The pregel lesson's uneven branches: `d` waits on `b` (step 2) and `e` (step 3);
+    both edges into `d` are on the run's path, not only the one from the step before."""
+    import operator
+    from typing import Annotated
+
+    from typing_extensions import TypedDict
+
+    from lgnb.draw import layout
+
+    class S(TypedDict):
+        log: Annotated[list, operator.add]
+
+    g = eng.StateGraph(S)
+    for n in "abced":
+        g.add_node(n, lambda s, n=n: {"log": [n]})
+    g.add_edge(eng.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("a", "c")
+    g.add_edge("c", "e")
+    g.add_edge(["b", "e"], "d")
+    graph = g.compile()
+    reducer = StreamReducer(edges={(e.source, e.target) for e in layout(graph, expanded=True).edges})
+    reducer.begin_segment()
+    for chunk in graph.stream({"log": []}, stream_mode=["tasks", "updates"], subgraphs=True):
+        reducer.feed(chunk)
+    reducer.end_segment(finished=True)
+    assert ["b", "d"] in reducer.taken and ["e", "d"] in reducer.taken
+    assert ["c", "d"] not in reducer.taken

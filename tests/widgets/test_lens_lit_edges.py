@@ -1,0 +1,122 @@
+"""The lens lights the edges whose messages triggered a step's tasks: from the nodes that
+wrote each trigger channel, not every drawn edge out of the previous step's nodes (which
+showed a conditional edge that routed elsewhere as taken, and the wrong sender of a
+join or a deferred node)."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any
+
+from typing_extensions import TypedDict
+
+from widget_graphs import _engine
+
+from lgnb.widgets.lens_edges import drawn_edges, triggering_edges
+from lgnb.widgets.lens_view import Lens
+
+
+class S(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+def _node(name: str) -> Any:
+    def run(state: S) -> dict[str, Any]:
+        return {"log": [name]}
+    return run
+
+
+def _lit_per_step(graph: Any) -> dict[tuple[str, ...], list[list[str]]]:
+    """The lit edges of each step, by the nodes the step ran."""
+    lens = Lens(graph, {"log": []})
+    lit = {}
+    while (step := lens.step()) is not None:
+        if step.get("counts"):
+            lit[tuple(step["counts"])] = list(lens.view.taken)
+        if lens.status == "done":
+            break
+    assert lens.status == "done"
+    return lit
+
+
+def test_a_conditional_edge_that_routed_to_end_is_not_lit(eng: Any) -> None:
+    g = eng.StateGraph(S)
+    for n in "rbcz":
+        g.add_node(n, _node(n))
+    g.add_edge(eng.START, "r")
+    g.add_conditional_edges("r", lambda s: ["b", "c"], ["b", "c"])
+    g.add_conditional_edges("c", lambda s: eng.END, ["z", eng.END])
+    g.add_edge("b", "z")
+    lit = _lit_per_step(g.compile())
+    assert lit[("b", "c")] == [["r", "b"], ["r", "c"]]
+    if eng.name == "lgnb":  # (LangGraph's public stream modes do not say who wrote `branch:to:z`)
+        assert lit[("z",)] == [["b", "z"]]
+
+
+def test_a_deferred_node_is_lit_from_the_node_whose_edge_leads_to_it() -> None:
+    """a → b → d (deferred), a → c → e: d runs last, in step 4, triggered by what `b` wrote
+    in step 2, not by `e` (LangGraph's drawing adds an edge e → d)."""
+    eng = _engine("lgnb")
+    g = eng.StateGraph(S)
+    for n in "abce":
+        g.add_node(n, _node(n))
+    g.add_node("d", _node("d"), defer=True)
+    g.add_edge(eng.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("a", "c")
+    g.add_edge("c", "e")
+    g.add_edge("b", "d")
+    lit = _lit_per_step(g.compile())
+    assert lit[("d",)][0] == ["b", "d"] and ["e", "d"] not in lit[("d",)]
+
+
+def test_a_waiting_edge_is_lit_from_every_source_though_they_wrote_in_different_steps(eng: Any) -> None:
+    """The pregel lesson's uneven branches: `d` waits on `b` (step 2) and `e` (step 3)."""
+    g = eng.StateGraph(S)
+    for n in "abced":
+        g.add_node(n, _node(n))
+    g.add_edge(eng.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("a", "c")
+    g.add_edge("c", "e")
+    g.add_edge(["b", "e"], "d")
+    lit = _lit_per_step(g.compile())
+    assert sorted(lit[("d",)][:2]) == [["b", "d"], ["e", "d"]]
+
+
+def test_edges_into_and_out_of_a_subgraph_drawn_expanded_are_lit() -> None:
+    eng = _engine("lgnb")
+    sub = eng.StateGraph(S)
+    sub.add_node("s1", _node("s1"))
+    sub.add_node("s2", _node("s2"))
+    sub.add_edge(eng.START, "s1")
+    sub.add_edge("s1", "s2")
+    g = eng.StateGraph(S)
+    g.add_node("pre", _node("pre"))
+    g.add_node("sub", sub.compile())
+    g.add_node("post", _node("post"))
+    g.add_edge(eng.START, "pre")
+    g.add_edge("pre", "sub")
+    g.add_edge("sub", "post")
+    lit = _lit_per_step(g.compile())
+    assert lit[("sub",)] == [["pre", "sub:s1"]]
+    assert lit[("post",)][0] == ["sub:s2", "post"]
+
+
+def test_drawn_edges_map_a_subgraph_to_its_inner_nodes_but_not_its_inner_edges() -> None:
+    edges = {("pre", "sub:s1"), ("sub:s1", "sub:s2"), ("sub:s2", "post"), ("sub:s2", "sub:s1")}
+    assert drawn_edges("pre", "sub", edges) == [("pre", "sub:s1")]
+    assert drawn_edges("sub", "post", edges) == [("sub:s2", "post")]
+    assert drawn_edges("sub", "sub", edges) == []
+    assert drawn_edges("pre", "post", edges) == []
+
+
+def test_reduced_steps_read_a_joins_sources_from_its_channel_name() -> None:
+    """A graph read through LangGraph's public modes: no hidden writes are known."""
+    steps = [
+        {"counts": {"b": 1, "c": 1}, "plan": {"tasks": []}, "execute": {"tasks": []}},
+        {"counts": {"e": 1}, "plan": {"tasks": []}, "execute": {"tasks": []}},
+        {"counts": {"d": 1}, "plan": {"tasks": [{"node": "d", "triggers": [{"channel": "join:b+e:d"}]}]}},
+    ]
+    edges = {("b", "d"), ("e", "d"), ("c", "e")}
+    assert triggering_edges(steps, 2, edges) == [["b", "d"], ["e", "d"]]
