@@ -195,9 +195,9 @@ class Loop(ResumeMixin):
         if saved is None:
             checkpoint: dict[str, Any] = {
                 "v": CHECKPOINT_VERSION,
-                "id": new_checkpoint_id(-2),
                 # (a timestamp is made for each saved checkpoint; none without a saver)
                 "ts": datetime.now(timezone.utc).isoformat() if checkpointer is not None else None,
+                "id": new_checkpoint_id(-2),
                 "channel_values": {},
                 "channel_versions": {},
                 "versions_seen": {},
@@ -824,8 +824,8 @@ class Loop(ResumeMixin):
         if not self.has_saved:
             stub = {
                 "v": CHECKPOINT_VERSION,
-                "id": self.initial_checkpoint_id,
                 "ts": datetime.now(timezone.utc).isoformat(),
+                "id": self.initial_checkpoint_id,
                 "channel_values": {},
                 "channel_versions": {},
                 "versions_seen": {},
@@ -1008,9 +1008,9 @@ class Loop(ResumeMixin):
         if untracked and channel_values.get(TASKS):
             channel_values[TASKS] = [storable_send(p, untracked) for p in channel_values[TASKS]]
         return {
-            "v": CHECKPOINT_VERSION,
-            "id": self.checkpoint_id,
+            "v": CHECKPOINT_VERSION,  # (keys in LangGraph's order, as users print them)
             "ts": self.checkpoint_ts,
+            "id": self.checkpoint_id,
             "channel_values": channel_values,
             "channel_versions": dict(versions),
             # inner dicts are never mutated once saved (changed nodes get a new copy)

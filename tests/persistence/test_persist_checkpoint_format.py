@@ -86,7 +86,7 @@ def _shape(tup: Any) -> dict[str, Any]:
     c = tup.checkpoint
     return {
         "v": c["v"],
-        "keys": sorted(c),
+        "keys": list(c),  # (in order: users print checkpoints)
         # (sorted, so that the repr of a shape is the same for equal shapes)
         "channel_values": {k: repr(v) for k, v in sorted(c["channel_values"].items())},
         "channel_versions": {k: _version(v) for k, v in sorted(c["channel_versions"].items())},
@@ -118,6 +118,20 @@ def test_lgnb_writes_the_same_checkpoints_as_langgraph_in_format_4(savers, pg, k
             history[name] = [_shape(t) for t in saver.list(cfg)]
     assert [h["v"] for h in history["lgnb"]] == [4] * len(history["lgnb"])
     assert history["lgnb"] == history["langgraph"]
+
+
+def test_lgnbs_sqlite_saver_gives_a_checkpoints_keys_in_langgraphs_sqlite_savers_order(savers):
+    """Users print checkpoints (`saver.get_tuple(cfg).checkpoint`): the same program, read
+    back from lgnb's SQLite saver and from LangGraph's, lists its keys in the same order."""
+    keys = {}
+    for kind in ("lgnb_sqlite", "langgraph_sqlite"):
+        E = _engine("langgraph")
+        with savers.open(kind, E) as saver:
+            cfg = thread()
+            _fan_out(E, saver, []).invoke({"log": []}, cfg)
+            keys[kind] = [list(t.checkpoint) for t in saver.list(cfg)]
+    assert keys["lgnb_sqlite"] == keys["langgraph_sqlite"]
+    assert keys["lgnb_sqlite"][0][:3] == ["v", "ts", "id"]
 
 
 @pytest.mark.parametrize("kind", SYNC)

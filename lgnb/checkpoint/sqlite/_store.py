@@ -764,17 +764,18 @@ def load_checkpoint(
     """The checkpoint of a row, without channel values. Since schema 3 its
     `channel_versions` are only in `blob_refs`, since schema 4 its `id` only in the
     `checkpoint_id` column; rows of older files still carry them."""
-    checkpoint: Checkpoint = serde.loads_typed((type_, blob))
-    if "id" not in checkpoint:  # back in LangGraph's place, after "v"
-        stored = checkpoint
-        checkpoint = {}
-        for key, value in stored.items():
+    stored: dict[str, Any] = serde.loads_typed((type_, blob))
+    # keys in the order LangGraph's savers give them (`create_checkpoint`'s), as users
+    # print them: v, ts, id, channel_values (filled by the caller), channel_versions,
+    # versions_seen, then the rest
+    checkpoint: Any = {"v": stored.get("v"), "ts": stored.get("ts"), "id": stored.get("id", checkpoint_id),
+                       "channel_values": {},
+                       "channel_versions": stored.get("channel_versions", None) or dict(versions)}
+    if "versions_seen" in stored:
+        checkpoint["versions_seen"] = stored["versions_seen"]
+    for key, value in stored.items():
+        if key not in checkpoint:
             checkpoint[key] = value
-            if key == "v":
-                checkpoint["id"] = checkpoint_id
-        checkpoint.setdefault("id", checkpoint_id)
-    if "channel_versions" not in checkpoint:
-        checkpoint["channel_versions"] = dict(versions)
     return checkpoint
 
 
