@@ -278,18 +278,26 @@ def _run(make: Callable[[], tuple[StateGraph, Any]], saver: Any, thread: str) ->
 KINDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
+def _compared(kind: str, tmp_path: Any, request: pytest.FixtureRequest,
+              run: Callable[[Any, str], list[Any]]) -> tuple[list[Any], list[Any]]:
+    """`run(saver, thread)` on LangGraph's InMemorySaver, then on lgnb's saver of `kind`
+    (a PostgreSQL thread deleted after): (what LangGraph's saved, what lgnb's saved)."""
+    postgres_url = request.getfixturevalue("postgres_url") if kind == "postgres" else None
+    want = run(LangGraphInMemorySaver(), "t")
+    thread = f"in-place-{uuid.uuid4()}"
+    with _saver(kind, tmp_path, postgres_url) as saver:
+        got = run(saver, thread)
+        if kind == "postgres":
+            saver.delete_thread(thread)
+    return want, got
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("program", list(PROGRAMS))
 def test_a_change_in_place_is_saved_as_langgraphs_saver_saves_it(
     program: str, kind: str, tmp_path: Any, request: pytest.FixtureRequest
 ) -> None:
-    postgres_url = request.getfixturevalue("postgres_url") if kind == "postgres" else None
-    want = _run(PROGRAMS[program], LangGraphInMemorySaver(), "t")
-    thread = f"in-place-{uuid.uuid4()}"
-    with _saver(kind, tmp_path, postgres_url) as saver:
-        got = _run(PROGRAMS[program], saver, thread)
-        if kind == "postgres":
-            saver.delete_thread(thread)
+    want, got = _compared(kind, tmp_path, request, lambda saver, thread: _run(PROGRAMS[program], saver, thread))
     assert len(got) == len(want) > STEPS
     assert got == want
 
@@ -300,7 +308,6 @@ def test_an_edit_before_an_interrupt_is_saved_when_the_run_resumes(
 ) -> None:
     """A node edits an earlier message in place, pauses with `interrupt()`, and on resume
     appends a different message: the edit is in the saved list, as on LangGraph."""
-    postgres_url = request.getfixturevalue("postgres_url") if kind == "postgres" else None
 
     def grow(state: dict) -> dict:
         return {"messages": [_reply(len(state["messages"]))]}
@@ -323,12 +330,7 @@ def test_an_edit_before_an_interrupt_is_saved_when_the_run_resumes(
         app.invoke(Command(resume="yes"), _cfg(thread), durability="sync")
         return _history(app, thread)
 
-    want = run(LangGraphInMemorySaver(), "t")
-    thread = f"in-place-{uuid.uuid4()}"
-    with _saver(kind, tmp_path, postgres_url) as saver:
-        got = run(saver, thread)
-        if kind == "postgres":
-            saver.delete_thread(thread)
+    want, got = _compared(kind, tmp_path, request, run)
     assert got[0]["messages"][1][1]["content"] == (str, "edited before asking")
     assert got == want
 
@@ -357,7 +359,6 @@ def test_a_list_read_back_holding_a_model_that_changes_what_it_loads_is_saved_as
     serializes what it decoded at the list's next version. A list read back may be joined
     to the bytes it was read from only if its items serialize to them again; these do not,
     so every version holds the notes as loaded, as on LangGraph."""
-    postgres_url = request.getfixturevalue("postgres_url") if kind == "postgres" else None
 
     def run(saver: Any, thread: str) -> list[Any]:
         g = StateGraph(_Notes)
@@ -369,12 +370,7 @@ def test_a_list_read_back_holding_a_model_that_changes_what_it_loads_is_saved_as
             app.invoke({"notes": []}, _cfg(thread), durability="sync")
         return _history(app, thread)
 
-    want = run(LangGraphInMemorySaver(), "t")
-    thread = f"in-place-{uuid.uuid4()}"
-    with _saver(kind, tmp_path, postgres_url) as saver:
-        got = run(saver, thread)
-        if kind == "postgres":
-            saver.delete_thread(thread)
+    want, got = _compared(kind, tmp_path, request, run)
     first = want[0]["notes"][0][1]["text"][1]
     assert first.count("amp;") == STEPS + 1  # escaped once more at every load: each turn, and this read
     assert got == want
