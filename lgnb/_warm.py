@@ -4,15 +4,21 @@ A view needs anywidget and ipywidgets (with IPython about 0.2 s of imports) and 
 front-end bundle. `import lgnb` leaves them out, so that scripts and engine-only users never
 pay for them; but in a notebook kernel the next thing is usually a view. So when lgnb is
 imported inside a running Jupyter kernel, this loads the view modules and packs the bundle
-on the kernel's event loop just after the importing cell has finished — idle time between
-cells — instead of inside the cell that makes the first view. Nothing happens outside a
-kernel (scripts, tests, marimo). A cell started while the warm-up runs waits at most for
-the warm-up itself, which it would otherwise have paid in full.
+in a background thread started just after the importing cell has finished — idle time
+between cells — instead of inside the cell that makes the first view.
+
+Never on the kernel's event loop: a warm-up blocking it (about a second on a slow machine)
+delayed the next cell's start by that much, and the stop button pressed meanwhile was lost
+(ipykernel drops an interrupt while no cell runs), so that cell ran to its end. In a thread
+the next cell starts at once; Python's import locks make a cell that imports the same
+modules wait for the thread's import of them, not import them twice. Nothing happens outside
+a kernel (scripts, tests, marimo).
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 
 #: Seconds after the importing cell's code ends: past the kernel's reply to that cell.
 DELAY = 0.05
@@ -44,5 +50,12 @@ def schedule_in_kernel() -> bool:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         return False
-    loop.call_later(DELAY, _warm)
+    loop.call_later(DELAY, start_warming)
     return True
+
+
+def start_warming() -> threading.Thread:
+    """Start the warm-up in a daemon thread (a kernel shutting down does not wait for it)."""
+    thread = threading.Thread(target=_warm, name="lgnb-warm-views", daemon=True)
+    thread.start()
+    return thread

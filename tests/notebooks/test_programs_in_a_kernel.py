@@ -81,3 +81,38 @@ def test_an_entrypoint_calling_asyncio_run_runs_in_a_cell() -> None:
         "    print(main.invoke([1, 2]))",
     ])
     assert printed == ["[2, 4]\n" * 2]
+
+
+def test_the_stop_button_stops_the_cell_after_the_one_that_imports_lgnb() -> None:
+    """`import lgnb` warms the notebook views after its cell ends. On the kernel's event
+    loop that took about a second: the next cell started that much later, and a stop
+    pressed meanwhile was dropped (ipykernel ignores an interrupt while no cell runs), so a
+    graph run in it went to its end. The warm-up runs in a thread: the cell starts at once
+    and the stop interrupts it."""
+    import os
+    import signal
+    import threading
+
+    cells = [
+        "import lgnb, time",
+        "time.sleep(0.2)  # any cell taking longer than the warm-up's delay",
+        "t0 = time.time()\n"
+        "try:\n"
+        "    while time.time() - t0 < 5:\n"
+        "        time.sleep(0.01)\n"
+        "    print('ran to its end')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('stopped' if time.time() - t0 < 2 else 'stopped late')",
+        "print('next')",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    client = NotebookClient(nb, kernel_name="python3", timeout=120, allow_errors=True,
+                            resources={"metadata": {"path": str(ROOT)}})
+    with client.setup_kernel():
+        for i, cell in enumerate(nb.cells):
+            if i == 2:  # the stop button, 0.3 s after the cell was sent
+                pid = client.km.provisioner.process.pid
+                threading.Timer(0.3, lambda: os.kill(pid, signal.SIGINT)).start()
+            client.execute_cell(cell, i)
+    printed = ["".join(o.get("text", "") for o in c.outputs if o.output_type == "stream") for c in nb.cells]
+    assert printed[2:] == ["stopped\n", "next\n"]
