@@ -649,9 +649,10 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
                             yield (flush_io, aflush_io, (loop,))
                     raise
                 except _Stopped as stopped:  # (see `_live`)
-                    _commit(loop, task, stopped.outcome, errors)
-                    if loop.io:
-                        yield (flush_io, aflush_io, (loop,))
+                    if _keeps_late_writes(loop):
+                        _commit(loop, task, stopped.outcome, errors)
+                        if loop.io:
+                            yield (flush_io, aflush_io, (loop,))
                     raise stopped.error from None
             if timed:
                 learn(task.node, time.perf_counter() - began)
@@ -847,8 +848,10 @@ def _concurrently(
                 yield from _settle(loop, running, ex, errors, keep=_keeps_late_writes(loop))
         raise
     except KeyboardInterrupt:
-        if not ex.is_async:  # the stop button while threads run: as LangGraph, they end, kept
-            yield from _settle(loop, running, ex, errors)
+        if not ex.is_async:
+            # the stop button while threads run: as LangGraph, they end and are kept
+            # (under durability "exit" not: the thread is saved as the interrupt comes)
+            yield from _settle(loop, running, ex, errors, keep=_keeps_late_writes(loop))
             raise
         for fut in running:
             ex.cancel(fut)

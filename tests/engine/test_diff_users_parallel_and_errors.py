@@ -1216,3 +1216,92 @@ def test_async_siblings_a_failure_cancels_are_recorded_not_streamed(differential
 
     ref = differential(scenario)
     assert "CancelledError" in repr(ref) if cp else "CancelledError" not in repr(ref)
+
+
+def test_the_stop_button_during_a_parallel_step_saves_what_langgraph_saves(differential):
+    """Ctrl-C (SIGINT to the main thread) while `slow` still runs and `fast` has ended:
+    as LangGraph, the step waits for `slow` (a thread cannot be stopped) and raises
+    KeyboardInterrupt. Under durability "sync" and "async" `slow`'s writes are kept, so a
+    resume does not run it again; under "exit" the thread is saved as the interrupt comes,
+    before `slow` ends, so a resume runs it again (lgnb kept its writes)."""
+    import signal
+
+    def scenario(E):
+        out = []
+        for d in ("sync", "async", "exit"):
+            calls = []
+
+            def fast(s):
+                calls.append("fast")
+                return {"log": ["fast"]}
+
+            def slow(s):
+                calls.append("slow")
+                time.sleep(0.6)
+                return {"log": ["slow"]}
+
+            app = _diamond(E, {"a": lambda s: {"log": ["a"]}, "fast": fast, "slow": slow},
+                           checkpointer=E.InMemorySaver())
+            cfg = _cfg()
+            main = threading.main_thread().ident
+            timer = threading.Timer(0.25, lambda: signal.pthread_kill(main, signal.SIGINT))
+            timer.start()
+            try:
+                app.invoke({"log": []}, cfg, durability=d)
+                r = "ran to its end"
+            except KeyboardInterrupt:
+                r = "KeyboardInterrupt"
+            timer.join()
+            state = app.get_state(cfg)
+            saved = (sorted(state.values["log"]), state.next)
+            calls.clear()
+            app.invoke(None, cfg)
+            out.append((d, r, saved, sorted(calls)))
+        return out
+
+    ref = differential(scenario)
+    assert ref[2][2] == (["a", "fast"], ("slow",))  # "exit": saved before `slow` ended
+
+
+def test_the_stop_button_during_a_live_streams_lone_task_saves_what_langgraph_saves(differential):
+    """Ctrl-C while the one task of a step runs in a live stream (`custom`): LangGraph runs
+    it in a pool thread, which ends; its writes are kept, except under durability "exit",
+    where the thread is saved as the interrupt comes (a resume runs the node again)."""
+    import signal
+
+    def scenario(E):
+        out = []
+        for d in ("sync", "async", "exit"):
+            calls = []
+
+            def slow(s):
+                calls.append("slow")
+                time.sleep(0.6)
+                return {"log": ["slow"]}
+
+            g = E.StateGraph(S)
+            g.add_node("a", lambda s: {"log": ["a"]})
+            g.add_node("slow", slow)
+            g.add_edge(E.START, "a")
+            g.add_edge("a", "slow")
+            app = g.compile(checkpointer=E.InMemorySaver())
+            cfg = _cfg()
+            main = threading.main_thread().ident
+            timer = threading.Timer(0.25, lambda: signal.pthread_kill(main, signal.SIGINT))
+            timer.start()
+            try:
+                for _ in app.stream({"log": []}, cfg, stream_mode=["updates", "custom"], durability=d):
+                    pass
+                r = "ran to its end"
+            except KeyboardInterrupt:
+                r = "KeyboardInterrupt"
+            timer.join()
+            time.sleep(0.5)  # (the task's thread ends meanwhile)
+            state = app.get_state(cfg)
+            saved = (state.values.get("log"), state.next)
+            calls.clear()
+            app.invoke(None, cfg)
+            out.append((d, r, saved, calls))
+        return out
+
+    differential(scenario)
