@@ -23,7 +23,6 @@ import inspect
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.callable import is_async_callable, is_store_annotation
@@ -31,7 +30,6 @@ from lgnb._internal.constants import ERROR, NS_SEP, PUSH, RETURN
 from lgnb._internal.context import DRIVER_LOOP, TaskContext, current_task
 from lgnb._internal.ids import task_id as make_task_id
 from lgnb.channels.base import MISSING
-from lgnb.pregel._inline import in_pool_thread
 from lgnb.pregel._node import PregelNode
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task
@@ -51,46 +49,6 @@ class SyncAsyncFuture(Future[Any]):
 
     def __await__(self) -> Any:
         return asyncio.wrap_future(self).__await__()
-
-
-class _StealableFuture(SyncAsyncFuture):
-    """The future of a sync task call running on the pool, whose work the waiting caller
-    runs itself when no pool thread has started it yet.
-
-    Why: `task(x).result()` is how most functional-API code calls a task. The call is
-    queued on the pool at once (it runs concurrently with its caller, as on LangGraph),
-    but a caller that then blocks on `result()` / `exception()` before a pool thread
-    picked the work up would wait for a thread hand-off to do nothing in between; it
-    takes the work instead and runs it in its own thread, in the context the call
-    captured — only when that thread is itself a pool thread (`in_pool_thread`): the
-    thread that called the graph never runs a call, as on LangGraph (there a task could
-    not call `asyncio.run` under a notebook's running event loop, and would share that
-    thread's `threading.local` values). Exactly one of the two runs it: both take it from
-    a one-item list, whose `pop` is atomic. A wait with a timeout never takes the work
-    (it could not return in time), nor does a wait on a future the caller cancelled (the
-    pool runs the call, as before), and nothing else about the future changes.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._pending: list[Callable[[], Any]] = []
-
-    def _take(self) -> None:
-        try:
-            work = self._pending.pop()
-        except IndexError:  # a pool thread has it, or it ran
-            return
-        work()
-
-    def result(self, timeout: float | None = None) -> Any:
-        if timeout is None and self._pending and not self.cancelled() and in_pool_thread():
-            self._take()
-        return super().result(timeout)
-
-    def exception(self, timeout: float | None = None) -> BaseException | None:
-        if timeout is None and self._pending and not self.cancelled() and in_pool_thread():
-            self._take()
-        return super().exception(timeout)
 
 
 class CallContext(TaskContext):
@@ -430,7 +388,10 @@ def _start_threaded(loop: Loop, task: Task, ctx: TaskContext, policies: Any) -> 
     from lgnb.pregel._driver import _pool, flush_io, in_worker
     from lgnb.pregel._runner import run_task
 
-    fut = _StealableFuture()
+    # (always a pool thread, as on LangGraph, even when the caller waits on it at once:
+    # run by a waiting caller, a call saw the caller's `threading.local` values and could
+    # use its sqlite3 connections, on some runs and not others)
+    fut = SyncAsyncFuture()
 
     def work() -> None:
         try:
@@ -448,9 +409,8 @@ def _start_threaded(loop: Loop, task: Task, ctx: TaskContext, policies: Any) -> 
         else:
             fut.set_result(value)
 
-    fut._pending.append(partial(contextvars.copy_context().run, work))
     _calls(loop).append(fut)
-    _pool().submit(fut._take)
+    _pool().submit(contextvars.copy_context().run, work)
     return fut
 
 

@@ -56,7 +56,7 @@ from lgnb.pregel._background import AsyncBackgroundSaves, BackgroundSaves, close
 from lgnb.pregel._cache import aread_cache, read_cache
 from lgnb.pregel._call import await_calls, wait_calls
 from lgnb.pregel._handlers import ERROR_SOURCE_NODE, handler_task, handles, node_error_for
-from lgnb.pregel._inline import Batch, known_quick, learn, mark_pool_thread
+from lgnb.pregel._inline import Batch, known_quick, learn
 from lgnb.pregel._lanes import Job, run_in_lane
 from lgnb.pregel._lifecycle import aon_interrupt, aon_resume, on_interrupt, on_resume, wants_lifecycle
 from lgnb.pregel._loop import Loop
@@ -95,13 +95,11 @@ def _nested_pool() -> ThreadPoolExecutor:
 
 
 def _made(name: str, workers: int) -> ThreadPoolExecutor:
-    """The pool of threads named `name`, made on first use (its threads say they are
-    the engine's: `mark_pool_thread`)."""
+    """The pool of threads named `name`, made on first use."""
     with _POOL_LOCK:
         pool = _POOLS.get(name)
         if pool is None:
-            pool = _POOLS[name] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name,
-                                                     initializer=mark_pool_thread)
+            pool = _POOLS[name] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name)
         return pool
 
 

@@ -48,27 +48,10 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-__all__ = ("HANDOFF", "Batch", "in_pool_thread", "known_quick", "learn", "mark_pool_thread")
+__all__ = ("HANDOFF", "Batch", "known_quick", "learn")
 
 HANDOFF = 0.001
 """Seconds a task of a batch may run before its unstarted siblings get pool threads of their own."""
-
-
-_POOL_THREAD = threading.local()
-
-
-def mark_pool_thread() -> None:
-    """The engine's pools' thread initializer: the thread is one of theirs."""
-    _POOL_THREAD.yes = True
-
-
-def in_pool_thread() -> bool:
-    """Whether this thread is one of the engine's pool threads. Work that LangGraph runs
-    in its pool may run in *any* pool thread (a `@task` call its waiting caller runs
-    itself), never in the thread that called the graph: a node there could not call
-    `asyncio.run` under a notebook's running event loop, and would share that thread's
-    `threading.local` values."""
-    return getattr(_POOL_THREAD, "yes", False)
 
 
 def known_quick(node: Any) -> bool:

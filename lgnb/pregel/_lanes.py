@@ -11,8 +11,7 @@ sink's own lock (`StreamSink.nudge`), so a round trip costs about a third.
 
 Lanes are made on demand, never limited (a run waiting on its lane never holds a thread
 another run needs, as LangGraph gives each run an executor of its own), and up to
-`IDLE_KEPT` idle ones are parked for the next job. Their threads say they are the
-engine's (`mark_pool_thread`), as the pools' do.
+`IDLE_KEPT` idle ones are parked for the next job.
 """
 
 from __future__ import annotations
@@ -21,8 +20,6 @@ import threading
 from collections.abc import Callable
 from itertools import count
 from typing import Any
-
-from lgnb.pregel._inline import mark_pool_thread
 
 __all__ = ("IDLE_KEPT", "Job", "run_in_lane")
 
@@ -99,7 +96,6 @@ class _Lane:
         self._go.release()
 
     def _serve(self) -> None:
-        mark_pool_thread()
         while True:
             self._go.acquire()
             job = self._job

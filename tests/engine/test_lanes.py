@@ -7,15 +7,12 @@ import time
 
 import pytest
 
-from lgnb.pregel._inline import in_pool_thread
 from lgnb.pregel._lanes import IDLE_KEPT, Job, run_in_lane
 
 
-def test_a_job_runs_off_the_calling_thread_in_a_thread_marked_as_the_engines():
-    job = run_in_lane(Job(lambda: (threading.current_thread().name, in_pool_thread())))
-    name, marked = job.result()
+def test_a_job_runs_off_the_calling_thread_in_a_thread_named_as_the_engines():
+    name = run_in_lane(Job(lambda: threading.current_thread().name)).result()
     assert name != threading.current_thread().name and name.startswith("lgnb-lane-")
-    assert marked and not in_pool_thread()
 
 
 def test_an_error_is_handed_to_the_waiter_as_a_future_hands_it():

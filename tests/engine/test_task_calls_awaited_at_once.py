@@ -1,8 +1,9 @@
-"""A sync `@task` whose caller waits on it right away (`task(x).result()`) is run by the
-caller when no pool thread has started it yet (`_call._StealableFuture`). What a user
-relies on must not change: each call runs exactly once, calls started before the caller
-waits still run concurrently, interrupts, errors, retries and saved results behave as on
-LangGraph."""
+"""A sync `@task` whose caller waits on it right away (`task(x).result()`) runs in a pool
+thread, as on LangGraph, never in its caller's thread (lgnb used to let a waiting caller
+run it, which a task could tell by the caller's `threading.local` values and sqlite3
+connections, on some runs and not others). What a user relies on: each call runs exactly
+once, calls started before the caller waits run concurrently, interrupts, errors, retries
+and saved results behave as on LangGraph."""
 
 import threading
 import time
@@ -131,44 +132,37 @@ def test_an_error_in_a_task_awaited_at_once_reaches_the_caller_and_retries(diffe
 
 
 
-def test_a_waiter_takes_the_work_once_and_never_that_of_a_cancelled_call():
-    """The future itself, with no pool racing it: `result()` in one of the engine's pool
-    threads runs the pending work there, exactly once; the thread that called the graph
-    never runs it (on LangGraph a task never runs in that thread: there it could not
-    call `asyncio.run` under a notebook's event loop), it waits for the pool. On a
-    cancelled future it raises `CancelledError` and leaves the work to the pool (before,
-    the pool ran it and nobody saw its result)."""
-    from concurrent.futures import CancelledError
+def test_a_task_awaited_at_once_never_sees_its_callers_thread_bound_objects(differential):
+    """The entrypoint sets a `threading.local` value and opens a sqlite3 connection; the
+    tasks it waits on at once see neither, on every run: on LangGraph they run in other
+    threads of its pool, the local is unset and the connection refuses the other thread."""
+    import sqlite3
 
-    from lgnb.pregel._call import _StealableFuture
-    from lgnb.pregel._driver import _pool
+    def scenario(E):
+        local = threading.local()
+        box = {}
 
-    runs = []
-    fut = _StealableFuture()
-    fut._pending.append(lambda: (runs.append(threading.current_thread().name), fut.set_result(7)))
-    waiter = _pool().submit(lambda: (threading.current_thread().name, fut.result(), fut.exception()))
-    name, result, error = waiter.result(timeout=10)
-    assert (result, error) == (7, None)
-    assert runs == [name] and name.startswith("lgnb-task")
-    fut._take()  # the pool thread comes later: nothing left to run
-    assert len(runs) == 1
+        @E.func.task()
+        def peek(i: int) -> tuple:
+            try:
+                box["conn"].execute("select 1")
+                used = "used the caller's connection"
+            except sqlite3.ProgrammingError:
+                used = "refused"
+            return getattr(local, "user", None), used
 
-    here = _StealableFuture()
-    here._pending.append(lambda: (runs.append(threading.current_thread().name), here.set_result(8)))
-    pool_thread = threading.Thread(target=lambda: (time.sleep(0.05), here._take()), name="the pool")
-    pool_thread.start()
-    assert here.result() == 8  # waited for the other thread to run it
-    pool_thread.join()
-    assert runs[-1] == "the pool"
+        @E.func.entrypoint()
+        def main(n: int) -> list:
+            local.user = "caller"
+            box["conn"] = sqlite3.connect(":memory:")
+            try:
+                return [peek(i).result() for i in range(n)]
+            finally:
+                box["conn"].close()
 
-    cancelled = _StealableFuture()
-    cancelled._pending.append(lambda: runs.append("stolen"))
-    assert cancelled.cancel()
-    with pytest.raises(CancelledError):
-        cancelled.result()
-    with pytest.raises(CancelledError):
-        cancelled.exception()
-    assert "stolen" not in runs and len(cancelled._pending) == 1
+        return [main.invoke(3) for _ in range(5)]
+
+    assert differential(scenario) == [[(None, "refused")] * 3] * 5
 
 
 def test_a_task_awaited_at_once_can_call_asyncio_run_under_a_running_event_loop(differential):
