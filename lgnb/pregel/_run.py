@@ -338,7 +338,7 @@ class RunContext:
         if node.tags:
             tags += node.tags
         configurable["checkpoint_ns"] = task.ns
-        configurable.pop("checkpoint_id", None)
+        configurable["checkpoint_id"] = None  # (LangGraph: a task runs at no checkpoint of its own)
         callbacks: Any = self.callbacks
         if callbacks and not self.tracing:
             # a manager, not a list: a model's own tags and metadata add to these

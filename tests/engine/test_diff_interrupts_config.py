@@ -320,3 +320,35 @@ def test_run_metadata_becomes_checkpoint_metadata_in_every_saver(differential, t
         return out
 
     differential(scenario)
+
+
+def test_a_nodes_config_has_langgraphs_public_configurable_keys(differential):
+    """A node reads `config["configurable"]`: `thread_id`, `checkpoint_ns`, `checkpoint_map`
+    and `checkpoint_id` (None inside a task) are there, with or without a checkpointer, in
+    a graph and in a subgraph node; `config["configurable"]["checkpoint_id"]` is no KeyError."""
+
+    def scenario(E):
+        seen = []
+
+        def look(state, config):
+            c = config["configurable"]
+            seen.append((sorted(k for k in c if not k.startswith("__")), c["checkpoint_id"],
+                         sorted(c["checkpoint_map"]).__len__()))
+            return {"log": ["x"]}
+
+        sub = E.StateGraph(S)
+        sub.add_node("inner", look)
+        sub.add_edge(E.START, "inner")
+        out = []
+        for cp in (None, E.InMemorySaver()):
+            seen.clear()
+            g = E.StateGraph(S)
+            g.add_node("outer", look)
+            g.add_node("sub", sub.compile())
+            g.add_edge(E.START, "outer")
+            g.add_edge("outer", "sub")
+            g.compile(checkpointer=cp).invoke({"log": []}, {"configurable": {"thread_id": "t"}})
+            out.append(list(seen))
+        return out
+
+    differential(scenario)
