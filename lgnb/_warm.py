@@ -54,8 +54,19 @@ def schedule_in_kernel() -> bool:
     return True
 
 
+#: Set once the warm-up ended (done, or given up: the first view then loads what it needs).
+WARMED = threading.Event()
+
+
 def start_warming() -> threading.Thread:
     """Start the warm-up in a daemon thread (a kernel shutting down does not wait for it)."""
-    thread = threading.Thread(target=_warm, name="lgnb-warm-views", daemon=True)
+    thread = threading.Thread(target=_warmed, name="lgnb-warm-views", daemon=True)
     thread.start()
     return thread
+
+
+def _warmed() -> None:
+    try:
+        _warm()
+    finally:
+        WARMED.set()
