@@ -43,6 +43,7 @@ from lgnb.draw import END, START, jsonable
 from lgnb.pregel._run import CUSTOM_WITH_TASK
 from lgnb.widgets._forms import RAISED_ID
 from lgnb.widgets._store import Patch
+from lgnb.widgets.lens_edges import join_sources
 
 _TASK_NOTE = re.compile(r"During task with name '([^']*)'")
 
@@ -78,17 +79,6 @@ def normalize(chunk: Any) -> tuple[tuple[str, ...], str, Any]:
 def ns_key(ns: Sequence[str]) -> str:
     """``("sub:<task id>", "inner:<id>")`` → ``"sub:inner"`` (the drawn key prefix)."""
     return ":".join(part.split(":")[0] for part in ns)
-
-
-def _join_sources(ns: Sequence[str], name: str, triggers: Any) -> list[str]:
-    """The node keys of a waiting edge's sources, read from the name of the `join:a+b:name`
-    channel that triggered `name` (each may have written in a different step)."""
-    found = []
-    for trigger in triggers or ():
-        channel = str(trigger)
-        if channel.startswith("join:") and channel.endswith(f":{name}"):
-            found += [node_key(ns, s) for s in channel[5:-len(name) - 1].split("+") if s]
-    return found
 
 
 def node_key(ns: Sequence[str], name: str) -> str:
@@ -319,9 +309,12 @@ class StreamReducer:
             declared = [src for src in prev if (src, key) in self.edges]
             for source in declared or prev:  # undeclared routes (Command, Send) still count
                 self._take(source, key)
-            for source in _join_sources(ns, str(payload["name"]), payload.get("triggers")):
-                if (source, key) in self.edges:  # a waiting edge's sources that wrote steps before
-                    self._take(source, key)
+            for trigger in payload.get("triggers") or ():  # a waiting edge's sources that wrote steps before
+                drawn_into = [a for a, b in self.edges if b == key]
+                for source in join_sources(str(trigger), str(payload["name"]), [a.rsplit(":", 1)[-1] for a in drawn_into]):
+                    for a in drawn_into:
+                        if a.rsplit(":", 1)[-1] == source:
+                            self._take(a, key)
             self._cur.setdefault(scope, []).append(key)
             self.active[tid] = (scope, key)
             if not scope:

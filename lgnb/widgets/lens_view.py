@@ -48,7 +48,7 @@ from lgnb.widgets._snapshot import lens_html
 from lgnb.widgets._snapshot_svg import mark, path_marks, svg_for_dot
 from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import GraphMixin, check_graph
-from lgnb.widgets.lens_edges import drawn_edges, triggering_edges
+from lgnb.widgets.lens_edges import EdgeTracer, drawn_edges
 from lgnb.widgets.lens_steps import REDUCED_NOTICE, StepBuilder, public_step, reducer_names
 from lgnb.widgets.run_view import NO_CHECKPOINTER, _command_type, _has_checkpointer
 
@@ -343,6 +343,7 @@ class Lens:
             configurable["thread_id"] = f"lgnb-lens-{uuid.uuid4().hex[:12]}"
         if configurable:
             self.config["configurable"] = configurable
+        self._tracer = EdgeTracer(self._edges)
         self._builder = StepBuilder(native=self.native, checkpointed=self.checkpointed, input=self.input,
                                     reducers=None if self.native else reducer_names(self.graph))
         self._status = "ready"
@@ -522,7 +523,7 @@ class Lens:
                 self._shown = step["index"]
                 shown = public_step(step)
                 nodes = list((step.get("counts") or {}).keys())
-                taken = triggering_edges(b.steps, step["index"], self._edges)
+                taken = self._tracer.lit(b.steps, step["index"])
                 if self._status == "done" and not step.get("plan"):
                     taken += self._to_end(self._prev_nodes(step["index"]))
                 v.current = shown

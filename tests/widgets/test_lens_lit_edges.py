@@ -120,3 +120,57 @@ def test_reduced_steps_read_a_joins_sources_from_its_channel_name() -> None:
     ]
     edges = {("b", "d"), ("e", "d"), ("c", "e")}
     assert triggering_edges(steps, 2, edges) == [["b", "d"], ["e", "d"]]
+
+
+def test_each_send_is_lit_from_the_node_that_sent_it() -> None:
+    """`p` sends to `w` and `q` to `v`, both through conditional edges that may reach
+    either: `p → w` and `q → v` are lit, not every sender to every target."""
+    eng = _engine("lgnb")
+    g = eng.StateGraph(S)
+    for n in "pqwv":
+        g.add_node(n, _node(n))
+    g.add_edge(eng.START, "p")
+    g.add_edge(eng.START, "q")
+    g.add_conditional_edges("p", lambda s: [eng.Send("w", {"log": ["pw"]})], ["w", "v"])
+    g.add_conditional_edges("q", lambda s: [eng.Send("v", {"log": ["qv"]})], ["w", "v"])
+    lit = _lit_per_step(g.compile())
+    assert sorted(lit[("w", "v")]) == [["p", "w"], ["q", "v"]]
+
+
+def test_a_step_run_again_after_an_interrupt_is_lit_from_the_same_writers() -> None:
+    """`p, q` run; then `ask` (which asks) and `z` in one step. The step runs again on
+    resume, triggered by what `p` and `q` wrote: not by its own first attempt."""
+    eng = _engine("lgnb")
+
+    def ask(state: S) -> dict[str, Any]:
+        return {"log": [f"ask:{eng.interrupt('ok?')}"]}
+
+    g = eng.StateGraph(S)
+    for n in "pqz":
+        g.add_node(n, _node(n))
+    g.add_node("ask", ask)
+    g.add_edge(eng.START, "p")
+    g.add_edge(eng.START, "q")
+    g.add_edge("p", "ask")
+    g.add_edge("q", "z")
+    g.add_edge("ask", "z")
+    lens = Lens(g.compile(checkpointer=eng.InMemorySaver()), {"log": []})
+    lit, resumed = [], False
+    while True:
+        step = lens.step()
+        if step is None and lens.status == "interrupted" and not resumed:
+            step, resumed = lens.resume("yes"), True
+        if step is None:
+            break
+        if step.get("counts", {}).get("ask"):
+            lit.append(sorted(lens.view.taken))
+        if lens.status == "done":
+            break
+    assert resumed and lit == [[["p", "ask"], ["q", "z"]]] * 2
+
+
+def test_join_sources_are_found_in_the_channel_name_though_node_names_hold_a_plus() -> None:
+    from lgnb.widgets.lens_edges import join_sources
+
+    assert join_sources("join:a+b+x-y:j", "j", ["a+b", "x-y", "c"]) == ["a+b", "x-y"]
+    assert join_sources("branch:to:j", "j", ["a"]) == []
