@@ -103,6 +103,18 @@ def _made(name: str, workers: int) -> ThreadPoolExecutor:
         return pool
 
 
+def _forget_pools() -> None:
+    """In a forked child: the parent's pools have no threads here (a task handed to one
+    would wait forever); new ones are made on first use."""
+    global _POOL_LOCK
+    _POOL_LOCK = threading.Lock()
+    _POOLS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
+
+
 def default_concurrency() -> int:
     """How many sync tasks of one step run at once without `max_concurrency`: as many
     as LangGraph's executor has threads (Python's `ThreadPoolExecutor` default)."""

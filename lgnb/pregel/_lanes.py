@@ -11,11 +11,15 @@ sink's own lock (`StreamSink.nudge`), so a round trip costs about a third.
 
 Lanes are made on demand, never limited (a run waiting on its lane never holds a thread
 another run needs, as LangGraph gives each run an executor of its own), and up to
-`IDLE_KEPT` idle ones are parked for the next job.
+`IDLE_KEPT` idle ones are parked for the next job. As a pool's workers, a lane running a
+job when the interpreter exits finishes it first (a node's side effects are not cut off
+half-way; the idle ones just end), and a process forked from this one starts with none
+(their threads do not exist in the child).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from itertools import count
@@ -28,7 +32,9 @@ IDLE_KEPT = 8
 
 _IDLE: list[_Lane] = []
 _IDLE_LOCK = threading.Lock()
+_LIVE: set[_Lane] = set()  # every lane whose thread runs (idle or not)
 _NAMES = count()
+_closing = False  # the interpreter is exiting: lanes end once their job is done
 
 
 class Job:
@@ -83,35 +89,45 @@ class Job:
 
 
 class _Lane:
-    __slots__ = ("_go", "_job")
+    __slots__ = ("_go", "_job", "thread")
 
     def __init__(self) -> None:
         self._go = threading.Lock()
         self._go.acquire()
         self._job: Job | None = None
-        threading.Thread(target=self._serve, name=f"lgnb-lane-{next(_NAMES)}", daemon=True).start()
+        # (a daemon thread, joined at exit by `_finish_at_exit` as a pool joins its workers)
+        self.thread = threading.Thread(target=self._serve, name=f"lgnb-lane-{next(_NAMES)}", daemon=True)
+        with _IDLE_LOCK:
+            _LIVE.add(self)
+        self.thread.start()
 
-    def give(self, job: Job) -> None:
+    def give(self, job: Job | None) -> None:
+        """Hand over `job` (None: end the thread)."""
         self._job = job
         self._go.release()
 
     def _serve(self) -> None:
-        while True:
-            self._go.acquire()
-            job = self._job
-            self._job = None
-            assert job is not None
-            job._run()
-            # parked again *before* the waiter is woken: the next job it gives finds
-            # this lane idle rather than starting a thread (it waits on `_go` meanwhile)
+        try:
+            while True:
+                self._go.acquire()
+                job = self._job
+                self._job = None
+                if job is None:
+                    return
+                job._run()
+                # parked again *before* the waiter is woken: the next job it gives finds
+                # this lane idle rather than starting a thread (it waits on `_go` meanwhile)
+                with _IDLE_LOCK:
+                    parked = len(_IDLE) < IDLE_KEPT and not _closing
+                    if parked:
+                        _IDLE.append(self)
+                job._settle()
+                del job
+                if not parked:
+                    return
+        finally:
             with _IDLE_LOCK:
-                parked = len(_IDLE) < IDLE_KEPT
-                if parked:
-                    _IDLE.append(self)
-            job._settle()
-            del job
-            if not parked:
-                return
+                _LIVE.discard(self)
 
 
 def run_in_lane(job: Job) -> Job:
@@ -122,3 +138,30 @@ def run_in_lane(job: Job) -> Job:
         lane = _Lane()
     lane.give(job)
     return job
+
+
+def _finish_at_exit() -> None:
+    """Interpreter exit: the idle lanes end, the busy ones finish their job first."""
+    global _closing
+    with _IDLE_LOCK:
+        _closing = True
+        idle, _IDLE[:] = list(_IDLE), []
+        live = list(_LIVE)
+    for lane in idle:
+        lane.give(None)
+    for lane in live:
+        if lane.thread is not threading.current_thread():
+            lane.thread.join()
+
+
+def _forget_lanes() -> None:
+    """In a forked child: the parent's lanes have no threads here."""
+    global _IDLE_LOCK
+    _IDLE_LOCK = threading.Lock()
+    _IDLE.clear()
+    _LIVE.clear()
+
+
+threading._register_atexit(_finish_at_exit)  # type: ignore[attr-defined]  # (as concurrent.futures does)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_lanes)

@@ -66,3 +66,90 @@ def test_lanes_are_not_limited_and_at_most_IDLE_KEPT_stay_parked():
             break
         time.sleep(0.01)
     assert len(lanes) <= IDLE_KEPT
+
+
+_PROGRAM = """
+import operator, sys, time
+from typing import Annotated
+from typing_extensions import TypedDict
+from lgnb.config import get_stream_writer
+from lgnb.graph import START, StateGraph
+
+class S(TypedDict):
+    x: Annotated[list, operator.add]
+
+slow = {"on": False}
+
+def node(name):
+    def run(s):
+        get_stream_writer()(name)
+        if slow["on"] and name == "b":
+            time.sleep(0.3)
+            open(sys.argv[1], "a").write("b ended\\n")
+        return {"x": [name]}
+    return run
+
+g = StateGraph(S)
+for n in "abc":
+    g.add_node(n, node(n))
+g.add_edge(START, "a")
+g.add_edge("a", "b")
+g.add_edge("a", "c")
+chain = StateGraph(S)
+chain.add_node("a", node("a"))
+chain.add_node("b", node("b"))
+chain.add_edge(START, "a")
+chain.add_edge("a", "b")
+fan_out, lone = g.compile(), chain.compile()
+"""
+
+
+def test_a_node_still_running_when_the_script_ends_finishes_first(tmp_path):
+    """A script abandons a live stream while a node runs in a lane and ends: as a pool's
+    worker, the lane finishes the node before the interpreter exits (its side effects are
+    not cut off half-way)."""
+    import subprocess
+    import sys
+
+    side = tmp_path / "side.txt"
+    script = _PROGRAM + """
+for graph in (lone, fan_out):
+    for _ in range(3):  # (known quick: a fan-out's next step runs as a batch)
+        list(graph.stream({"x": []}, stream_mode="custom"))
+slow["on"] = True
+kept = []  # (left open, not closed: the script just ends)
+for graph in (lone, fan_out):
+    kept.append(graph.stream({"x": []}, stream_mode="custom"))
+    for event in kept[-1]:
+        if event == "b":
+            break
+"""
+    done = subprocess.run([sys.executable, "-c", script, str(side)], timeout=60)
+    assert done.returncode == 0
+    assert side.read_text() == "b ended\n" * 2
+
+
+def test_a_process_forked_after_lanes_and_pools_ran_runs_graphs(tmp_path):
+    """The engine's lanes and pools have no threads in a forked child (multiprocessing's
+    default start method on Linux, gunicorn's --preload): the child makes new ones,
+    where a job handed to the parent's would wait forever."""
+    import os
+    import subprocess
+    import sys
+
+    script = _PROGRAM + """
+import os
+def runs():
+    return ([fan_out.invoke({"x": []})["x"] for _ in range(3)],
+            [list(lone.stream({"x": []}, stream_mode="custom")) for _ in range(2)])
+before = runs()
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if runs() == before else 3)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "unused")], timeout=60)
+    assert done.returncode == 0
