@@ -269,16 +269,32 @@ def _admit(loop: Loop, *, threaded: bool) -> Any:
 _keys = itertools.count()
 
 
-class AsyncBackgroundSaves(_Saves):
-    """The saves of one loop of an async run: a chain of asyncio tasks on its event loop."""
+class _Batch:
+    """Saves queued together, and how many of them are written (`AsyncBackgroundSaves`)."""
 
-    __slots__ = ("loop", "last", "last_put")
+    __slots__ = ("ops", "done", "gate")
+
+    def __init__(self, ops: list[tuple], gate: Any) -> None:
+        self.ops = ops
+        self.done = 0
+        self.gate = gate
+
+
+class AsyncBackgroundSaves(_Saves):
+    """The saves of one loop of an async run: a chain of asyncio tasks on its event loop.
+
+    A chain cancelled before it is written — `asyncio.run` cancels every task when a node
+    raises `SystemExit` or `KeyboardInterrupt`, which asyncio lets escape its loop — does
+    not lose finished steps: the run writes what is left as it ends (`wait`)."""
+
+    __slots__ = ("loop", "last", "last_put", "unfinished")
 
     def __init__(self, loop: Loop) -> None:
         super().__init__()
         self.loop = loop
         self.last: asyncio.Future[None] | None = None
         self.last_put: asyncio.Future[None] | None = None
+        self.unfinished: list[_Batch] = []
 
     async def take(self, background: bool) -> list[tuple] | None:
         """`BackgroundSaves.take`, awaited, of the saves queued when it is called (those
@@ -301,25 +317,36 @@ class AsyncBackgroundSaves(_Saves):
             return ops
         if gate is True:
             return None
-        self.last = asyncio.ensure_future(self._save(self.last, ops, gate))
+        batch = _Batch(ops, gate)
+        self.unfinished.append(batch)
+        self.last = asyncio.ensure_future(self._save(self.last, batch))
         if checkpoint:
             self.last_put = self.last
         return None
 
-    async def _save(self, previous: asyncio.Future[None] | None, ops: list[tuple], gate: Any) -> None:
-        from lgnb.pregel._driver import _flushing
-        from lgnb.pregel._program import aanswer
-
+    async def _save(self, previous: asyncio.Future[None] | None, batch: _Batch) -> None:
         try:
             if previous is not None:
                 await asyncio.wait((previous,))
             if self.error is None:
-                await aanswer(_flushing(self.loop, ops, admitted=True))
+                await self._write(batch)
+        except asyncio.CancelledError:
+            return  # (left unfinished: written by the run as it ends, `wait`)
         except BaseException as e:  # noqa: BLE001 - raised in the run (at a barrier or the end)
             self.error = e
-        finally:
-            if gate is not None:
-                gate()
+        if batch in self.unfinished:
+            self.unfinished.remove(batch)
+        if batch.gate is not None:
+            batch.gate()
+
+    async def _write(self, batch: _Batch) -> None:
+        """Write the batch's saves not written yet, one by one, in order."""
+        from lgnb.pregel._driver import _flushing
+        from lgnb.pregel._program import aanswer
+
+        for i in range(batch.done, len(batch.ops)):
+            await aanswer(_flushing(self.loop, batch.ops[i:i + 1], admitted=True))
+            batch.done = i + 1
 
     async def settle(self, fut: asyncio.Future[None] | None) -> None:
         """Wait for `fut` even if the run is cancelled meanwhile (its save must end)."""
@@ -331,5 +358,20 @@ class AsyncBackgroundSaves(_Saves):
                 raise
 
     async def wait(self) -> None:
-        await self.settle(self.last)
+        try:
+            await self.settle(self.last)
+        except asyncio.CancelledError:
+            if not self.unfinished:
+                raise
+        # the batches a cancel stopped before they were written (see the class): now
+        while self.unfinished:
+            batch = self.unfinished[0]
+            if self.error is None:
+                try:
+                    await self._write(batch)
+                except BaseException as e:  # noqa: BLE001 - raised below, as any failed save's
+                    self.error = e
+            self.unfinished.pop(0)
+            if batch.gate is not None:
+                batch.gate()
         self.check()

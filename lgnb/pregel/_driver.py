@@ -669,7 +669,13 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
             if exc is not None and not isinstance(exc, Exception):
                 if isinstance(exc, _Closed):  # `astream` closed while the node ran: cancelled
                     yield from _cancelled_by_close(loop, (task,))
-                raise exc  # LangGraph records only an `Exception` as a lone task's error
+                elif loop.live and not is_async and (writes := commit_writes(task, exc)) is not None:
+                    # a live stream's task ran in a thread, as in LangGraph's pool, whose
+                    # future records any error; else LangGraph records only an `Exception`
+                    loop.put_writes(task, writes)
+                    if loop.io:
+                        yield (flush_io, aflush_io, (loop,))
+                raise exc
             handler = _task_ends(loop, task, exc, errors, control)
             if loop.io:  # a task's writes are saved before anything else runs
                 # (at once before an error handler's task: a failed save must not reach
