@@ -16,6 +16,7 @@ exactly what the engine would have produced. Pure: nothing runs but the reducer.
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -125,7 +126,19 @@ def what_if(updates: Iterable[Mapping[str, Any]], reducer: str | Callable[[Any, 
         has_before = "before" in update and bool(update.get("had_value", True))
         before = update.get("before")
         typ = (types or {}).get(channel, Any)
-        result = reapply(before, writes, reducer, channel=channel, has_before=has_before, typ=typ)
+        if _was_cut(before) or any(_was_cut(w) for w in writes):
+            # a record's copy keeps the first items and characters of a big value: a
+            # reducer given it would give a wrong result, not the run's
+            result = {"value": None, "error": (
+                f"Cannot re-apply the writes to {channel!r}: its recorded value was cut for display "
+                "(a list past 100 items, a string past 2000 characters: lgnb.pregel.records.to_jsonable); "
+                "what-if needs the whole value. Try it on a smaller state.")}
+        else:
+            container = _container(typ)
+            if container is not None:  # (a set or tuple key: recorded as a JSON list)
+                before = container(before) if has_before and isinstance(before, list) else before
+                writes = [container(w) if isinstance(w, list) else w for w in writes]
+            result = reapply(before, writes, reducer, channel=channel, has_before=has_before, typ=typ)
         real, real_error = update.get("after"), update.get("error")
         same = result["error"] is None and real_error is None and (
             _equal(result["value"], real) or _equal(_jsonable(result["value"]), real))
@@ -133,6 +146,28 @@ def what_if(updates: Iterable[Mapping[str, Any]], reducer: str | Callable[[Any, 
                     "before": before, "writes": writes, "real": real, "real_error": real_error,
                     "whatif": result["value"], "error": result["error"], "same": same})
     return out
+
+
+_CUT_MARK = re.compile(r"…\[\+\d+ (chars|items)\]$")
+
+
+def _was_cut(value: Any, depth: int = 0) -> bool:
+    """Whether a recorded (JSON) value holds `to_jsonable`'s marks of a cut value."""
+    if isinstance(value, str):
+        return bool(_CUT_MARK.search(value))
+    if depth > 20:
+        return False
+    if isinstance(value, list):
+        return any(_was_cut(v, depth + 1) for v in value)
+    if isinstance(value, Mapping):
+        return "…" in value or any(_was_cut(v, depth + 1) for v in value.values())
+    return False
+
+
+def _container(typ: Any) -> Callable[[Any], Any] | None:
+    """`set`, `frozenset` or `tuple` when a key's type is one (JSON records them as lists)."""
+    origin = getattr(typ, "__origin__", None) or typ
+    return origin if origin in (set, frozenset, tuple) else None
 
 
 def _jsonable(value: Any) -> Any:

@@ -135,6 +135,28 @@ def test_whatif_with_the_real_reducer_of_a_messages_channel_is_the_same(eng: Any
     assert [m.content for m in row["whatif"]] == ["q", "hi"]
 
 
+def test_whatif_on_a_set_key_rebuilds_sets_and_refuses_a_value_cut_for_display() -> None:
+    """Records are JSON copies: a set is a list there (what-if rebuilds it from the key's
+    type, as the run's reducer sees it), and a list past 100 items is cut (what-if says it
+    cannot re-apply to a cut value, rather than give a wrong result)."""
+
+    class Tags(TypedDict):
+        tags: Annotated[set, operator.or_]
+        log: Annotated[list, operator.add]
+
+    g = __import__("lgnb.graph", fromlist=["StateGraph"])
+    b = g.StateGraph(Tags)
+    b.add_node("a", lambda s: {"tags": {"b"}, "log": ["x"]})
+    b.add_edge(g.START, "a")
+    lens = Lens(b.compile(), {"tags": {"a"}, "log": list(range(150))})
+    lens.run()
+    step = next(s for s in lens.steps if s["counts"] == {"a": 1})
+    rows = {r["channel"]: r for r in lens.what_if(operator.or_, step=step["index"], channels=["tags"])}
+    assert rows["tags"]["whatif"] == {"a", "b"} and rows["tags"]["same"]
+    log = lens.what_if("operator.add", step=step["index"], channels=["log"])[0]
+    assert "cut for display" in log["error"] and not log["same"]
+
+
 def test_interrupt_answered_in_the_lens(eng: Any) -> None:
     lens = Lens(L.asking(eng), {"value": ""})
     lens.run()
