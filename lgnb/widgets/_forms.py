@@ -205,8 +205,11 @@ def schema_inputs(schema: Mapping[str, Any], initial: Mapping[str, Any] | None =
         full = f"{prefix}{name}"
         label = str(prop.get("title") or name)
         value = initial.get(name, prop.get("default"))
+        # `given`: the value is the call's own (else the schema's default, or none): an
+        # input left as shown is then left out of the answer, as a user typing the call by
+        # hand leaves out what they do not change (the tool gets its own default)
         base = {"name": full, "label": label, "required": name in required, "group": group,
-                "description": str(prop.get("description") or "")}
+                "description": str(prop.get("description") or ""), "given": name in initial}
         t = _type_of(prop)
         if _is_list(prop.get("enum")):
             out.append({**base, "type": "enum", "options": [_option(v) for v in prop["enum"]], "value": jsonable(value)})
@@ -246,8 +249,41 @@ def inputs_from_values(values: Mapping[str, Any], prefix: str = "") -> list[dict
     return out
 
 
+_EXACT = 2 ** 53
+"""The largest integer a browser's number holds exactly."""
+
+
+def _unchanged(spec: Mapping[str, Any], raw: Any) -> bool:
+    """Whether `raw` is what the page shows for the input's initial value (nothing typed)
+    where reading it back would not give that value: a JSON input holding a string (shown
+    bare), a list with empty lines, an integer past a browser number's precision."""
+    value = spec.get("value")
+    if value is None or not isinstance(raw, str):
+        return False
+    t = spec.get("type")
+    if t == "json":
+        return raw == (value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False))
+    if t == "lines" and isinstance(value, list):
+        return raw == "\n".join(_js_text(v) for v in value)
+    if t in ("integer", "number") and isinstance(value, int) and not isinstance(value, bool) and abs(value) > _EXACT:
+        try:
+            return float(raw) == float(value)
+        except ValueError:
+            return False
+    return False
+
+
+def _js_text(value: Any) -> str:
+    """`String(value)` in the page, for a JSON scalar."""
+    if value is True or value is False:
+        return "true" if value else "false"
+    return "null" if value is None else str(value)
+
+
 def _parse_one(spec: Mapping[str, Any], raw: Any) -> Any:
     """A raw browser value → the typed value; raises ValueError with a message for the field."""
+    if _unchanged(spec, raw):
+        return spec["value"]
     t = spec.get("type")
     empty = raw is None or (isinstance(raw, str) and raw.strip() == "")
     if t in ("string", "text"):  # absent is missing; an empty box is the empty string
@@ -305,6 +341,9 @@ def parse_inputs(specs: Sequence[Mapping[str, Any]], raw: Mapping[str, Any], nam
         except ValueError as exc:
             errors[f"{where}{name}"] = str(exc)
             continue
+        if spec.get("given") is False and value is not _MISSING and (
+                value == spec.get("value") or (value == "" and spec.get("value") is None)):
+            continue  # left as shown, not the call's own: left out (see `schema_inputs`)
         if value is _MISSING:
             if spec.get("required"):
                 errors[f"{where}{name}"] = "required"
@@ -440,6 +479,10 @@ def _decision(request: Mapping[str, Any], pick: Mapping[str, Any], context: Mapp
                 f"Edit {name} (edited args {short(changed or args)})")
     if kind in ("reject", "respond"):
         message = str(raw.get("__message") or "")
+        if kind == "respond" and not message.strip():
+            # (the tool's result would be empty: the model is told nothing)
+            raise FormInvalid("a response is needed: it is sent to the model as the tool's result",
+                              {f"{where}__message": "a response is needed"})
         decision = {"type": kind}
         if message or kind == "respond":
             decision["message"] = message
@@ -661,6 +704,18 @@ def _options_of(value: Any, interrupt: Mapping[str, Any]) -> list[dict[str, Any]
     return None
 
 
+def _answer_options(value: Any, form: Form, picks: Picks, context: Mapping[str, Any]) -> tuple[Any, str]:
+    """The option picked, as the payload holds it (an enum member, a tuple), not its JSON
+    copy: what a user resuming by hand passes to `Command(resume=...)`."""
+    answer, said = _default_answer(value, form, picks, context)
+    if isinstance(value, Mapping):
+        for key in OPTION_KEYS:
+            if _is_list(value.get(key)):
+                option = value[key][int(picks[0]["choice"])]
+                return (option["value"] if isinstance(option, Mapping) and "value" in option else option), said
+    return answer, said
+
+
 def _build_options(value: Any, interrupt: Mapping[str, Any], context: Mapping[str, Any]) -> Form:
     options = _options_of(value, interrupt) or []
     part = _part(choices=[_choice(str(i), o["label"], value=o["value"]) for i, o in enumerate(options)])
@@ -725,7 +780,7 @@ BUILTINS: list[Renderer] = [
     Renderer("inbox", _build_inbox, _answer_inbox, lambda v, i: _inbox_request(v) is not None),
     Renderer("schema", _build_schema, _answer_schema, lambda v, i: _object_schema(i) is not None),
     Renderer("yes_no", _build_yes_no, None, _is_yes_no),
-    Renderer("options", _build_options, None, lambda v, i: _options_of(v, i) is not None),
+    Renderer("options", _build_options, _answer_options, lambda v, i: _options_of(v, i) is not None),
     Renderer("question", _build_question, None, lambda v, i: _question(v) is not None),
     Renderer("value", _build_value, None, lambda v, i: True),
 ]
@@ -786,6 +841,14 @@ def answer_for(interrupt: Mapping[str, Any], picks: Picks, context: Mapping[str,
     renderer = _USER.get(form["kind"]) or next((r for r in BUILTINS if r.kind == form["kind"]), BUILTINS[-1])
     answer = renderer.answer or _default_answer
     return answer(value, form, list(picks), _context(interrupt, context))
+
+
+def answered_with(interrupt: Mapping[str, Any], payloads: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`interrupt` (a view's JSON copy) with the payload the node passed (`payloads`, by
+    interrupt id), to answer with: a pick among its options resumes with the option itself
+    (an enum member, a tuple), as a user resuming by hand would pass it."""
+    iid = str(interrupt.get("id") or "")
+    return {**interrupt, "value": payloads[iid]} if iid in payloads else interrupt
 
 
 RAISED_ID = "placeholder-id"

@@ -174,6 +174,9 @@ class StreamReducer:
         self.taken: list[list[str]] = []
         self.values: Any = None
         self.interrupts: list[dict[str, Any]] = []
+        # interrupt id → its payload as the node passed it (kept here, in the kernel: an
+        # answer picked from its options resumes with the option itself, `answered_with`)
+        self.payloads: dict[str, Any] = {}
         self.interrupt_nodes: dict[str, str] = {}  # interrupt id → node key (from the tasks stream)
         self._raised = RaisedBy()  # the nodes that raised this segment's NodeInterrupts
         self.paused = False  # saw "__interrupt__" in this segment
@@ -236,6 +239,7 @@ class StreamReducer:
         self.reruns = []
         self.paused = False
         self.interrupts = []
+        self.payloads = {}
         self.failed_node = None
         self._raised = RaisedBy()
         self._prev, self._cur = {}, {}
@@ -458,6 +462,7 @@ class StreamReducer:
                         if schema is not None:
                             entry["response_schema"] = schema
                         self.interrupts.append(entry)
+                        self.payloads[iid] = field("value", intr)
                 continue
             key = node_key(ns, str(node))
             shown = fold(delta)  # bounded like the state panel's values: a huge write never ships whole

@@ -77,6 +77,7 @@ class StepBuilder:
         self.values: Any = None  # the latest state (JSON-able)
         self.raw_values: Any = None
         self.interrupts: list[dict[str, Any]] = []
+        self.payloads: dict[str, Any] = {}  # interrupt id → its payload as the node passed it
         self.interrupt_nodes: dict[str, str] = {}
         self._raised = RaisedBy()  # the nodes that raised this segment's NodeInterrupts
         self.paused = False
@@ -123,6 +124,7 @@ class StepBuilder:
         from (not saved by it); `update`: that Command's `update`, applied before it."""
         self.paused = False
         self.interrupts = []
+        self.payloads = {}
         self._raised = RaisedBy()
         self._starting = self._resume_values = resuming
         self._command_update = update
@@ -518,6 +520,7 @@ class StepBuilder:
             if schema is not None:
                 entry["response_schema"] = schema
             self.interrupts.append(entry)
+            self.payloads[iid] = field("value", intr)  # (the node's own, `answered_with`)
         return False
 
 

@@ -35,6 +35,7 @@ from lgnb.widgets._async_nodes import needs_async
 from lgnb.widgets._forms import (
     FormInvalid,
     answer_for,
+    answered_with,
     form_for,
     no_answer_for_raised,
     raised,
@@ -475,7 +476,7 @@ class Lens:
                 raise RuntimeError(f"interrupt {iid or '(none)'} is not pending in the lens: nothing was sent")
             given = content.get("picks")
             picks: list[dict[str, Any]] = given if isinstance(given, list) else []
-            value, summary = answer_for(interrupt, picks, {"tools": self._tools()})
+            value, summary = answer_for(answered_with(interrupt, self._builder.payloads), picks, {"tools": self._tools()})
             if content.get("hold") and len(pending) > 1:
                 self._held[iid] = value
                 self.view.form_error = ""

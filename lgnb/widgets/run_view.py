@@ -37,6 +37,7 @@ from lgnb.widgets._async_nodes import needs_async
 from lgnb.widgets._forms import (
     FormInvalid,
     answer_for,
+    answered_with,
     asked,
     describe,
     form_for,
@@ -507,8 +508,8 @@ class Run:
         iid = str(content.get("interrupt_id") or "")
         given = content.get("picks")
         picks: list[dict[str, Any]] = given if isinstance(given, list) else []
-        self._page_answer(content, iid, lambda interrupt: answer_for(interrupt, picks, self._form_context()),
-                          hold=bool(content.get("hold")))
+        self._page_answer(content, iid, lambda interrupt: answer_for(
+            answered_with(interrupt, self._reducer.payloads), picks, self._form_context()), hold=bool(content.get("hold")))
 
     def _thread_config(self) -> dict[str, Any]:
         """The run's config addressing its thread's latest checkpoint (no `checkpoint_id`)."""

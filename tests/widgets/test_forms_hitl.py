@@ -83,7 +83,7 @@ def check(out: dict[str, Any]) -> None:
     assert out["missing"]["ok"] is False and "no decision" in out["missing"]["error"]
     assert out["ok"]["ok"] is True, out["ok"]
     assert out["status"] == "done" and out["sent"] == ["carol|<b>hi</b>|True|1"]  # edited; delete rejected
-    assert [tuple(a) for a in out["answers"]] == [("page", "Edit send_email (edited args {\"to\": \"carol\", \"urgent\": true, \"copies\": 1}); "
+    assert [tuple(a) for a in out["answers"]] == [("page", "Edit send_email (edited args {\"to\": \"carol\", \"urgent\": true}); "
                                        "Reject delete_file: never")]
 
 
