@@ -22,7 +22,8 @@ from typing import Any
 UNNAMED = "LangGraph"
 
 #: State schema names too common to tell one graph from another.
-GENERIC_SCHEMAS = frozenset({"dict", "State", "GraphState", "MessagesState", "AgentState", "TypedDict", "BaseModel"})
+GENERIC_SCHEMAS = frozenset({"dict", "State", "GraphState", "MessagesState", "AgentState", "TypedDict", "BaseModel",
+                             "StateSchema"})  # (the schema LangChain's `create_agent` generates)
 
 #: The last resort: what every view is when nothing better is known.
 FALLBACK = "graph"

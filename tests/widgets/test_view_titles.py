@@ -68,6 +68,16 @@ def test_an_unnamed_graph_with_a_generic_schema_is_titled_graph(eng: SimpleNames
     assert show(essay(eng, State)).title == "graph"
 
 
+def test_a_create_agent_graph_is_not_titled_by_its_generated_schema(eng: SimpleNamespace) -> None:
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    agent = create_agent(GenericFakeChatModel(messages=iter([AIMessage("hi")])), tools=[])
+    assert agent.builder.state_schema.__name__ == "StateSchema"
+    assert graph_title(agent) == "graph"
+
+
 def test_an_entrypoint_is_titled_by_its_function(eng: SimpleNamespace) -> None:
     entrypoint = importlib.import_module(f"{eng.name}.func").entrypoint
 
