@@ -361,8 +361,8 @@ class AsyncBackgroundSaves(_Saves):
         try:
             await self.settle(self.last)
         except asyncio.CancelledError:
-            if not self.unfinished:
-                raise
+            if not self.unfinished or self.last is None or not self.last.done():
+                raise  # (the run is cancelled while its saves go on: they finish on their own)
         # the batches a cancel stopped before they were written (see the class): now
         while self.unfinished:
             batch = self.unfinished[0]

@@ -165,7 +165,7 @@ def test_versions_are_stored_once_per_checkpoint_and_short(saver: SqliteSaver) -
     assert "channel_versions" not in raw  # only in blob_refs
     assert "id" not in raw  # only in the checkpoint_id column
     latest = saver.get_tuple(_cfg()).checkpoint
-    assert list(latest)[:3] == ["v", "id", "ts"]  # where LangGraph has it
+    assert list(latest)[:3] == ["v", "ts", "id"]  # where LangGraph has it (`create_checkpoint`)
     assert latest["channel_versions"] == json.loads(refs)
     assert all(len(v) == 19 for v in latest["channel_versions"].values())
 
