@@ -23,6 +23,7 @@ import inspect
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lgnb._internal.callable import is_async_callable, is_store_annotation
@@ -385,15 +386,21 @@ def _start_on_driver(
 
 
 def _start_threaded(loop: Loop, task: Task, ctx: TaskContext, policies: Any) -> Future:
-    from lgnb.pregel._driver import _pool, flush_io, in_worker
+    from lgnb.pregel._driver import flush_io, in_worker
+    from lgnb.pregel._lanes import Job, run_in_lane
     from lgnb.pregel._runner import run_task
 
-    # (always a pool thread, as on LangGraph, even when the caller waits on it at once:
-    # run by a waiting caller, a call saw the caller's `threading.local` values and could
-    # use its sqlite3 connections, on some runs and not others)
+    # Always in a thread of its own, as on LangGraph, even when the caller waits on it at
+    # once: run by a waiting caller, a call saw the caller's `threading.local` values and
+    # could use its sqlite3 connections, on some runs and not others. A lane's, not a
+    # pool's: LangGraph gives every run an executor of its own, so callers waiting on
+    # calls that wait on calls (entrypoints calling tasks that invoke entrypoints, from
+    # many threads at once) never wait on a full pool; lanes are not limited either.
     fut = SyncAsyncFuture()
 
     def work() -> None:
+        if not fut.set_running_or_notify_cancel():
+            return  # cancelled before it started: it does not run, as a pool's future
         try:
             # (a graph the call runs takes threads of the nested pool, never of the one
             # running the call: 64 calls each running a graph must not wait on each other)
@@ -410,7 +417,7 @@ def _start_threaded(loop: Loop, task: Task, ctx: TaskContext, policies: Any) -> 
             fut.set_result(value)
 
     _calls(loop).append(fut)
-    _pool().submit(contextvars.copy_context().run, work)
+    run_in_lane(Job(partial(contextvars.copy_context().run, work)))
     return fut
 
 

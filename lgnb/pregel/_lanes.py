@@ -131,8 +131,11 @@ class _Lane:
 
 
 def run_in_lane(job: Job) -> Job:
-    """Start `job` in an idle lane (a new one if none is idle); returns it."""
+    """Start `job` in an idle lane (a new one if none is idle); returns it. Once the
+    interpreter exits, refused as a pool refuses new work (RuntimeError)."""
     with _IDLE_LOCK:
+        if _closing:
+            raise RuntimeError("cannot schedule new futures after interpreter shutdown")
         lane = _IDLE.pop() if _IDLE else None
     if lane is None:
         lane = _Lane()

@@ -212,3 +212,45 @@ def test_an_entrypoint_body_runs_in_a_pool_thread_even_alone(differential):
         return asyncio.run(cell())
 
     assert differential(scenario) == [([2, 4], False)] * 2
+
+
+def test_callers_waiting_on_calls_that_wait_on_calls_never_wait_on_a_full_pool(monkeypatch):
+    """Threads each invoke an entrypoint whose tasks invoke another entrypoint whose tasks
+    sleep: every caller waits on calls that wait on calls. LangGraph gives each run an
+    executor of its own, so none waits on a full one; on lgnb a call runs in a lane (not
+    limited), never queued behind its waiting callers in a shared pool. With the engine's
+    pools cut to two threads each, this used to wait forever."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lgnb.func import entrypoint, task
+    from lgnb.pregel import _driver
+
+    for name in ("lgnb-task", "lgnb-nested"):
+        monkeypatch.setitem(_driver._POOLS, name, ThreadPoolExecutor(2, thread_name_prefix=f"small-{name}"))
+
+    @task
+    def leaf(x: int) -> int:
+        time.sleep(0.005)
+        return x
+
+    @entrypoint()
+    def inner(x: int) -> int:
+        return sum(f.result() for f in [leaf(x + i) for i in range(3)])
+
+    @task
+    def call(x: int) -> int:
+        return inner.invoke(x)
+
+    @entrypoint()
+    def outer(x: int) -> int:
+        return sum(f.result() for f in [call(x + i) for i in range(3)])
+
+    results = [None] * 6
+    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, outer.invoke(i)), daemon=True)
+               for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads), "a caller waits forever"
+    assert results == [sum(3 * (i + j) + 3 for j in range(3)) for i in range(6)]
