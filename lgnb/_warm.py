@@ -4,24 +4,35 @@ A view needs anywidget and ipywidgets (with IPython about 0.2 s of imports) and 
 front-end bundle. `import lgnb` leaves them out, so that scripts and engine-only users never
 pay for them; but in a notebook kernel the next thing is usually a view. So when lgnb is
 imported inside a running Jupyter kernel, this loads the view modules and packs the bundle
-in a background thread started just after the importing cell has finished — idle time
-between cells — instead of inside the cell that makes the first view.
+in a background thread, in the idle time after the importing cell — instead of inside the
+cell that makes the first view.
 
 Never on the kernel's event loop: a warm-up blocking it (about a second on a slow machine)
 delayed the next cell's start by that much, and the stop button pressed meanwhile was lost
-(ipykernel drops an interrupt while no cell runs), so that cell ran to its end. In a thread
-the next cell starts at once; Python's import locks make a cell that imports the same
-modules wait for the thread's import of them, not import them twice. Nothing happens outside
-a kernel (scripts, tests, marimo).
+(ipykernel drops an interrupt while no cell runs), so that cell ran to its end.
+
+Never while code of the user runs either. Two threads importing modules that import each
+other (langchain-core has such cycles) can be handed a half-initialized module by Python's
+import deadlock detection: a graph run in the cell right after `import lgnb` failed with
+"partially initialized module 'langchain_core.runnables.config' has no attribute ...". So
+the warm-up runs only between executions: it starts `DELAY` after the last one ended
+(IPython's `post_execute`, which also ends a comm message's handling), not at all while one
+runs (a cell that awaits hands the event loop the timer, which then waits for the cell's
+end), and an execution that starts while it runs first waits for it to end (`pre_execute`;
+it takes a fraction of a second). Nothing happens outside a kernel (scripts, tests, marimo).
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+from typing import Any
 
-#: Seconds after the importing cell's code ends: past the kernel's reply to that cell.
+#: Seconds after an execution ends before the warm-up starts: past the kernel's reply.
 DELAY = 0.05
+
+#: Set once the warm-up ended (done, or given up: the first view then loads what it needs).
+WARMED = threading.Event()
 
 
 def _warm() -> None:
@@ -38,24 +49,11 @@ def _warm() -> None:
         return
 
 
-def schedule_in_kernel() -> bool:
-    """Schedule the warm-up when running inside a Jupyter kernel; returns whether it was."""
-    ipython = sys.modules.get("IPython")  # never imported here: a kernel has it already
-    shell = ipython.get_ipython() if ipython is not None else None
-    if shell is None or getattr(shell, "kernel", None) is None:
-        return False
-    import asyncio
-
+def _warmed() -> None:
     try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    loop.call_later(DELAY, start_warming)
-    return True
-
-
-#: Set once the warm-up ended (done, or given up: the first view then loads what it needs).
-WARMED = threading.Event()
+        _warm()
+    finally:
+        WARMED.set()
 
 
 def start_warming() -> threading.Thread:
@@ -65,8 +63,77 @@ def start_warming() -> threading.Thread:
     return thread
 
 
-def _warmed() -> None:
+class _Scheduler:
+    """The warm-up's place between a kernel's executions (cells, comm messages), driven by
+    IPython's `pre_execute` / `post_execute` events, on the kernel's main thread."""
+
+    def __init__(self, shell: Any, loop: Any) -> None:
+        self.shell = shell
+        self.loop = loop
+        self.running = 1  # executions under way: `import lgnb` runs inside one
+        self.timer: Any = None
+        self.thread: threading.Thread | None = None
+        shell.events.register("pre_execute", self.pre_execute)
+        shell.events.register("post_execute", self.post_execute)
+
+    def pre_execute(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            if self.thread is not None:  # (a subshell's cell: it only waits)
+                self.thread.join()
+            return
+        self.running += 1
+        if self.timer is not None:
+            self.timer.cancel()  # re-armed when this execution ends
+            self.timer = None
+        if self.thread is not None:
+            self.thread.join()  # (a stop pressed meanwhile is IPython's to report)
+            self._done()
+
+    def post_execute(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        self.running = max(0, self.running - 1)
+        if not self.running and self.thread is None and self.timer is None and not WARMED.is_set():
+            self.timer = self.loop.call_later(DELAY, self._fire)
+
+    def _fire(self) -> None:
+        self.timer = None
+        if self.running or self.thread is not None:
+            return  # (a cell that awaited handed the loop this timer: its end re-arms it)
+        if "lgnb.widgets.run_view" in sys.modules:
+            # a view was made already: its modules are loaded, and a run it started may
+            # import lazily on this thread between executions, so nothing is imported beside it
+            WARMED.set()
+            self._done()
+            return
+        self.thread = start_warming()
+
+    def _done(self) -> None:
+        for event, hook in (("pre_execute", self.pre_execute), ("post_execute", self.post_execute)):
+            try:
+                self.shell.events.unregister(event, hook)
+            except ValueError:
+                pass
+        global _scheduler
+        _scheduler = None
+
+
+_scheduler: _Scheduler | None = None
+
+
+def schedule_in_kernel() -> bool:
+    """Schedule the warm-up when running inside a Jupyter kernel; returns whether it was."""
+    global _scheduler
+    ipython = sys.modules.get("IPython")  # never imported here: a kernel has it already
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None or getattr(shell, "kernel", None) is None or getattr(shell, "events", None) is None:
+        return False
+    import asyncio
+
     try:
-        _warm()
-    finally:
-        WARMED.set()
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    if _scheduler is None and not WARMED.is_set():
+        _scheduler = _Scheduler(shell, loop)
+    return True

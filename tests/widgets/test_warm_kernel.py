@@ -1,13 +1,21 @@
 """In a Jupyter kernel, the view modules and the packed bundle are loaded in the idle time
 after the cell that imported lgnb, so the first `lgnb.run` does not pay for them; outside a
-kernel `import lgnb` loads nothing of the views (tests/engine/test_import_cost.py)."""
+kernel `import lgnb` loads nothing of the views (tests/engine/test_import_cost.py).
+
+The warm-up imports in a thread, and two threads importing modules that import each other
+can be handed a half-initialized module: so it never runs beside a cell (a graph run right
+after `import lgnb` failed with "partially initialized module 'langchain_core.runnables.config'")."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-import nbformat
-from nbclient import NotebookClient
+import pytest
+from jupyter_client.manager import start_new_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -15,24 +23,76 @@ CHECK = ("import sys\n"
          "from lgnb.widgets import _assets\n"
          "print(sorted(m for m in ('anywidget', 'lgnb.widgets.run_view') if m in sys.modules), _assets._cache is not None)")
 
+# what a cell sees as its first line runs: is the warm-up thread running beside it?
+BESIDE = ("import threading\n"
+          "print([t.name for t in threading.enumerate() if t.name == 'lgnb-warm-views'])")
 
-def _outputs(cells: list[str]) -> list[str]:
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    NotebookClient(nb, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(ROOT)}}).execute()
-    return ["".join(o.get("text", "") for o in c.outputs if o.output_type == "stream").strip() for c in nb.cells]
+
+@contextmanager
+def kernel() -> Iterator[Any]:
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(ROOT))
+    try:
+        yield kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def run(kc: Any, code: str) -> str:
+    """Execute `code` as a cell; its stdout (an error in the cell fails the test)."""
+    out: list[str] = []
+
+    def hook(msg: dict[str, Any]) -> None:
+        if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
+            out.append(msg["content"]["text"])
+
+    reply = kc.execute_interactive(code, output_hook=hook, timeout=120)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    return "".join(out).strip()
 
 
 def test_the_views_are_ready_once_the_kernel_is_idle_after_import_lgnb() -> None:
-    # the second cell yields to the kernel's event loop (idle time, as between a user's
-    # cells: the warm-up starts then), and waits for it however loaded the machine is
-    out = _outputs(["import lgnb",
-                    "import asyncio\nawait asyncio.sleep(0.2)\nfrom lgnb._warm import WARMED\nprint(WARMED.wait(60))",
-                    CHECK])
-    assert out[1] == "True"
-    out = out[:1] + out[2:]
-    assert out[1] == "['anywidget', 'lgnb.widgets.run_view'] True"
+    with kernel() as kc:
+        run(kc, "import lgnb")
+        time.sleep(1.5)  # the user reads: the kernel is idle, the warm-up runs
+        assert run(kc, CHECK) == "['anywidget', 'lgnb.widgets.run_view'] True"
 
 
 def test_the_cell_that_imports_lgnb_does_not_load_the_views_itself() -> None:
-    out = _outputs(["import lgnb\n" + CHECK])
-    assert out[0] == "[] False"
+    with kernel() as kc:
+        assert run(kc, "import lgnb\n" + CHECK) == "[] False"
+
+
+@pytest.mark.parametrize("idle", [0.0, 0.06, 0.1, 0.3])
+def test_a_cell_never_runs_beside_the_warm_up_however_soon_it_follows_import_lgnb(idle: float) -> None:
+    with kernel() as kc:
+        run(kc, "import lgnb")
+        time.sleep(idle)
+        assert run(kc, BESIDE) == "[]"
+
+
+def test_a_cell_that_awaits_after_import_lgnb_is_not_joined_by_the_warm_up() -> None:
+    # awaiting hands the kernel's event loop the warm-up's timer; it waits for the cell's end
+    with kernel() as kc:
+        out = run(kc, "import asyncio\nimport lgnb\nfrom lgnb._warm import WARMED\n"
+                      "await asyncio.sleep(0.4)\n" + BESIDE + "\nprint(WARMED.is_set())")
+        assert out == "[]\nFalse"
+        time.sleep(1.5)
+        assert run(kc, CHECK) == "['anywidget', 'lgnb.widgets.run_view'] True"
+
+
+def test_a_graph_run_right_after_import_lgnb_meets_no_half_imported_module() -> None:
+    # what failed in CI: the reducers lesson's parallel step, in the cell after the imports
+    cell = ("import operator, time\nfrom typing import Annotated\nfrom typing_extensions import TypedDict\n"
+            "from lgnb.graph import START, StateGraph\n"
+            "class Log(TypedDict):\n    log: Annotated[list[str], operator.add]\n"
+            "def node(v, s):\n    def run(state):\n        time.sleep(s)\n        return {'log': [v]}\n    return run\n"
+            "b = StateGraph(Log)\n"
+            "for name, s in (('zeta', 0.0), ('alpha', 0.04), ('mid', 0.02)):\n"
+            "    b.add_node(name, node(name, s)); b.add_edge(START, name)\n"
+            "print(b.compile().invoke({'log': []}))")
+    for idle in (0.06, 0.09, 0.12):
+        with kernel() as kc:
+            run(kc, "import lgnb")
+            time.sleep(idle)
+            assert run(kc, cell) == "{'log': ['alpha', 'mid', 'zeta']}"  # (plan order: by node name)
