@@ -252,12 +252,14 @@ class Lens:
         progress and re-raises KeyboardInterrupt; `.step()` / `.run()` go on from there."""
         self._not_on_saver_loop("run")
         self._stop_requested = False
-        future = self._request(self._run_all)
-        try:
+        future: Future[Any] | None = None
+        try:  # (a stop landing as the run is handed over, before the wait, stops it too)
+            future = self._request(self._run_all)
             future.result(timeout)
         except KeyboardInterrupt:  # the stop button: no step after the one in progress
             self._stop_requested = True
-            future.cancel()
+            if future is not None:
+                future.cancel()
             raise
         return self.result
 
