@@ -339,6 +339,9 @@ class RunContext:
             tags += node.tags
         configurable["checkpoint_ns"] = task.ns
         configurable["checkpoint_id"] = None  # (LangGraph: a task runs at no checkpoint of its own)
+        # the checkpoints this task runs at, its graph's and the enclosing graphs' (by namespace)
+        configurable["checkpoint_map"] = {**((loop.config.get(CONF) or {}).get("checkpoint_map") or {}),
+                                          loop.ns: loop.checkpoint_id}
         callbacks: Any = self.callbacks
         if callbacks and not self.tracing:
             # a manager, not a list: a model's own tags and metadata add to these

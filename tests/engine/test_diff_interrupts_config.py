@@ -352,3 +352,70 @@ def test_a_nodes_config_has_langgraphs_public_configurable_keys(differential):
         return out
 
     differential(scenario)
+
+
+# --- checkpoint_map: the checkpoints a node runs at ----------------------------------------
+
+_CHECKPOINT_MAP_PROGRAM = """
+import json, operator, re, sys
+from typing import Annotated
+from typing_extensions import TypedDict
+E = sys.argv[1]
+StateGraph = __import__(E + ".graph", fromlist=["x"]).StateGraph
+START = __import__(E + ".graph", fromlist=["x"]).START
+InMemorySaver = __import__(E + ".checkpoint.memory", fromlist=["x"]).InMemorySaver
+
+class S(TypedDict):
+    log: Annotated[list, operator.add]
+
+seen = []
+def record(name):
+    def node(s, config):
+        seen.append((name, config["configurable"].get("checkpoint_map", "missing")))
+        return {"log": [name]}
+    return node
+
+inner = StateGraph(S)
+inner.add_node("inner", record("inner"))
+inner.add_edge(START, "inner")
+called = inner.compile(checkpointer=True)
+def calls(s, config):
+    seen.append(("calls", config["configurable"].get("checkpoint_map", "missing")))
+    return called.invoke({"log": []}, config)
+g = StateGraph(S)
+g.add_node("top", record("top"))
+g.add_node("sub", inner.compile())
+g.add_node("calls", calls)
+g.add_edge(START, "top")
+g.add_edge("top", "sub")
+g.add_edge("sub", "calls")
+out = []
+for saver in (None, InMemorySaver()):
+    seen.clear()
+    app = g.compile(checkpointer=saver)
+    cfg = {"configurable": {"thread_id": "t"}}
+    app.invoke({"log": []}, cfg)
+    history = [h.config["configurable"]["checkpoint_id"] for h in app.get_state_history(cfg)] if saver else []
+    out.append([list(seen), history])
+assert "langgraph.pregel.main" not in sys.modules or E == "langgraph"
+labels = {}
+text = re.sub(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}",
+              lambda m: labels.setdefault(m.group(0), f"<id{len(labels)}>"), json.dumps(out))
+print(text)
+"""
+
+
+def test_every_node_sees_the_checkpoints_it_runs_at_in_checkpoint_map(tmp_path):
+    # a node reads `config["configurable"]["checkpoint_map"]`: its graph's checkpoint and
+    # the enclosing graphs' ones, by namespace: at top level, in a subgraph node, and in a
+    # graph invoked inside a node (its own entry included), with a saver and without. Each
+    # engine in a process of its own: lgnb must not owe the keys to LangGraph being loaded
+    import subprocess
+    import sys
+
+    script = tmp_path / "program.py"
+    script.write_text(_CHECKPOINT_MAP_PROGRAM)
+    runs = {e: subprocess.run([sys.executable, str(script), e], capture_output=True, text=True, check=True).stdout
+            for e in ("langgraph", "lgnb")}
+    assert "missing" not in runs["langgraph"]
+    assert runs["lgnb"] == runs["langgraph"]
