@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
-from lgnb._internal.context import CONFIG_KEY_SEND, TASK_CTX, current_task
+from lgnb._internal.context import CONFIG_KEY_SEND, TASK_CTX, current_task, nested_langgraph_config
 from lgnb.types import StreamWriter
 
 __all__ = ("get_config", "get_store", "get_stream_writer")
@@ -20,6 +20,9 @@ def get_config() -> RunnableConfig:
     it is that run's config, derived from the node's, as LangGraph's `get_config()` returns
     LangChain's innermost child config there."""
     ctx = current_task()
+    nested = nested_langgraph_config(ctx)
+    if nested is not None:  # in a LangGraph graph this task invoked: that node's config
+        return nested  # type: ignore[return-value]
     config = ctx.config
     lc = sys.modules.get("langchain_core.runnables.config")
     inner = lc.var_child_runnable_config.get() if lc is not None else None
@@ -38,7 +41,14 @@ def get_stream_writer() -> StreamWriter:
     a running graph it raises, as LangGraph does.
     """
     ctx = TASK_CTX.get()  # `current_task()` inline: nodes call this on every run
-    return (ctx if ctx is not None else current_task()).runtime.stream_writer
+    if ctx is None:
+        ctx = current_task()
+    if "langgraph.pregel.main" in sys.modules and nested_langgraph_config(ctx) is not None:
+        # in a LangGraph graph this task invoked: that node's writer (its namespace)
+        from langgraph.config import get_stream_writer as langgraph_writer
+
+        return langgraph_writer()
+    return ctx.runtime.stream_writer
 
 
 def get_store() -> Any:

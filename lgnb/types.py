@@ -25,7 +25,7 @@ from typing import (
 from typing_extensions import NotRequired, TypedDict
 
 from lgnb._internal.constants import RESUME
-from lgnb._internal.context import current_task
+from lgnb._internal.context import current_task, nested_langgraph_config
 from lgnb._internal.ids import interrupt_id
 from lgnb._internal.missing import MISSING
 from lgnb.errors import GraphInterrupt, mark_invalid_resume
@@ -664,6 +664,10 @@ def interrupt(value: Any, *, response_schema: Any = None) -> Any:
     sees it; an invalid answer raises and is neither recorded nor consumed.
     """
     ctx = current_task()
+    if nested_langgraph_config(ctx) is not None:  # in a LangGraph graph this task invoked
+        from langgraph.types import interrupt as langgraph_interrupt
+
+        return langgraph_interrupt(value, response_schema=response_schema)
     task, loop = ctx.task, ctx.loop
     if ctx.resume is None:
         ctx.resume, _ = loop.resume_for(task)

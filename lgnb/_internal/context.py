@@ -249,6 +249,26 @@ def current_task() -> TaskContext:
     return ctx
 
 
+def nested_langgraph_config(ctx: TaskContext) -> dict[str, Any] | None:
+    """The config of a LangGraph task running inside `ctx`'s task — a graph LangGraph
+    compiled (unported) that the task's code invokes, now running one of its nodes — or
+    None. lgnb's `interrupt()`, `get_config()` and `get_stream_writer()` called there
+    answer for that task, as LangGraph's do (its own resume values, namespace and
+    stream), not for the lgnb task around it. Only when LangGraph is loaded."""
+    if "langgraph.pregel.main" not in sys.modules:
+        return None
+    lc = sys.modules.get("langchain_core.runnables.config")
+    config = lc.var_child_runnable_config.get() if lc is not None else None
+    if type(config) is not dict:
+        return None
+    conf = config.get("configurable")
+    if type(conf) is not dict or "__pregel_scratchpad" not in conf:
+        return None
+    ns = conf.get("checkpoint_ns")
+    # (LangGraph's namespace of a task nested in ours extends ours)
+    return config if type(ns) is str and ns.startswith(ctx.task.ns + "|") else None
+
+
 class LazyConfig(dict[str, Any]):
     """The task's RunnableConfig, filled in on first read.
 
