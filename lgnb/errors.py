@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from lgnb.types import Command, Interrupt
@@ -55,22 +55,31 @@ def create_error_message(*, message: str, error_code: ErrorCode) -> str:
     )
 
 
-class EmptyChannelError(Exception):
+class _Twinned(BaseException):
+    """When LangGraph is loaded too, an instance is also an instance of LangGraph's class
+    of the same name, so code written against LangGraph's errors catches lgnb's (`except
+    langgraph.errors.GraphRecursionError`), and library code that lets LangGraph's
+    signals through (`except langgraph.errors.GraphBubbleUp: raise`) lets lgnb's through
+    (`_internal/langgraph_twins.py`)."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        from lgnb._internal.langgraph_twins import twin_of
+
+        return super().__new__(twin_of(cls), *args, **kwargs)  # type: ignore[arg-type,unused-ignore]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # the end of lgnb's `__init__` chain: in a twin, LangGraph's class comes next in the
+        # MRO, and its `__init__` takes other arguments than lgnb's passes up
+        BaseException.__init__(self, *args, **kwargs)
+
+
+class EmptyChannelError(_Twinned, Exception):
     """A channel was read before any value was written to it."""
 
 
-class GraphBubbleUp(Exception):
-    """Base of the exceptions that stop a task without being a failure.
-
-    When LangGraph is loaded too, instances are also instances of LangGraph's class of the
-    same role, so library code that lets LangGraph's signals through (`except
-    langgraph.errors.GraphBubbleUp: raise`) lets lgnb's through (`_internal/langgraph_twins.py`).
-    """
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> GraphBubbleUp:
-        from lgnb._internal.langgraph_twins import twin_of
-
-        return cast("GraphBubbleUp", super().__new__(twin_of(cls), *args, **kwargs))  # type: ignore[arg-type,unused-ignore]
+class GraphBubbleUp(_Twinned, Exception):
+    """Base of the exceptions that stop a task without being a failure (a LangGraph
+    `GraphBubbleUp` too, when LangGraph is loaded)."""
 
 
 class GraphDrained(GraphBubbleUp):
@@ -84,7 +93,7 @@ class GraphDrained(GraphBubbleUp):
         self.reason = reason
 
 
-class GraphRecursionError(RecursionError):
+class GraphRecursionError(_Twinned, RecursionError):
     """The run reached `recursion_limit` super-steps without finishing.
 
     Raise the limit with `graph.invoke(input, {"recursion_limit": 100})`, or check the
@@ -92,7 +101,7 @@ class GraphRecursionError(RecursionError):
     """
 
 
-class InvalidUpdateError(Exception):
+class InvalidUpdateError(_Twinned, Exception):
     """A node's update could not be applied: two writes to a single-value key in one
     step, or a return value that is not a mapping of state keys."""
 
@@ -113,11 +122,11 @@ class ParentCommand(GraphBubbleUp):
         super().__init__(command)
 
 
-class EmptyInputError(Exception):
+class EmptyInputError(_Twinned, Exception):
     """The graph received an empty input."""
 
 
-class TaskNotFound(Exception):
+class TaskNotFound(_Twinned, Exception):
     """A task could not be found (distributed execution)."""
 
 
@@ -169,7 +178,7 @@ class NodeInterrupt(GraphInterrupt):
             super().__init__([Interrupt(value=value, id=id)])
 
 
-class UnknownInterruptError(Exception):
+class UnknownInterruptError(_Twinned, Exception):
     """A resume that matches no pending interrupt; nothing was written, the thread is
     unchanged and its interrupts (`pending_ids`) can still be answered.
 
@@ -203,7 +212,7 @@ class NodeError:
     error: BaseException
 
 
-class NodeCancelledError(Exception):
+class NodeCancelledError(_Twinned, Exception):
     """A node's own code raised `asyncio.CancelledError`.
 
     Cancellation started by the engine (stopping siblings of a failed task) is silent;
@@ -218,7 +227,7 @@ class NodeCancelledError(Exception):
         self.node = node
 
 
-class NodeTimeoutError(Exception):
+class NodeTimeoutError(_Twinned, Exception):
     """A node attempt ran longer than its `TimeoutPolicy` allows.
 
     `kind` says which limit fired ("run": total time, "idle": time without progress) and

@@ -14,6 +14,11 @@ and of LangGraph's class of the same role (`GraphInterrupt`, `ParentCommand`, el
 `GraphBubbleUp`). The twin is the lgnb class in every respect (name, `isinstance`, the
 engine's handling, pickling, which yields the lgnb class); it only also matches LangGraph's
 `except` clauses. Without LangGraph loaded nothing changes and nothing is imported.
+
+The engine's errors a user catches are twinned the same way (`GraphRecursionError`,
+`InvalidUpdateError`, `EmptyInputError`, `NodeTimeoutError`, ...): a program that ported
+its graphs but kept `except langgraph.errors.GraphRecursionError` around a call, as agent
+code written against LangGraph does, still catches them.
 """
 
 from __future__ import annotations
@@ -24,25 +29,27 @@ from typing import Any
 __all__ = ("twin_of",)
 
 _TWINS: dict[type, type] = {}
-# lgnb class name -> the LangGraph class whose role it plays (anything else: GraphBubbleUp)
-_ROLES = {"GraphInterrupt": "GraphInterrupt", "ParentCommand": "ParentCommand"}
 
 
 def twin_of(cls: type[BaseException]) -> type[BaseException]:
     """The class to instantiate for lgnb's `cls`: its LangGraph twin when `langgraph.errors`
-    is loaded, else `cls` itself."""
+    is loaded, else `cls` itself. Its role: the LangGraph class named as the nearest class of
+    `lgnb.errors` in its MRO (a user's subclass of `GraphInterrupt` plays `GraphInterrupt`)."""
     twin = _TWINS.get(cls)
     if twin is not None:
         return twin
     errors = sys.modules.get("langgraph.errors")
-    base = getattr(errors, "GraphBubbleUp", None) if errors is not None else None
-    if base is None or issubclass(cls, base):  # not loaded (or still loading); or a twin
-        return cls
+    if errors is None or getattr(errors, "UnknownInterruptError", None) is None:
+        return cls  # not loaded (or still loading)
+    base: Any = None
     for klass in cls.__mro__:
-        role = _ROLES.get(klass.__name__)
-        if role is not None and klass.__module__ == "lgnb.errors":
-            base = getattr(errors, role, base)
-            break
+        if klass.__module__ == "lgnb.errors":
+            base = getattr(errors, klass.__name__, None)
+            if isinstance(base, type) and issubclass(base, BaseException):
+                break
+            base = None
+    if base is None or issubclass(cls, base):  # no such role; or a twin already
+        return cls
     twin = type(cls.__name__, (cls, base), {
         "__module__": cls.__module__,
         "__qualname__": cls.__qualname__,
