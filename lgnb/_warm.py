@@ -19,7 +19,8 @@ the warm-up runs only between executions: it starts `DELAY` after the last one e
 (IPython's `post_execute`, which also ends a comm message's handling), not at all while one
 runs (a cell that awaits hands the event loop the timer, which then waits for the cell's
 end), and an execution that starts while it runs first waits for it to end (`pre_execute`;
-it takes a fraction of a second). Nothing happens outside a kernel (scripts, tests, marimo).
+it takes a fraction of a second; the stop button pressed meanwhile stops that cell, before
+its first line). Nothing happens outside a kernel (scripts, tests, marimo).
 """
 
 from __future__ import annotations
@@ -73,7 +74,10 @@ class _Scheduler:
         self.running = 1  # executions under way: `import lgnb` runs inside one
         self.timer: Any = None
         self.thread: threading.Thread | None = None
+        self.stopped = False  # the stop button was pressed while an execution waited for the warm-up
+        self.stopper: Any = None  # the AST transformer that stops the cell that waited
         shell.events.register("pre_execute", self.pre_execute)
+        shell.events.register("pre_run_cell", self.pre_run_cell)
         shell.events.register("post_execute", self.post_execute)
 
     def pre_execute(self) -> None:
@@ -86,12 +90,28 @@ class _Scheduler:
             self.timer.cancel()  # re-armed when this execution ends
             self.timer = None
         if self.thread is not None:
-            self.thread.join()  # (a stop pressed meanwhile is IPython's to report)
+            try:
+                self.thread.join()
+            except KeyboardInterrupt:
+                # IPython reports an error in an event hook and runs the cell anyway: the
+                # cell itself is made to raise it (`pre_run_cell`), as if stopped as it began
+                self.stopped = True
+                return
             self._done()
+
+    def pre_run_cell(self, info: Any = None) -> None:
+        if self.stopped and self.stopper is None and threading.current_thread() is threading.main_thread():
+            self.stopper = _StopFirst()
+            self.shell.ast_transformers.append(self.stopper)
 
     def post_execute(self) -> None:
         if threading.current_thread() is not threading.main_thread():
             return
+        self.stopped = False
+        if self.stopper is not None:
+            if self.stopper in self.shell.ast_transformers:
+                self.shell.ast_transformers.remove(self.stopper)
+            self.stopper = None
         self.running = max(0, self.running - 1)
         if not self.running and self.thread is None and self.timer is None and not WARMED.is_set():
             self.timer = self.loop.call_later(DELAY, self._fire)
@@ -109,13 +129,25 @@ class _Scheduler:
         self.thread = start_warming()
 
     def _done(self) -> None:
-        for event, hook in (("pre_execute", self.pre_execute), ("post_execute", self.post_execute)):
+        for event, hook in (("pre_execute", self.pre_execute), ("pre_run_cell", self.pre_run_cell),
+                            ("post_execute", self.post_execute)):
             try:
                 self.shell.events.unregister(event, hook)
             except ValueError:
                 pass
         global _scheduler
         _scheduler = None
+
+
+class _StopFirst:
+    """An IPython AST transformer making a cell raise KeyboardInterrupt before its first line."""
+
+    def visit(self, node: Any) -> Any:
+        import ast
+
+        stop = ast.Raise(exc=ast.Name(id="KeyboardInterrupt", ctx=ast.Load()), cause=None)
+        node.body.insert(0, ast.copy_location(stop, node.body[0]) if node.body else stop)
+        return ast.fix_missing_locations(node)
 
 
 _scheduler: _Scheduler | None = None

@@ -31,6 +31,7 @@ BESIDE = ("import threading\n"
 @contextmanager
 def kernel() -> Iterator[Any]:
     km, kc = start_new_kernel(kernel_name="python3", cwd=str(ROOT))
+    kc.manager = km  # (the stop button: `kc.manager.interrupt_kernel()`)
     try:
         yield kc
     finally:
@@ -96,3 +97,29 @@ def test_a_graph_run_right_after_import_lgnb_meets_no_half_imported_module() -> 
             run(kc, "import lgnb")
             time.sleep(idle)
             assert run(kc, cell) == "{'log': ['alpha', 'mid', 'zeta']}"  # (plan order: by node name)
+
+
+def test_the_stop_button_pressed_while_a_cell_waits_for_the_warm_up_stops_that_cell() -> None:
+    # IPython runs a cell whose event hook raised: the cell itself must raise KeyboardInterrupt
+    with kernel() as kc:
+        run(kc, "import lgnb")
+        time.sleep(0.1)  # the warm-up starts; the next cell waits for it (a fraction of a second)
+        msg_id = kc.execute("import time\ntime.sleep(3)\nprint('the cell ran to its end')")
+        time.sleep(0.1)
+        kc.manager.interrupt_kernel()
+        shown: list[str] = []
+        while True:
+            msg = kc.get_iopub_msg(timeout=30)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            content = msg["content"]
+            if msg["msg_type"] == "stream":
+                shown.append(content["text"])
+            elif msg["msg_type"] == "error":
+                shown.append(content["ename"])
+            elif msg["msg_type"] == "status" and content["execution_state"] == "idle":
+                break
+        reply = kc.get_shell_msg(timeout=30)
+        assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+        assert shown == ["KeyboardInterrupt"], shown  # no "Error in callback", nothing of the cell ran
+        assert run(kc, "print('the kernel goes on')") == "the kernel goes on"
