@@ -939,10 +939,18 @@ def _stop_async(loop: Loop, running: dict[Any, Task], queue: deque[Task], ex: An
             cancelled.append(running[fut])
         else:
             _commit(loop, running[fut], exc, errors)
-    yield from _committed(loop)
-    yield from _cancelled_by_close(loop, cancelled + list(queue))
-    running.clear()
-    queue.clear()
+    try:
+        yield from _committed(loop)
+    except _Closed:
+        # a live `astream` whose consumer was cancelled closes as the ended tasks' updates
+        # are handed over: the cancelled ones are recorded all the same
+        yield from _cancelled_by_close(loop, cancelled + list(queue))
+        raise
+    else:
+        yield from _cancelled_by_close(loop, cancelled + list(queue))
+    finally:
+        running.clear()
+        queue.clear()
 
 
 def _record_cancelled(loop: Loop, tasks: Any) -> Generator[Request, Any, None]:

@@ -1305,3 +1305,57 @@ def test_the_stop_button_during_a_live_streams_lone_task_saves_what_langgraph_sa
         return out
 
     differential(scenario)
+
+
+@pytest.mark.parametrize("modes", [["updates"], ["updates", "custom"], ["messages"]])
+def test_the_stop_button_on_an_astream_cell_records_the_running_sibling_as_cancelled(differential, modes):
+    """A notebook's stop button on an `async for ... in graph.astream(...)` cell cancels the
+    task consuming the stream while a parallel async node runs: its sibling that ended is
+    kept, the running one saved with a `CancelledError` (a resume runs it again). A live
+    stream (custom, messages) lost that record: its step closed as the ended sibling's
+    update was handed over."""
+
+    def scenario(E):
+        async def main():
+            ended = asyncio.Event()
+
+            async def a(s):
+                return {"log": ["a"]}
+
+            async def quick(s):
+                ended.set()
+                return {"log": ["quick"]}
+
+            async def slow(s):
+                await asyncio.sleep(5)
+                return {"log": ["slow"]}
+
+            g = E.StateGraph(S)
+            g.add_node("a", a)
+            g.add_node("quick", quick)
+            g.add_node("slow", slow)
+            g.add_edge(E.START, "a")
+            g.add_edge("a", "quick")
+            g.add_edge("a", "slow")
+            app = g.compile(checkpointer=E.InMemorySaver())
+            cfg = {"configurable": {"thread_id": "t"}}
+
+            async def consume():
+                async for _ in app.astream({"log": []}, cfg, stream_mode=modes):
+                    pass
+
+            consumer = asyncio.ensure_future(consume())
+            await ended.wait()
+            await asyncio.sleep(0.05)  # the quick sibling's end is handled
+            consumer.cancel()
+            try:
+                await consumer
+            except asyncio.CancelledError:
+                pass
+            snap = await app.aget_state(cfg)
+            tasks = [(t.name, repr(t.error), t.result) for t in snap.tasks]
+            return snap.next, tasks, [s.next async for s in app.aget_state_history(cfg)]
+
+        return asyncio.run(main())
+
+    differential(scenario)
