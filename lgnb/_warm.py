@@ -66,12 +66,15 @@ def start_warming() -> threading.Thread:
 
 class _Scheduler:
     """The warm-up's place between a kernel's executions (cells, comm messages), driven by
-    IPython's `pre_execute` / `post_execute` events, on the kernel's main thread."""
+    IPython's `pre_execute` / `post_execute` events: on the kernel's main thread, and on a
+    subshell's thread for that subshell's cells (ipykernel 7), which count as executions too."""
 
     def __init__(self, shell: Any, loop: Any) -> None:
         self.shell = shell
         self.loop = loop
-        self.running = 1  # executions under way: `import lgnb` runs inside one
+        self.running = 1  # executions under way on the main thread: `import lgnb` runs inside one
+        self.elsewhere = 0  # ... on other threads (subshells)
+        self.lock = threading.Lock()  # (for `elsewhere`)
         self.timer: Any = None
         self.thread: threading.Thread | None = None
         self.stopped = False  # the stop button was pressed while an execution waited for the warm-up
@@ -82,8 +85,10 @@ class _Scheduler:
 
     def pre_execute(self) -> None:
         if threading.current_thread() is not threading.main_thread():
-            if self.thread is not None:  # (a subshell's cell: it only waits)
-                self.thread.join()
+            with self.lock:
+                self.elsewhere += 1
+            if self.thread is not None:  # (a subshell's cell: it waits; a stop is IPython's to report)
+                WARMED.wait()
             return
         self.running += 1
         if self.timer is not None:
@@ -91,7 +96,9 @@ class _Scheduler:
             self.timer = None
         if self.thread is not None:
             try:
-                self.thread.join()
+                # (an Event, not `Thread.join`: a join a KeyboardInterrupt cuts short marks
+                # the thread ended while it still runs, and the next cell would not wait)
+                WARMED.wait()
             except KeyboardInterrupt:
                 # IPython reports an error in an event hook and runs the cell anyway: the
                 # cell itself is made to raise it (`pre_run_cell`), as if stopped as it began
@@ -106,6 +113,11 @@ class _Scheduler:
 
     def post_execute(self) -> None:
         if threading.current_thread() is not threading.main_thread():
+            with self.lock:
+                self.elsewhere = max(0, self.elsewhere - 1)
+                idle = not self.elsewhere
+            if idle:
+                self.loop.call_soon_threadsafe(self._arm)
             return
         self.stopped = False
         if self.stopper is not None:
@@ -113,12 +125,20 @@ class _Scheduler:
                 self.shell.ast_transformers.remove(self.stopper)
             self.stopper = None
         self.running = max(0, self.running - 1)
-        if not self.running and self.thread is None and self.timer is None and not WARMED.is_set():
+        self._arm()
+
+    def _busy(self) -> bool:
+        with self.lock:
+            return bool(self.running or self.elsewhere)
+
+    def _arm(self) -> None:
+        """Start the warm-up `DELAY` from now, unless something runs or it has started."""
+        if not self._busy() and self.thread is None and self.timer is None and not WARMED.is_set():
             self.timer = self.loop.call_later(DELAY, self._fire)
 
     def _fire(self) -> None:
         self.timer = None
-        if self.running or self.thread is not None:
+        if self._busy() or self.thread is not None:
             return  # (a cell that awaited handed the loop this timer: its end re-arms it)
         if "lgnb.widgets.run_view" in sys.modules:
             # a view was made already: its modules are loaded, and a run it started may

@@ -67,11 +67,6 @@ class _Twinned(BaseException):
 
         return super().__new__(twin_of(cls), *args, **kwargs)  # type: ignore[arg-type,unused-ignore]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        # the end of lgnb's `__init__` chain: in a twin, LangGraph's class comes next in the
-        # MRO, and its `__init__` takes other arguments than lgnb's passes up
-        BaseException.__init__(self, *args, **kwargs)
-
 
 class EmptyChannelError(_Twinned, Exception):
     """A channel was read before any value was written to it."""

@@ -50,7 +50,7 @@ def twin_of(cls: type[BaseException]) -> type[BaseException]:
             base = None
     if base is None or issubclass(cls, base):  # no such role; or a twin already
         return cls
-    twin = type(cls.__name__, (cls, base), {
+    twin = type(cls.__name__, (cls, _shim(base)), {
         "__module__": cls.__module__,
         "__qualname__": cls.__qualname__,
         "__doc__": cls.__doc__,
@@ -58,6 +58,28 @@ def twin_of(cls: type[BaseException]) -> type[BaseException]:
     })
     # two threads creating the first one at once: both get the one stored first
     return _TWINS.setdefault(cls, twin)
+
+
+_SHIMS: dict[type, type] = {}
+
+
+def _shim(base: type[BaseException]) -> type[BaseException]:
+    """LangGraph's `base` behind an `__init__` that passes over LangGraph's classes: in a
+    twin they come after lgnb's in the MRO, and their `__init__` takes other arguments than
+    lgnb's (and a user's cooperative mixin's) pass up; the chain goes on past them."""
+    shim = _SHIMS.get(base)
+    if shim is not None:
+        return shim
+
+    def __init__(self: BaseException, *args: Any, **kwargs: Any) -> None:
+        mro = type(self).__mro__
+        last = mro.index(shim)
+        while mro[last + 1].__module__.startswith("langgraph."):
+            last += 1
+        super(mro[last], self).__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    shim = type(base.__name__, (base,), {"__module__": __name__, "__init__": __init__})
+    return _SHIMS.setdefault(base, shim)
 
 
 def _reducer(cls: type[BaseException]) -> Any:

@@ -97,3 +97,27 @@ def test_threads_raising_a_class_for_the_first_time_at_once_share_one_twin() -> 
             assert len(set(kinds)) == 1, n
     finally:
         sys.setswitchinterval(switch)
+
+
+class _Coded(Exception):
+    """A user's cooperative mixin: its `__init__` takes a keyword and passes the rest up."""
+
+    def __init__(self, *args: object, code: int = 0) -> None:
+        super().__init__(*args)
+        self.code = code
+
+
+def test_a_users_error_mixing_an_lgnb_error_with_a_cooperative_mixin_keeps_the_mixins_init() -> None:
+    from lgnb.errors import InvalidUpdateError, NodeCancelledError
+
+    class Mine(InvalidUpdateError, _Coded):
+        pass
+
+    class Cancelled(NodeCancelledError, _Coded):
+        pass
+
+    e = Mine("bad", code=3)
+    assert e.code == 3 and e.args == ("bad",) and isinstance(e, lg_errors.InvalidUpdateError)
+    assert Mine("bad").code == 0
+    c = Cancelled("node")  # lgnb's own __init__ first, then the mixin's (LangGraph's is passed over)
+    assert c.node == "node" and c.code == 0 and isinstance(c, lg_errors.NodeCancelledError)

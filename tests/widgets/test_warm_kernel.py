@@ -123,3 +123,20 @@ def test_the_stop_button_pressed_while_a_cell_waits_for_the_warm_up_stops_that_c
         assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
         assert shown == ["KeyboardInterrupt"], shown  # no "Error in callback", nothing of the cell ran
         assert run(kc, "print('the kernel goes on')") == "the kernel goes on"
+
+
+def test_after_a_stop_during_the_wait_the_next_cell_still_waits_for_the_warm_up() -> None:
+    # a join cut short by KeyboardInterrupt marks the thread ended while it still runs: the
+    # next cell must wait all the same (the warm-up made slow, as on a loaded machine)
+    with kernel() as kc:
+        run(kc, "import lgnb, time, lgnb._warm as warm\n"
+                "_warm = warm._warm\n"
+                "def _slow():\n    time.sleep(1.5)\n    _warm()\n"
+                "warm._warm = _slow")
+        time.sleep(0.3)  # the warm-up runs
+        msg_id = kc.execute("print('the cell ran')")
+        time.sleep(0.3)
+        kc.manager.interrupt_kernel()
+        reply = kc.get_shell_msg(timeout=30)
+        assert reply["parent_header"]["msg_id"] == msg_id and reply["content"]["ename"] == "KeyboardInterrupt"
+        assert run(kc, BESIDE) == "[]"
