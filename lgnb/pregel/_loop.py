@@ -67,6 +67,7 @@ from lgnb.pregel._io import (
 from lgnb.pregel._migrate import (
     CHECKPOINT_VERSION,
     migrate_checkpoint,
+    own_interrupts,
     storable_send,
     storable_writes,
 )
@@ -211,7 +212,7 @@ class Loop(ResumeMixin):
         else:
             checkpoint = migrate_checkpoint(saved.checkpoint, graph)
             metadata = dict(saved.metadata)
-            pending = [(str(t), c, v) for t, c, v in (saved.pending_writes or [])]
+            pending = [(str(t), c, v if c != INTERRUPT else own_interrupts(v)) for t, c, v in (saved.pending_writes or [])]
             self.saved_config = saved.config
             self.prev_checkpoint_config = saved.parent_config
             self.has_saved = True

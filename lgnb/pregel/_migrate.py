@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from lgnb._internal.constants import END, INTERRUPT, START, TASKS
 from lgnb._internal.interrupts import call_holding_interrupts, holds_interrupts
 from lgnb.pregel._program import Request
-from lgnb.types import Send
+from lgnb.types import Interrupt, Send
 
 if TYPE_CHECKING:
     from lgnb.pregel.main import Pregel
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = (
     "CHECKPOINT_VERSION",
     "migrate_checkpoint",
+    "own_interrupts",
     "portable_checkpoint",
     "portable_writes",
     "save_request",
@@ -179,13 +180,58 @@ def portable_checkpoint(checkpoint: dict[str, Any]) -> dict[str, Any]:
 
 
 def portable_writes(writes: Sequence[tuple[str, Any]]) -> Sequence[tuple[str, Any]]:
-    """Writes as they are handed to a saver: Sends in LangGraph's class."""
-    if not any(c == TASKS for c, _ in writes):
+    """Writes as they are handed to a saver: Sends and the interrupts a node raised in
+    LangGraph's classes (a LangGraph process resumes the thread: it reads its own
+    `Interrupt`, which it needs even without lgnb installed or under strict msgpack)."""
+    if not any(c == TASKS or c == INTERRUPT for c, _ in writes):
         return writes
     cls = _portable_send_class()
     if not cls:
         return writes
-    return [(c, _port(v, cls)) if c == TASKS else (c, v) for c, v in writes]
+    return [(c, _port(v, cls)) if c == TASKS else (c, _port_interrupts(v)) if c == INTERRUPT else (c, v)
+            for c, v in writes]
+
+
+_portable_interrupt: Any = None
+
+
+def _port_interrupts(value: Any) -> Any:
+    """A write of interrupts (a sequence of lgnb `Interrupt`) with each as LangGraph's."""
+    global _portable_interrupt
+    if not isinstance(value, (list, tuple)) or not value:
+        return value
+    if _portable_interrupt is None:
+
+        class PortableInterrupt(Interrupt):
+            __slots__ = ()
+
+            def __reduce__(self) -> Any:  # pickled (a saver's pickle_fallback) as LangGraph's
+                from langgraph.types import Interrupt as LangGraphInterrupt
+
+                return (_langgraph_interrupt, (LangGraphInterrupt, self.value, self.id, self.response_schema))
+
+        PortableInterrupt.__module__ = "langgraph.types"
+        PortableInterrupt.__name__ = PortableInterrupt.__qualname__ = "Interrupt"
+        _portable_interrupt = PortableInterrupt
+    cls = _portable_interrupt
+    ported = [cls(i.value, i.id, response_schema=i.response_schema) if type(i) is Interrupt else i for i in value]
+    return type(value)(ported)
+
+
+def own_interrupts(value: Any) -> Any:
+    """A saved write of interrupts with each as lgnb's `Interrupt` (a saver reading them
+    back where LangGraph is importable makes LangGraph's, the class they are stored as)."""
+    if not isinstance(value, (list, tuple)) or all(type(i) is Interrupt for i in value):
+        return value
+    return type(value)(
+        Interrupt(i.value, i.id, response_schema=getattr(i, "response_schema", None))
+        if type(i) is not Interrupt and type(i).__name__ == "Interrupt" and hasattr(i, "id") else i
+        for i in value
+    )
+
+
+def _langgraph_interrupt(cls: Any, value: Any, id: str, response_schema: Any) -> Any:
+    return cls(value, id, response_schema=response_schema)
 
 
 # ---------------------------------------------------------------------- saver calls

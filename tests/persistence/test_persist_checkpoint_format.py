@@ -506,3 +506,94 @@ def test_checkpoint_events_order_their_config_keys_as_langgraph_does() -> None:
 
 class _LogState(TypedDict):
     log: Annotated[list, operator.add]
+
+
+_LANGGRAPH_ALONE_RESUMES = """
+import operator, sys
+sys.modules["lgnb"] = None  # a LangGraph process: lgnb not importable
+from typing import Annotated
+from typing_extensions import TypedDict
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import START, StateGraph
+from langgraph.types import Command, Interrupt, interrupt
+
+class S(TypedDict):
+    log: Annotated[list, operator.add]
+
+def ask(s):
+    return {"log": ["ask:" + interrupt("ok?")]}
+
+g = StateGraph(S)
+g.add_node("ask", ask)
+g.add_edge(START, "ask")
+with SqliteSaver.from_conn_string(sys.argv[1]) as saver:
+    app = g.compile(checkpointer=saver)
+    cfg = {"configurable": {"thread_id": "t"}}
+    pending = app.get_state(cfg).interrupts
+    assert [type(i) for i in pending] == [Interrupt], pending
+    print(app.invoke(Command(resume="yes"), cfg))
+"""
+
+
+def test_an_interrupt_lgnb_saved_is_resumed_by_a_langgraph_process_without_lgnb_under_strict_msgpack(tmp_path):
+    """The interrupt is stored as LangGraph's `Interrupt`: a LangGraph process that cannot
+    import lgnb (a LangGraph server), with `LANGGRAPH_STRICT_MSGPACK`, reads it as its own."""
+    import os
+    import subprocess
+    import sys
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from lgnb.graph import START, StateGraph
+    from lgnb.types import interrupt
+
+    class S(TypedDict):
+        log: Annotated[list, operator.add]
+
+    def ask(s: S) -> dict[str, Any]:
+        return {"log": ["ask:" + interrupt("ok?")]}
+
+    db = tmp_path / "shared.sqlite"
+    g = StateGraph(S)
+    g.add_node("ask", ask)
+    g.add_edge(START, "ask")
+    with SqliteSaver.from_conn_string(str(db)) as saver:
+        paused = g.compile(checkpointer=saver).invoke({"log": []}, {"configurable": {"thread_id": "t"}})
+    assert [i.value for i in paused["__interrupt__"]] == ["ok?"]
+    script = tmp_path / "resume.py"
+    script.write_text(_LANGGRAPH_ALONE_RESUMES)
+    env = {**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true"}
+    done = subprocess.run([sys.executable, str(script), str(db)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "{'log': ['ask:yes']}"
+
+
+@pytest.mark.parametrize("kind", ["memory", "lgnb_sqlite", "langgraph_sqlite"])
+def test_an_interrupt_read_back_from_a_saver_is_lgnbs_interrupt(kind, tmp_path):
+    """Stored under LangGraph's class name, it comes back to lgnb programs as lgnb's class
+    (`isinstance(i, lgnb.types.Interrupt)`, equality with one they made)."""
+    from contextlib import nullcontext
+
+    from langgraph.checkpoint.sqlite import SqliteSaver as LangGraphSqliteSaver
+    from lgnb.checkpoint.memory import InMemorySaver
+    from lgnb.checkpoint.sqlite import SqliteSaver
+    from lgnb.graph import START, StateGraph
+    from lgnb.types import Interrupt, interrupt
+
+    class S(TypedDict):
+        log: Annotated[list, operator.add]
+
+    g = StateGraph(S)
+    g.add_node("a", lambda s: {"log": [interrupt("q")]})
+    g.add_edge(START, "a")
+    opened = {"memory": lambda: nullcontext(InMemorySaver()),
+              "lgnb_sqlite": lambda: SqliteSaver.from_conn_string(str(tmp_path / "l.sqlite")),
+              "langgraph_sqlite": lambda: LangGraphSqliteSaver.from_conn_string(str(tmp_path / "g.sqlite"))}[kind]
+    with opened() as saver:
+        app = g.compile(checkpointer=saver)
+        cfg = {"configurable": {"thread_id": "t"}}
+        app.invoke({"log": []}, cfg)
+        state = app.get_state(cfg)
+        seen = [*state.interrupts, *(i for t in state.tasks for i in t.interrupts),
+                *(i for s in app.get_state_history(cfg) for i in s.interrupts)]
+        assert seen and all(type(i) is Interrupt for i in seen)
+        assert state.interrupts[0] == Interrupt("q", state.interrupts[0].id)
