@@ -132,12 +132,15 @@ class TaskContext:
             # it use to reach the state from inside a tool (deepagents' files)
             config["configurable"][CONFIG_KEY_READ] = partial(_read_channels, loop, task)
             config["configurable"][CONFIG_KEY_SEND] = partial(_send, task)
-            if "langgraph.pregel.main" in sys.modules:
+            modules = sys.modules
+            if "langgraph.pregel.main" in modules or "langgraph.types" in modules:
                 # ... and, LangGraph being loaded, the other keys LangGraph gives every
                 # task: a graph LangGraph compiled that this node's code invokes
                 # (trustcall's extractor, langmem's memory managers) runs nested in the
                 # task as on LangGraph (its events streamed with `subgraphs=True`, its
-                # checkpoints on the run's saver); without them it ran as a graph of its own
+                # checkpoints on the run's saver); without them it ran as a graph of its own.
+                # LangGraph's own `interrupt()` (a half-ported module, a library helper)
+                # reads its scratchpad from them too
                 keys = _LANGGRAPH_TASK_KEYS
                 if keys is None:
                     keys = _langgraph_task_keys()

@@ -83,3 +83,56 @@ def test_get_config_in_a_langgraph_graph_a_node_invokes_is_that_nodes(differenti
         return out, seen
 
     differential(scenario)
+
+
+_OWN_INTERRUPT_PROGRAM = """
+import sys
+from typing_extensions import TypedDict
+from langgraph.types import interrupt as langgraph_interrupt  # a helper module not ported yet
+E = sys.argv[1]
+graph = __import__(E + ".graph", fromlist=["x"])
+func = __import__(E + ".func", fromlist=["x"])
+types = __import__(E + ".types", fromlist=["x"])
+InMemorySaver = __import__(E + ".checkpoint.memory", fromlist=["x"]).InMemorySaver
+assert E == "langgraph" or "langgraph.pregel.main" not in sys.modules
+
+class S(TypedDict):
+    x: str
+
+def ask(s):
+    return {"x": s["x"] + "|node=" + str(langgraph_interrupt("node?"))}
+
+g = graph.StateGraph(S)
+g.add_node("ask", ask)
+g.add_edge(graph.START, "ask")
+app = g.compile(checkpointer=InMemorySaver())
+
+@func.task
+def confirm(x):
+    return x + "|task=" + str(langgraph_interrupt("task?"))
+
+@func.entrypoint(checkpointer=InMemorySaver())
+def main(x):
+    return confirm(x).result()
+
+cfg = {"configurable": {"thread_id": "t"}}
+for out in (app.invoke({"x": "a"}, cfg), app.invoke(types.Command(resume="yes"), cfg),
+            main.invoke("b", cfg), main.invoke(types.Command(resume="no"), cfg)):
+    print(out["__interrupt__"][0].value if isinstance(out, dict) and "__interrupt__" in out else out)
+"""
+
+
+def test_langgraphs_own_interrupt_called_in_a_node_and_a_task_asks_and_resumes(tmp_path):
+    # a half-ported program: the graph is the engine's, a helper module still calls
+    # `langgraph.types.interrupt`, which read LangGraph's scratchpad, missing from lgnb's
+    # tasks unless LangGraph's engine had been imported. Each engine in a process of its own
+    import subprocess
+    import sys
+
+    script = tmp_path / "program.py"
+    script.write_text(_OWN_INTERRUPT_PROGRAM)
+    runs = {e: subprocess.run([sys.executable, str(script), e], capture_output=True, text=True)
+            for e in ("langgraph", "lgnb")}
+    assert runs["langgraph"].returncode == 0, runs["langgraph"].stderr[-2000:]
+    assert runs["lgnb"].returncode == 0, runs["lgnb"].stderr[-2000:]
+    assert runs["lgnb"].stdout == runs["langgraph"].stdout == "node?\n{'x': 'a|node=yes'}\ntask?\nb|task=no\n"
