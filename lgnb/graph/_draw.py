@@ -193,23 +193,30 @@ def _reached(builder: Any, limit: int = 251) -> tuple[set[str], set[str], set[_E
 def _draw_wired(graph: Any) -> Graph:
     """A graph without a builder (an `@entrypoint`, a `Pregel` wired with `NodeBuilder`):
     `__start__` to the nodes the input triggers, a node to those its declared writes
-    trigger, and the nodes nothing leaves to `__end__`, as LangGraph draws it."""
+    trigger, and the nodes nothing leaves to `__end__`, as LangGraph draws it: the nodes
+    first, then `__start__`; and a lone node nothing follows (an entrypoint) ends by a
+    conditional edge (it may or may not run again)."""
     inputs = graph.input_channels
     inputs = {inputs} if isinstance(inputs, str) else set(inputs)
+    starts = [name for name, node in graph.nodes.items() if inputs & set(node.triggers)]
     edges: set[tuple[str, str]] = set()
     for name, node in graph.nodes.items():
-        if inputs & set(node.triggers):
-            edges.add((START, name))
         written = {c for w in node.writers for c in getattr(w, "channels", ())}
         edges.update((name, other) for other, o in graph.nodes.items() if written & set(o.triggers))
     out = Graph()
-    out.add_node(None, START)
     for name, node in graph.nodes.items():
         out.add_node(_data(node), name, metadata=dict(node.metadata or {}) or None)
+    if START not in graph.nodes:
+        out.add_node(None, START)
+        for name in starts:
+            _add_edge(out, START, name)
     for src, dest in sorted(edges):
         _add_edge(out, src, dest)
-    for src in sorted({d for _, d in edges} - {s for s, _ in edges}):
+    termini = {d for _, d in edges} - {s for s, _ in edges}
+    for src in sorted(termini):
         _add_edge(out, src, END)
+    if not edges and len(starts) == 1:
+        _add_edge(out, starts[0], END, conditional=True)
     return out
 
 

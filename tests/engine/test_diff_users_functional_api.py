@@ -1157,8 +1157,9 @@ def test_entrypoint_graph_structure_and_name(differential):
             return t(x).result()
 
         gr = my_workflow.get_graph()
-        return (my_workflow.name, sorted(gr.nodes),
-                sorted((e.source, e.target) for e in gr.edges),
+        # (as drawn: the node order, and the end edge dotted, conditional)
+        return (my_workflow.name, list(gr.nodes),
+                [(e.source, e.target, e.conditional) for e in gr.edges], gr.to_json(), gr.draw_mermaid(),
                 list(my_workflow.stream_channels) if isinstance(
                     my_workflow.stream_channels, (list, tuple)) else my_workflow.stream_channels)
 
