@@ -194,12 +194,18 @@ def _unknown_route_help(name: str, chan: str, channels: Mapping[str, Any]) -> st
     """For a route to a node the graph does not have: what happened and how to fix it."""
     if not chan.startswith(_BRANCH_TO):
         return ""
+    target = chan[len(_BRANCH_TO):]
     nodes = ", ".join(c[len(_BRANCH_TO):] for c in channels if c.startswith(_BRANCH_TO))
+    if not nodes:
+        return (
+            f"\n`{name}` routed to {target!r}, but this graph has no node to route to by name "
+            "(an `@entrypoint` runs its function and nothing else): that route does not run."
+        )
     return (
-        f"\nNode `{name}` routed to {chan[len(_BRANCH_TO):]!r} (a conditional edge's return "
-        f"value or `Command(goto=...)`: node names), which is not a node of this graph (nodes: {nodes}): "
-        "that route does not run. Fix the name or add the node; to go to a node of the "
-        "parent graph, return `Command(graph=Command.PARENT, goto=...)`."
+        f"\nNode `{name}` routed to {target!r} (a conditional edge's return value or "
+        f"`Command(goto=...)`: node names), which is not a node of this graph (nodes: {nodes}): "
+        "that route does not run. Fix the name or add the node. A node of the parent graph "
+        "is reached with `Command(graph=Command.PARENT, goto=...)`, one level up only."
     )
 
 
