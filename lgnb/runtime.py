@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from lgnb._internal.context import ExecutionInfo, current_task
+from lgnb._internal.context import ExecutionInfo, current_task, nested_langgraph_config
 from lgnb._internal.frozen import slot_builder
 from lgnb.types import StreamWriter
 
@@ -275,5 +275,11 @@ DEFAULT_RUNTIME: Runtime[Any] = Runtime()
 
 
 def get_runtime(context_schema: type[ContextT] | None = None) -> Runtime[ContextT]:
-    """The Runtime of the node currently running (call it from inside a node)."""
-    return current_task().task_runtime()
+    """The Runtime of the node currently running (call it from inside a node). In a node
+    of a graph LangGraph compiled that an lgnb node invokes, that node's, as LangGraph's
+    `get_runtime()` gives it (its execution info, namespace and stream writer)."""
+    ctx = current_task()
+    nested = nested_langgraph_config(ctx)
+    if nested is not None:
+        return nested["configurable"]["__pregel_runtime"]
+    return ctx.task_runtime()

@@ -339,9 +339,17 @@ class RunContext:
             tags += node.tags
         configurable["checkpoint_ns"] = task.ns
         configurable["checkpoint_id"] = None  # (LangGraph: a task runs at no checkpoint of its own)
-        # the checkpoints this task runs at, its graph's and the enclosing graphs' (by namespace)
-        configurable["checkpoint_map"] = {**((loop.config.get(CONF) or {}).get("checkpoint_map") or {}),
-                                          loop.ns: loop.checkpoint_id}
+        # the checkpoints this task runs at, its graph's and the enclosing graphs' (by namespace);
+        # a `@task` call's also under its callers' namespaces, whose configs it extends
+        cmap = {**((loop.config.get(CONF) or {}).get("checkpoint_map") or {}), loop.ns: loop.checkpoint_id}
+        callers = []
+        caller = task.ns.rpartition(NS_SEP)[0]
+        while caller and caller != loop.ns and caller not in cmap:
+            callers.append(caller)
+            caller = caller.rpartition(NS_SEP)[0]
+        for caller in reversed(callers):  # (outermost first, as each config extends its caller's)
+            cmap[caller] = loop.checkpoint_id
+        configurable["checkpoint_map"] = cmap
         callbacks: Any = self.callbacks
         if callbacks and not self.tracing:
             # a manager, not a list: a model's own tags and metadata add to these

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from typing_extensions import NotRequired, TypedDict
 
+import pytest
 from _diff import acollect, capture, collect
 
 
@@ -405,7 +406,56 @@ print(text)
 """
 
 
-def test_every_node_sees_the_checkpoints_it_runs_at_in_checkpoint_map(tmp_path):
+_CHECKPOINT_MAP_OF_TASKS = """
+import json, re, sys
+from typing_extensions import TypedDict
+E = sys.argv[1]
+get_config = __import__(E + ".config", fromlist=["x"]).get_config
+func = __import__(E + ".func", fromlist=["x"])
+graph = __import__(E + ".graph", fromlist=["x"])
+InMemorySaver = __import__(E + ".checkpoint.memory", fromlist=["x"]).InMemorySaver
+seen = []
+def show(tag):
+    c = get_config()["configurable"]
+    seen.append((tag, c["checkpoint_ns"], c.get("checkpoint_map", "missing")))
+
+@func.task
+def inner(i):
+    show("inner")
+    return i
+
+@func.task
+def outer(i):
+    show("outer")
+    return inner(i).result()
+
+@func.entrypoint(checkpointer=InMemorySaver())
+def main(i):
+    show("entry")
+    return outer(i).result()
+
+main.invoke(1, {"configurable": {"thread_id": "a"}})
+
+class S(TypedDict):
+    x: int
+
+def node(s):
+    show("node")
+    return {"x": outer(s["x"]).result()}
+
+g = graph.StateGraph(S)
+g.add_node("n", node)
+g.add_edge(graph.START, "n")
+g.compile(checkpointer=InMemorySaver()).invoke({"x": 1}, {"configurable": {"thread_id": "b"}})
+assert "langgraph.pregel.main" not in sys.modules or E == "langgraph"
+labels = {}
+print(re.sub(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}",
+             lambda m: labels.setdefault(m.group(0), f"<id{len(labels)}>"), json.dumps(seen)))
+"""
+
+
+@pytest.mark.parametrize("program", ["graphs", "tasks"])
+def test_every_node_sees_the_checkpoints_it_runs_at_in_checkpoint_map(tmp_path, program):
     # a node reads `config["configurable"]["checkpoint_map"]`: its graph's checkpoint and
     # the enclosing graphs' ones, by namespace: at top level, in a subgraph node, and in a
     # graph invoked inside a node (its own entry included), with a saver and without. Each
@@ -414,7 +464,8 @@ def test_every_node_sees_the_checkpoints_it_runs_at_in_checkpoint_map(tmp_path):
     import sys
 
     script = tmp_path / "program.py"
-    script.write_text(_CHECKPOINT_MAP_PROGRAM)
+    # (a `@task` call's config extends its caller's: its map names the callers' namespaces)
+    script.write_text(_CHECKPOINT_MAP_PROGRAM if program == "graphs" else _CHECKPOINT_MAP_OF_TASKS)
     runs = {e: subprocess.run([sys.executable, str(script), e], capture_output=True, text=True, check=True).stdout
             for e in ("langgraph", "lgnb")}
     assert "missing" not in runs["langgraph"]

@@ -136,3 +136,21 @@ def test_langgraphs_own_interrupt_called_in_a_node_and_a_task_asks_and_resumes(t
     assert runs["langgraph"].returncode == 0, runs["langgraph"].stderr[-2000:]
     assert runs["lgnb"].returncode == 0, runs["lgnb"].stderr[-2000:]
     assert runs["lgnb"].stdout == runs["langgraph"].stdout == "node?\n{'x': 'a|node=yes'}\ntask?\nb|task=no\n"
+
+
+def test_get_runtime_in_a_langgraph_graph_a_node_invokes_is_that_nodes(differential):
+    def scenario(E):
+        seen = []
+
+        def inner_node(s: S) -> S:
+            info = E.get_runtime().execution_info
+            seen.append((info.checkpoint_ns, info.node_attempt))
+            return {"x": s["x"] + "!"}
+
+        b = LGStateGraph(S)
+        b.add_node("work", inner_node)
+        b.add_edge(LG_START, "work")
+        app = _outer(E, b.compile())
+        return app.invoke({"x": "a"}, {"configurable": {"thread_id": "t"}}), seen
+
+    differential(scenario)
