@@ -1039,31 +1039,27 @@ def test_command_to_the_parent_from_a_top_level_graph(differential):
         assert any("no parent graph" in n and "drop `graph=Command.PARENT`" in n for n in notes), notes
 
 
+def _goto_on_a_functional_thread(E):
+    @E.func.entrypoint(checkpointer=E.InMemorySaver())
+    def main(x):
+        return E.interrupt("q")
+
+    cfg = {"configurable": {"thread_id": "t"}}
+    main.invoke(1, cfg)
+    with _logged() as lines:
+        out = main.invoke(E.Command(goto="main"), cfg)
+    return [i.value for i in out["__interrupt__"]], lines
+
+
 def test_goto_on_a_functional_thread_routes_nowhere_and_says_an_entrypoint_has_no_nodes_to_route_to(differential):
     """`Command(goto=<the entrypoint's name>)` resuming a functional thread: LangGraph logs
     that the write is ignored; lgnb's warning must not list "(nodes: )" nor suggest
     `Command.PARENT`: an entrypoint has no node to route to."""
     def scenario(E):
-        @E.func.entrypoint(checkpointer=E.InMemorySaver())
-        def main(x):
-            return E.interrupt("q")
-
-        cfg = {"configurable": {"thread_id": "t"}}
-        main.invoke(1, cfg)
-        with _logged() as lines:
-            out = main.invoke(E.Command(goto="main"), cfg)
-        return [i.value for i in out["__interrupt__"]], _first_lines(lines)
+        asked, lines = _goto_on_a_functional_thread(E)
+        return asked, _first_lines(lines)
 
     differential(scenario)
     if _is_lgnb():
-        E = _diff.candidate_engine()
-
-        @E.func.entrypoint(checkpointer=E.InMemorySaver())
-        def main(x):
-            return E.interrupt("q")
-
-        cfg = {"configurable": {"thread_id": "t"}}
-        main.invoke(1, cfg)
-        with _logged() as lines:
-            main.invoke(E.Command(goto="main"), cfg)
+        _, lines = _goto_on_a_functional_thread(_diff.candidate_engine())
         assert "no node to route to by name" in lines[0] and "(nodes: )" not in lines[0], lines
