@@ -1330,14 +1330,7 @@ def test_the_stop_button_on_an_astream_cell_records_the_running_sibling_as_cance
                 await asyncio.sleep(5)
                 return {"log": ["slow"]}
 
-            g = E.StateGraph(S)
-            g.add_node("a", a)
-            g.add_node("quick", quick)
-            g.add_node("slow", slow)
-            g.add_edge(E.START, "a")
-            g.add_edge("a", "quick")
-            g.add_edge("a", "slow")
-            app = g.compile(checkpointer=E.InMemorySaver())
+            app = _diamond(E, {"a": a, "quick": quick, "slow": slow}, checkpointer=E.InMemorySaver())
             cfg = {"configurable": {"thread_id": "t"}}
 
             async def consume():
