@@ -99,27 +99,37 @@ def test_a_graph_run_right_after_import_lgnb_meets_no_half_imported_module() -> 
             assert run(kc, cell) == "{'log': ['alpha', 'mid', 'zeta']}"  # (plan order: by node name)
 
 
+def stop_during(kc: Any, code: str, after: float) -> tuple[dict[str, Any], list[str]]:
+    """Run `code` as a cell, press stop `after` seconds in; its reply and what it showed,
+    once the kernel is idle again (as a notebook waits before it sends the next cell: a
+    cell sent while the kernel still handles the error is aborted, not run)."""
+    msg_id = kc.execute(code)
+    time.sleep(after)
+    kc.manager.interrupt_kernel()
+    shown: list[str] = []
+    while True:
+        msg = kc.get_iopub_msg(timeout=30)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        content = msg["content"]
+        if msg["msg_type"] == "stream":
+            shown.append(content["text"])
+        elif msg["msg_type"] == "error":
+            shown.append(content["ename"])
+        elif msg["msg_type"] == "status" and content["execution_state"] == "idle":
+            break
+    reply = kc.get_shell_msg(timeout=30)
+    assert reply["parent_header"]["msg_id"] == msg_id
+    time.sleep(0.2)  # (ipykernel aborts the requests that reach it while it handles the error)
+    return reply, shown
+
+
 def test_the_stop_button_pressed_while_a_cell_waits_for_the_warm_up_stops_that_cell() -> None:
     # IPython runs a cell whose event hook raised: the cell itself must raise KeyboardInterrupt
     with kernel() as kc:
         run(kc, "import lgnb")
         time.sleep(0.1)  # the warm-up starts; the next cell waits for it (a fraction of a second)
-        msg_id = kc.execute("import time\ntime.sleep(3)\nprint('the cell ran to its end')")
-        time.sleep(0.1)
-        kc.manager.interrupt_kernel()
-        shown: list[str] = []
-        while True:
-            msg = kc.get_iopub_msg(timeout=30)
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            content = msg["content"]
-            if msg["msg_type"] == "stream":
-                shown.append(content["text"])
-            elif msg["msg_type"] == "error":
-                shown.append(content["ename"])
-            elif msg["msg_type"] == "status" and content["execution_state"] == "idle":
-                break
-        reply = kc.get_shell_msg(timeout=30)
+        reply, shown = stop_during(kc, "import time\ntime.sleep(3)\nprint('the cell ran to its end')", 0.1)
         assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
         assert shown == ["KeyboardInterrupt"], shown  # no "Error in callback", nothing of the cell ran
         assert run(kc, "print('the kernel goes on')") == "the kernel goes on"
@@ -134,9 +144,6 @@ def test_after_a_stop_during_the_wait_the_next_cell_still_waits_for_the_warm_up(
                 "def _slow():\n    time.sleep(1.5)\n    _warm()\n"
                 "warm._warm = _slow")
         time.sleep(0.3)  # the warm-up runs
-        msg_id = kc.execute("print('the cell ran')")
-        time.sleep(0.3)
-        kc.manager.interrupt_kernel()
-        reply = kc.get_shell_msg(timeout=30)
-        assert reply["parent_header"]["msg_id"] == msg_id and reply["content"]["ename"] == "KeyboardInterrupt"
+        reply, _ = stop_during(kc, "print('the cell ran')", 0.3)
+        assert reply["content"]["ename"] == "KeyboardInterrupt"
         assert run(kc, BESIDE) == "[]"
