@@ -215,3 +215,35 @@ def test_an_aiosqlite_connection_is_refused_with_the_fix():
             await conn.close()
 
     asyncio.run(attempt(":memory:"))
+
+
+def test_a_large_value_missing_from_the_file_names_the_channel_the_thread_and_the_fix(
+    db_path: Path,
+) -> None:
+    """A value stored by reference whose bytes were deleted outside lgnb: reading the
+    checkpoint, or its pending write, says which value is gone and what to do, not a
+    TypeError from the serializer."""
+    doc = "a long document " * 20
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        g = StateGraph(_Doc)
+        g.add_node("write", lambda s: {"doc": doc})
+        g.add_edge(START, "write")
+        app = g.compile(checkpointer=saver, interrupt_after=["write"])
+        cfg = {"configurable": {"thread_id": "essay"}}
+        app.invoke({"doc": "draft"}, cfg)
+        before = next(h for h in app.get_state_history(cfg) if h.next == ("write",))
+    with sqlite3.connect(db_path) as conn:
+        assert conn.execute("DELETE FROM lgnb_values").rowcount == 1
+    conn.close()
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        with pytest.raises(CheckpointDatabaseError) as info:
+            saver.get_tuple(cfg)
+        message = str(info.value)
+        assert "channel 'doc'" in message and "'essay'" in message and str(db_path) in message
+        assert "delete the thread" in message
+        with pytest.raises(CheckpointDatabaseError, match="task .*'s write to 'doc'"):
+            saver.get_tuple(before.config)
+
+
+class _Doc(TypedDict):
+    doc: str

@@ -9,9 +9,11 @@ import itertools
 import json
 import operator
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Annotated, Any
 
+from langgraph.checkpoint.base import empty_checkpoint
 from typing_extensions import TypedDict
 
 from lgnb.checkpoint.sqlite import SqliteSaver
@@ -154,6 +156,46 @@ def test_a_nodes_output_is_serialized_once_and_its_bytes_stored_once(saver: Sqli
     ).fetchone()[0]
     assert inline == 0 and shared == 3
     assert saver.get_tuple(_cfg()).checkpoint["channel_values"]["doc"] == f"00003 {DOC}"
+
+
+class _GatedSerde(_CountingSerde):
+    """Holds the thread serializing `gate` until `release` is set, once `started` is."""
+
+    def __init__(self, inner: Any, gate: str) -> None:
+        super().__init__(inner)
+        self.gate, self.started, self.release = gate, threading.Event(), threading.Event()
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        if obj is self.gate:
+            self.started.set()
+            assert self.release.wait(10)
+        return super().dumps_typed(obj)
+
+
+def test_a_checkpoint_saved_while_its_write_is_still_encoding_stores_the_value(db_path: Path) -> None:
+    """LangGraph's engine saves a step's writes and the next checkpoint from a pool of
+    threads. A checkpoint whose value is a write's object, saved while that write's other
+    values are still encoding, must store the value itself: another connection (another
+    kernel) reads it at once, and a process killed before the write lands keeps it."""
+    doc, gate = f"00001 {DOC}", "still encoding"
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        gated = _GatedSerde(saver.serde, gate)
+        saver.serde = gated
+        first = saver.put(_cfg(), empty_checkpoint(), {"source": "input", "step": -1}, {})
+        writer = threading.Thread(
+            target=saver.put_writes, args=(first, [("doc", doc), ("note", gate)], "task-1"))
+        writer.start()
+        assert gated.started.wait(10)
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"doc": doc}
+        checkpoint["channel_versions"] = {"doc": 2}
+        saved = saver.put(first, checkpoint, {"source": "loop", "step": 0}, {"doc": 2})
+        with SqliteSaver.from_conn_string(db_path) as other:
+            got = other.get_tuple(saved)
+            assert got is not None and got.checkpoint["channel_values"] == {"doc": doc}
+        gated.release.set()
+        writer.join(10)
+        assert saver.get_tuple(first).pending_writes == [("task-1", "doc", doc), ("task-1", "note", gate)]
 
 
 def test_versions_are_stored_once_per_checkpoint_and_short(saver: SqliteSaver) -> None:

@@ -38,7 +38,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from lgnb.checkpoint.sqlite import _appends, _refs, _sql
 from lgnb.checkpoint.sqlite._behind import Batch, WriteBehind, execute
-from lgnb.checkpoint.sqlite._errors import abandoned, explain, rollback_quietly
+from lgnb.checkpoint.sqlite._errors import CheckpointDatabaseError, abandoned, explain, rollback_quietly
 from lgnb.checkpoint.sqlite._langgraph_tables import LangGraphTables  # noqa: TC001
 from lgnb.checkpoint.sqlite._schema import INLINE_MAX, database_label
 
@@ -64,10 +64,11 @@ def _read_values(
     conn: sqlite3.Connection,
     by_ref: Mapping[bytes, Sequence[tuple[tuple[str, Any], str]]],
     group: dict[tuple[str, Any], tuple[str, Any] | None],
+    where: tuple[str, str, str],
 ) -> None:
     """Fill `group` with the large values of `by_ref` (ref -> the pairs holding it).
-    A ref with no row (a damaged file) gives `None` bytes, as the LEFT JOIN this
-    replaces did: the channel fails to decode instead of silently going missing."""
+    A ref with no row (a damaged file) raises, naming the channel (`where`: the file,
+    thread and namespace), instead of the channel silently going missing."""
     refs = builtins.list(by_ref)
     found: dict[bytes, bytes] = {}
     for start in range(0, len(refs), _REFS_PER_STATEMENT):
@@ -76,7 +77,18 @@ def _read_values(
     for ref, holders in by_ref.items():
         data = found.get(ref)
         for pair, btype in holders:
+            if data is None:
+                raise _missing_value(*where, f"channel {pair[0]!r} at version {pair[1]!r}")
             group[pair] = (btype, data)
+
+
+def _missing_value(label: str, thread_id: str, ns: str, what: str) -> CheckpointDatabaseError:
+    """The error for a stored value whose bytes are not in the file."""
+    return CheckpointDatabaseError(
+        f"The saved value of {what} (thread {thread_id!r}, namespace {ns!r}) is missing "
+        f"from {label!r}: the file was changed outside lgnb or is damaged. Restore it from "
+        "a backup, or delete the thread (saver.delete_thread)."
+    )
 
 
 _REFS_PER_STATEMENT = 500
@@ -120,6 +132,9 @@ def _json_ok(value: Any) -> bool:
 
 
 _UNCHANGING = frozenset({str, bytes, int, float, bool, complex, type(None)})
+
+_Encodings = dict[int, tuple[Any, str, "bytes | None", "bytes | None", "bytes | None"]]
+"""id(value) -> (value, type, inline bytes, ref, serialized bytes) of written values."""
 """Types whose values cannot change after `put_writes` encoded them."""
 
 
@@ -134,6 +149,16 @@ def _place(type_: str, data: bytes | None, large: list[tuple[bytes, bytes]], *,
     ref = hashlib.blake2b(data, digest_size=16, person=person).digest()
     large.append((ref, data))
     return type_, None, ref
+
+
+@dataclass(slots=True)
+class _EncodedWrites:
+    """Pending writes as rows to store: `batches`; `special` if they hold errors or
+    interrupts (committed at once); `remember`, the encodings a `put` may reuse."""
+
+    batches: list[Batch]
+    special: bool
+    remember: _Encodings
 
 
 @dataclass
@@ -167,7 +192,9 @@ class SqliteStore:
         # channel's next value, serialized and hashed once for both. A mutable one (a
         # list, a message) may change between the two — a reducer gives a message its
         # id in place, a sibling appends to a list — so the checkpoint encodes it again.
-        self._encoded: dict[int, tuple[Any, str, bytes | None, bytes | None, bytes | None]] = {}
+        # Published only once their rows are buffered (`_buffer`): a checkpoint that
+        # reuses a large value's ref must commit with or after the row that stores it.
+        self._encoded: _Encodings = {}
         # channel versions are stored as deltas on the checkpoint saved last (_refs)
         self.refs = _refs.RefsEncoder()
         # lists that only grew are stored as what they appended (_appends)
@@ -235,16 +262,17 @@ class SqliteStore:
     # --- rows <-> tuples ---
 
     def _encode(
-        self, value: Any, large: list[tuple[bytes, bytes]], *, remember: bool = False
+        self, value: Any, large: list[tuple[bytes, bytes]], *, remember: _Encodings | None = None
     ) -> tuple[str, bytes | None, bytes | None]:
         """`(type, inline bytes, ref)` for a value; large bytes go to `large` by hash.
 
-        `remember=True` (put_writes) keeps the encoding until the next `put`, which
-        reuses it when the same object is a channel's new value (immutable values only)."""
+        `remember` (put_writes) gets the encoding of an immutable value; published to
+        `_encoded` with the rows that store it (`_buffer`), the next `put` reuses it when
+        the same object is a channel's new value."""
         type_, data = self.serde.dumps_typed(value)
         placed = _place(type_, data, large)
-        if remember and type(value) in _UNCHANGING:
-            self._encoded[id(value)] = (value, *placed, data)
+        if remember is not None and type(value) in _UNCHANGING:
+            remember[id(value)] = (value, *placed, data)
         return placed
 
     def _encode_list(
@@ -352,7 +380,7 @@ class SqliteStore:
                 else:
                     group[pair] = (btype, bblob)
             if by_ref:
-                _read_values(conn, by_ref, group)
+                _read_values(conn, by_ref, group, (self.label, thread_id, ns))
             self._compose_appends(conn, thread_id, ns, group, lists)
         # each pair's value decoded once; a mutable one is given to the first checkpoint
         # that holds it and decoded again for any other (its slot then says so)
@@ -375,12 +403,14 @@ class SqliteStore:
                     slots[pair] = _TAKEN
                 values[pair[0]] = value
             checkpoint["channel_values"] = values
-            writes = [
-                (task_id, channel, loads((wtype, wblob)))
-                for task_id, channel, wtype, wblob in conn.execute(
-                    _sql.SELECT_WRITES, (thread_id, ns, checkpoint_id)
-                )
-            ]
+            writes = []
+            for task_id, channel, wtype, wblob in conn.execute(
+                _sql.SELECT_WRITES, (thread_id, ns, checkpoint_id)
+            ):
+                if wblob is None and wtype != "null":
+                    raise _missing_value(self.label, thread_id, ns,
+                                         f"task {task_id!r}'s write to {channel!r}")
+                writes.append((task_id, channel, loads((wtype, wblob))))
             page.append(CheckpointTuple(
                 config=_config(thread_id, ns, checkpoint_id),
                 checkpoint=checkpoint,
@@ -621,8 +651,7 @@ class SqliteStore:
     ) -> None:
         """`put_writes` of `(task_id, task_path, idx, channel, value)` rows, each at its
         own index (copied threads keep LangGraph's, `_langgraph_tables`)."""
-        batches, special = self.encode_writes(thread_id, ns, checkpoint_id, writes)
-        self.buffer_writes(batches, special)
+        self.buffer_writes(self.encode_writes(thread_id, ns, checkpoint_id, writes))
 
     def put_writes_unblocked(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
                              task_id: str, task_path: str = "") -> Any:
@@ -635,31 +664,30 @@ class SqliteStore:
         checkpoint_id = configurable.get("checkpoint_id")
         if not checkpoint_id:
             return lambda: self.put_writes(config, writes, task_id, task_path)
-        batches, special = self.encode_writes(
+        encoded = self.encode_writes(
             str(configurable["thread_id"]), configurable.get("checkpoint_ns", "") or "", checkpoint_id,
             [(task_id, task_path, WRITES_IDX_MAP.get(channel, i), channel, value)
              for i, (channel, value) in enumerate(writes)])
-        if not batches:
+        if not encoded.batches:
             return None
-        if not special and self.lock.acquire(blocking=False):
+        if not encoded.special and self.lock.acquire(blocking=False):
             try:
-                self.behind.add(batches)
+                self._buffer(encoded)
             finally:
                 self.lock.release()
             return None
-        return lambda: self.buffer_writes(batches, special)
+        return lambda: self.buffer_writes(encoded)
 
     def encode_writes(self, thread_id: str, ns: str, checkpoint_id: str,
-                      writes: Sequence[tuple[str, str, int, str, Any]]
-                      ) -> tuple[builtins.list[Batch], bool]:
-        """The statement batches that store `writes` (`put_indexed_writes`), and whether
-        they hold special writes (errors, interrupts: committed at once)."""
+                      writes: Sequence[tuple[str, str, int, str, Any]]) -> _EncodedWrites:
+        """The statement batches that store `writes` (`put_indexed_writes`)."""
         special: list[tuple[Any, ...]] = []
         regular: list[tuple[Any, ...]] = []
         large: list[tuple[bytes, bytes]] = []
+        remember: _Encodings = {}
         for task_id, task_path, idx, channel, value in writes:
             is_special = channel in WRITES_IDX_MAP
-            wtype, wblob, wref = self._encode(value, large, remember=not is_special)
+            wtype, wblob, wref = self._encode(value, large, remember=None if is_special else remember)
             row = (thread_id, ns, checkpoint_id, task_id, idx, channel, wtype, wblob, wref, task_path)
             (special if is_special else regular).append(row)
         batches: list[tuple[str, list[tuple[Any, ...]]]] = []
@@ -669,17 +697,26 @@ class SqliteStore:
             batches.append((_sql.REPLACE_WRITE, special))
         if regular:
             batches.append((_sql.INSERT_WRITE, regular))
-        return batches, bool(special)
+        return _EncodedWrites(batches, bool(special), remember)
 
-    def buffer_writes(self, batches: builtins.list[Batch], special: bool) -> None:
-        """Leave encoded write batches to the next write transaction (`WriteBehind`), or
-        commit them now when they hold `special` writes."""
-        if not batches:
+    def buffer_writes(self, encoded: _EncodedWrites) -> None:
+        """Leave encoded writes to the next write transaction (`WriteBehind`), or commit
+        them now when they hold special writes."""
+        if not encoded.batches:
             return
         with self.lock:
-            self.behind.add(batches)
-        if special:  # errors and interrupts: on disk now, for whoever resumes
+            self._buffer(encoded)
+        if encoded.special:  # errors and interrupts: on disk now, for whoever resumes
             self.flush()
+
+    def _buffer(self, encoded: _EncodedWrites) -> None:
+        """(locked) Buffer the rows, then offer their encodings to the next `put`: a
+        checkpoint reusing a large value's ref then commits with or after the row that
+        stores the value. Offered before, a `put` on another thread (LangGraph's engine
+        saves in a pool) could commit the ref alone, and readers of the file, or a
+        process killed then, saw a value that was not there."""
+        self.behind.add(encoded.batches)
+        self._encoded.update(encoded.remember)
 
     # --- maintenance ---
 
