@@ -114,6 +114,9 @@ export function createForms({ model, canContinue = false }) {
     paintControls();
   }
 
+  const READONLY_HINT = "too long to edit here: sent back whole, as it was; "
+    + "to change it, answer in code with Command(resume=...)";
+
   function inputEl(spec) {
     const v = spec.value;
     let c;
@@ -133,6 +136,8 @@ export function createForms({ model, canContinue = false }) {
       c = h("input", { type: "text", inputmode: spec.type === "string" ? undefined : "decimal" });
       c.value = v === null || v === undefined ? "" : String(v);
     }
+    // a value too long to edit on the page comes cut: shown, not editable, kept whole
+    if (spec.readonly) c.readOnly = true;
     c.classList.add("lgnb-form-input");
     c.setAttribute("aria-label", spec.label);
     c.dataset.name = spec.name;
@@ -153,7 +158,8 @@ export function createForms({ model, canContinue = false }) {
       const hint = spec.type === "lines" ? " (one per line)" : spec.type === "json" ? " (JSON)" : "";
       const row = h("label", { class: "lgnb-field", "data-field": spec.name },
         h("span", { class: "lgnb-field-label", text: `${spec.label}${spec.required ? " *" : ""}${hint}` }),
-        control, spec.description ? h("span", { class: "lgnb-hint", text: spec.description }) : null, err);
+        control, spec.description ? h("span", { class: "lgnb-hint", text: spec.description }) : null,
+        spec.readonly ? h("span", { class: "lgnb-hint", "data-testid": "readonly-hint", text: READONLY_HINT }) : null, err);
       inputs.set(spec.name, { row, control, err });
       ctx.controls.push(control);
       if (control.tagName === "INPUT" && control.type === "text") {

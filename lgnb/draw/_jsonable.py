@@ -8,6 +8,7 @@ cycles cannot recurse forever (depth limit).
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,8 +17,19 @@ MAX_ITEMS = 200
 MAX_DEPTH = 8
 
 
+_MARK = re.compile(r"… \(\+(\d+) chars\)\Z")
+
+
 def _cut(s: str, limit: int) -> str:
-    return s if len(s) <= limit else s[:limit] + f"… (+{len(s) - limit} chars)"
+    """`s` cut to `limit` characters and a marker saying how many were left out. A string
+    cut before (a view cuts the copy it was given) counts the characters of the original."""
+    if len(s) <= limit:
+        return s
+    size = len(s)
+    mark = _MARK.search(s, max(0, size - 40))
+    if mark is not None:
+        size = mark.start() + int(mark.group(1))
+    return s[:limit] + f"… (+{size - limit} chars)"
 
 
 def message_json(msg: Any) -> dict[str, Any]:

@@ -15,7 +15,8 @@ is here and testable without a browser. A form::
             button that sends after filling them ("" when a click sends at once)}
   Input  = {"name", "label", "type": string|text|number|integer|boolean|enum|lines|json,
             "options": [{"label", "value"}] (enum), "value": initial, "required", "group"
-            (the folded nested object it belongs to, "" at top level), "description"}
+            (the folded nested object it belongs to, "" at top level), "description",
+            "readonly": True when the value is cut (past `EDIT_MAX`): the answer keeps it whole}
 
 The browser answers ``{"kind": "answer", "interrupt_id", "picks": [{"part", "choice",
 "inputs": {name: raw}}]}``; :func:`answer_for` turns picks into ``(value, summary)`` or raises
@@ -150,8 +151,21 @@ def _option(option: Any) -> dict[str, Any]:
     return {"label": option if isinstance(option, str) else as_text(option), "value": jsonable(option)}
 
 
+EDIT_MAX = 100_000
+"""Characters of a string a form shows whole: what a reviewer approves is read in full
+(the other views cut at 4,000). An input's longer value (or a JSON value holding a longer
+string) is shown cut and read-only, and the answer keeps it whole."""
+
+_WHOLE = 1 << 62  # a `jsonable` limit that cuts nothing
+
+
+def _field_value(value: Any) -> Any:
+    """An input's initial value: JSON, whole (the page's copy is cut by `_for_page`)."""
+    return jsonable(value, limit=_WHOLE)
+
+
 def _shown(value: Mapping[str, Any], skip: Sequence[str] = ()) -> list[dict[str, str]]:
-    return [{"key": str(k), "text": as_text(jsonable(v))} for k, v in value.items() if k not in skip]
+    return [{"key": str(k), "text": as_text(jsonable(v, limit=EDIT_MAX))} for k, v in value.items() if k not in skip]
 
 
 def _part(**fields: Any) -> dict[str, Any]:
@@ -212,21 +226,21 @@ def schema_inputs(schema: Mapping[str, Any], initial: Mapping[str, Any] | None =
                 "description": str(prop.get("description") or ""), "given": name in initial}
         t = _type_of(prop)
         if _is_list(prop.get("enum")):
-            out.append({**base, "type": "enum", "options": [_option(v) for v in prop["enum"]], "value": jsonable(value)})
+            out.append({**base, "type": "enum", "options": [_option(v) for v in prop["enum"]], "value": _field_value(value)})
         elif t == "object" and prop.get("properties"):
             out += schema_inputs(prop, value if isinstance(value, Mapping) else None, root=root,
                                  prefix=f"{full}.", group=f"{group}.{label}" if group else label)
         elif t in ("string", "number", "integer", "boolean"):
-            out.append({**base, "type": t, "value": jsonable(value)})
+            out.append({**base, "type": t, "value": _field_value(value)})
         elif t == "array":
             items = _resolve(prop.get("items") or {}, root)
             it = _type_of(items)
             if it in ("string", "number", "integer", "boolean") or _is_list(items.get("enum")):
-                out.append({**base, "type": "lines", "item_type": it or "string", "value": jsonable(value)})
+                out.append({**base, "type": "lines", "item_type": it or "string", "value": _field_value(value)})
             else:
-                out.append({**base, "type": "json", "value": jsonable(value)})
+                out.append({**base, "type": "json", "value": _field_value(value)})
         else:
-            out.append({**base, "type": "json", "value": jsonable(value)})
+            out.append({**base, "type": "json", "value": _field_value(value)})
     return out
 
 
@@ -235,7 +249,7 @@ def inputs_from_values(values: Mapping[str, Any], prefix: str = "") -> list[dict
     out = []
     for name, value in values.items():
         base = {"name": f"{prefix}{name}", "label": str(name), "required": True, "group": "", "description": "",
-                "value": jsonable(value)}
+                "value": _field_value(value)}
         if isinstance(value, bool):
             out.append({**base, "type": "boolean"})
         elif isinstance(value, int):
@@ -261,8 +275,11 @@ def _unchanged(spec: Mapping[str, Any], raw: Any) -> bool:
     if value is None or not isinstance(raw, str):
         return False
     t = spec.get("type")
+    if t in ("string", "text") and isinstance(value, str) and raw != value:
+        # cut (a read-only input) or with its line breaks made "\n" by the text box
+        return raw == jsonable(value, limit=EDIT_MAX) or raw == _newlines(value)
     if t == "json":
-        return raw == (value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False))
+        return raw in (_json_text(value), _json_text(jsonable(value, limit=EDIT_MAX)))
     if t == "lines" and isinstance(value, list):
         return raw == "\n".join(_js_text(v) for v in value)
     if t in ("integer", "number") and isinstance(value, int) and not isinstance(value, bool) and abs(value) > _EXACT:
@@ -271,6 +288,16 @@ def _unchanged(spec: Mapping[str, Any], raw: Any) -> bool:
         except ValueError:
             return False
     return False
+
+
+def _newlines(text: str) -> str:
+    """`text` as a browser's text box holds it: every line break "\n"."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _json_text(value: Any) -> str:
+    """How the page shows a JSON input's value: a string bare, anything else indented."""
+    return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def _js_text(value: Any) -> str:
@@ -801,9 +828,28 @@ def _context(interrupt: Mapping[str, Any], context: Mapping[str, Any] | None) ->
 
 
 def form_for(interrupt: Mapping[str, Any], context: Mapping[str, Any] | None = None) -> Form:
-    """The form of one pending interrupt (``{"id", "value", "node"?, "response_schema"?}``);
-    `context` may hold ``tools`` (name → tool) for argument forms. A payload that is an
-    object (a pydantic model, a dataclass) is read as its JSON form, as the views send it."""
+    """The form of one pending interrupt (``{"id", "value", "node"?, "response_schema"?}``)
+    as the page gets it; `context` may hold ``tools`` (name → tool) for argument forms. A
+    payload that is an object (a pydantic model, a dataclass) is read as its JSON form, as
+    the views send it. Text shown is cut as every view cuts it; an input's value is cut only
+    past `EDIT_MAX` characters, and is then read-only: the answer keeps it whole."""
+    return _for_page(_form(interrupt, context))
+
+
+def _for_page(form: Form) -> Form:
+    """`form` with its strings cut past `EDIT_MAX` characters; an input whose value was
+    cut is marked ``readonly``."""
+    page = jsonable(form, limit=EDIT_MAX)
+    for cut, part in zip(page.get("parts") or (), form.get("parts") or ()):
+        for spec, whole in zip(cut.get("inputs") or (), part.get("inputs") or ()):
+            if spec.get("value") != whole.get("value"):
+                spec["readonly"] = True
+    return page
+
+
+def _form(interrupt: Mapping[str, Any], context: Mapping[str, Any] | None = None) -> Form:
+    """The form of one pending interrupt with its inputs' values whole (what answers are
+    read against)."""
     interrupt = _as_json_payload(interrupt)
     value = interrupt.get("value")
     renderer = renderer_for(interrupt)
@@ -818,7 +864,7 @@ def form_for(interrupt: Mapping[str, Any], context: Mapping[str, Any] | None = N
     if "fields" not in built and "text" not in built:
         form.update(_payload_shown(value))
     form.update(built)
-    return jsonable(form)
+    return jsonable(form, limit=_WHOLE)
 
 
 def _as_json_payload(interrupt: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -828,7 +874,7 @@ def _as_json_payload(interrupt: Mapping[str, Any]) -> Mapping[str, Any]:
     if value is None or isinstance(value, (str, int, float, bool, Mapping, list, tuple)):
         return interrupt
     if is_model(value) or (is_dataclass(value) and not isinstance(value, type)):
-        return {**interrupt, "value": jsonable(value)}
+        return {**interrupt, "value": jsonable(value, limit=_WHOLE)}
     return interrupt
 
 
@@ -837,7 +883,7 @@ def answer_for(interrupt: Mapping[str, Any], picks: Picks, context: Mapping[str,
     when they do not fit (the errors name the inputs)."""
     interrupt = _as_json_payload(interrupt)
     value = interrupt.get("value")
-    form = form_for(interrupt, context)
+    form = _form(interrupt, context)
     renderer = _USER.get(form["kind"]) or next((r for r in BUILTINS if r.kind == form["kind"]), BUILTINS[-1])
     answer = renderer.answer or _default_answer
     return answer(value, form, list(picks), _context(interrupt, context))

@@ -478,7 +478,7 @@ class StepBuilder:
         else:
             source = "loop"
             order: dict[str, list[dict[str, Any]]] = {}
-            for task in (step["execute"] or {}).get("tasks", []):
+            for task in _in_apply_order((step["execute"] or {}).get("tasks", []), step["plan"]):
                 for chan, value in task["writes"]:
                     order.setdefault(chan, []).append({"task_id": task["id"], "node": task["node"], "value": value})
             channels = [_chan(k, b, a, self.reducers, w) for k, w in order.items()]
@@ -549,3 +549,21 @@ def _counts(plan: Mapping[str, Any]) -> dict[str, int]:
 def public_step(step: Mapping[str, Any]) -> dict[str, Any]:
     """A step without private keys (what `.steps` and the view show)."""
     return {k: v for k, v in step.items() if not k.startswith("_")}
+
+
+def _in_apply_order(tasks: list[dict[str, Any]], plan: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A step's executed tasks (in the order they ended) in the order LangGraph applies
+    their writes: by task path, so the nodes an edge started, by name, then the `Send`s,
+    in the order they were sent (the plan lists them so: `_on_tasks`)."""
+    if plan is None or len(tasks) < 2:
+        return tasks
+    keys: dict[str, tuple[int, str, int]] = {}
+    sends = 0
+    for planned in plan.get("tasks") or ():
+        if planned.get("send") is not None:
+            keys[planned["id"]] = (1, "", sends)
+            sends += 1
+        else:
+            keys[planned["id"]] = (0, str(planned.get("node")), 0)
+    last = (2, "", 0)  # a task the plan does not list: after the others, as it ended
+    return sorted(tasks, key=lambda t: keys.get(t["id"], last))

@@ -550,7 +550,9 @@ class Lens:
             base = "" if self.native else REDUCED_NOTICE
             if self._status == "interrupted":
                 v.interrupts = self.interrupts
-                v.forms = [dict(form_for(i), resumable=self.checkpointed) for i in b.interrupts if not raised(i)]
+                v.forms = [dict(form_for(answered_with(i, b.payloads), {"tools": self._tools()}),
+                                resumable=self.checkpointed)
+                           for i in b.interrupts if not raised(i)]
                 if not self.checkpointed:
                     base = NO_CHECKPOINTER
                 elif self._at_breakpoint() and b.interrupts:

@@ -376,7 +376,10 @@ class Run:
         """The approval forms the view shows: one per pending interrupt."""
         if self._status != "interrupted":
             return []
-        return [dict(form_for(i, self._form_context()), resumable=self.checkpointed)
+        # from the payloads the nodes passed: an input's value is then whole, not the cut
+        # copy the view shows (an argument edited on the page must not come back cut)
+        payloads = self._reducer.payloads
+        return [dict(form_for(answered_with(i, payloads), self._form_context()), resumable=self.checkpointed)
                 for i in self._reducer.interrupts if not raised(i)]
 
     @property

@@ -185,3 +185,15 @@ def test_history_timeline_draws_control_characters_as_escapes(eng: Any) -> None:
     if shutil.which("dot"):
         svg = to_svg(dot)
         assert "next: a\\x00b" in svg and "next: tab\\tname" in svg
+
+
+def test_a_value_cut_again_still_says_how_much_of_the_original_was_left_out() -> None:
+    """Views cut the copies other views already cut (a stream's payload, then a form): the
+    marker counts the original's characters, whichever limit cuts last."""
+    from lgnb.draw import jsonable
+
+    text = "x" * 5050
+    once = jsonable(text)
+    assert once.endswith("… (+1050 chars)") and jsonable(once) == once
+    assert jsonable({"k": once}, limit=200)["k"] == "x" * 200 + "… (+4850 chars)"
+    assert jsonable("ends with … (+3 chars)") == "ends with … (+3 chars)"  # short: left as it is

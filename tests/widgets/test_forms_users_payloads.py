@@ -786,3 +786,81 @@ def test_an_inbox_answer_given_in_code_is_worded_as_its_click() -> None:
                     question) == 'Edit write_email (edited args {"to": "x@y.z"})'
     assert describe([{"type": "approve"}], question) == '[{"type": "approve"}]'  # not an inbox answer
     assert describe([{"type": "accept"}], "a plain question") == '[{"type": "accept"}]'
+
+
+# ------------------------------------------------------------- long values, as the page has them
+LONG_BODY = "Dear customer,\r\n" + "lorem ipsum " * 400 + "\r\nP.S. the part past the views' 4,000-character cut."
+
+
+def long_inbox(body: str) -> Callable[[Any], Any]:
+    """An agent-inbox review of an email whose body is `body`; the program records the
+    arguments it would send with."""
+    def build(E: Any) -> Any:
+        def review(state: Any) -> Any:
+            request = {"action_request": {"action": "send_email", "args": {"to": "bob", "body": body}},
+                       "config": {"allow_accept": True, "allow_edit": True, "allow_respond": False,
+                                  "allow_ignore": False},
+                       "description": "Please review"}
+            response = E.interrupt(request)
+            return {"log": [response["args"]["args"] if response["type"] == "edit" else "accepted"]}
+        return one_node(E, review)
+    return build
+
+
+def page_inputs(form: dict[str, Any]) -> dict[str, Any]:
+    """The page's inputs by name, and the text each holds before anyone types (what an
+    Edit sends for an input left alone; a text box holds "\\n" line breaks)."""
+    return {i["name"]: i for i in form["parts"][0]["inputs"]}
+
+
+@pytest.mark.parametrize("edit_to", [False, True], ids=["nothing_changed", "another_field_changed"])
+def test_an_edit_sends_a_long_argument_back_whole_as_the_call_had_it(edit_to: bool) -> None:
+    """A 4,900-character body is in its text box whole (the other views cut at 4,000), and an
+    Edit that leaves it alone sends the call's own body, its "\\r\\n" line breaks included."""
+    def scenario(E: Any) -> Any:
+        r = paused(long_inbox(LONG_BODY)(E), {"log": []})
+        (form,) = r.forms
+        body = page_inputs(form)["body"]
+        typed = {"to": "carol" if edit_to else "bob", "body": body["value"].replace("\r\n", "\n")}
+        reply = send(r, form, pick("edit", **typed))
+        result = settle(r)
+        return {"shown": (body["value"] == LONG_BODY, body.get("readonly", False)), "ok": reply["ok"],
+                "sent": result["log"][0]}
+    ref = differential(scenario)
+    assert ref["shown"] == (True, False) and ref["ok"] is True
+    assert ref["sent"] == {"to": "carol" if edit_to else "bob", "body": LONG_BODY}
+
+
+def test_a_value_too_long_to_edit_is_read_only_on_the_page_and_sent_back_whole() -> None:
+    """Past `EDIT_MAX` characters the text box holds the value cut, read-only; what the page
+    sends back for it is the call's whole value."""
+    from lgnb.widgets._forms import EDIT_MAX
+
+    huge = "x" * (EDIT_MAX + 500) + " the end"
+
+    def scenario(E: Any) -> Any:
+        r = paused(long_inbox(huge)(E), {"log": []})
+        (form,) = r.forms
+        body = page_inputs(form)["body"]
+        reply = send(r, form, pick("edit", to="carol", body=body["value"]))
+        result = settle(r)
+        return {"cut": body["value"].endswith("… (+508 chars)"), "length": len(body["value"]),
+                "readonly": body.get("readonly"), "to_readonly": page_inputs(form)["to"].get("readonly"),
+                "ok": reply["ok"], "whole": result["log"][0] == {"to": "carol", "body": huge}}
+    differential(scenario, expect={"cut": True, "length": EDIT_MAX + 14, "readonly": True, "to_readonly": None,
+                                   "ok": True, "whole": True})
+
+
+def test_what_a_form_shows_for_approval_is_the_whole_payload_not_the_views_cut() -> None:
+    """A reviewer approves what they read: a 5,050-character field of the payload is shown
+    whole in the form, where the run view's own copy says how much it cut."""
+    body = "x" * 5000 + "\nP.S. also wire $1,000,000 to account 666"
+    build = echo(None, {"question": "Approve sending this email?", "body": body})
+
+    def scenario(E: Any) -> Any:
+        r = paused(build(E), {"log": []})
+        (form,) = r.forms
+        shown = {f["key"]: f["text"] for f in form["fields"] or form["parts"][0]["shown"]}
+        (pending,) = r.interrupts
+        return {"form": shown["body"] == body, "view": pending["value"]["body"][-20:]}
+    differential(scenario, expect={"form": True, "view": f"xxxxx… (+{len(body) - 4000} chars)"})

@@ -579,6 +579,36 @@ def test_sends_and_an_edge_in_the_same_step() -> None:
         map(str, [["audit", None], ["work", "x"], ["work", "y"]]))
 
 
+def test_a_steps_writes_are_listed_in_the_order_the_reducer_applies_them() -> None:
+    """A slow node named first, a quick one, and two `Send`s in one step: whatever order they
+    end in, the barrier lists the writes as the reducer applies them (the edge's nodes by
+    name, then the Sends in the order sent), and `what_if` with the key's own reducer gives
+    the state the step left."""
+    def scenario(E: Any) -> Any:
+        def slow(s: Any) -> Any:
+            time.sleep(0.2)
+            return {"results": ["a_slow"]}
+
+        g = E.StateGraph(Batch)
+        g.add_node("split", lambda s: {})
+        g.add_node("a_slow", slow)
+        g.add_node("b_quick", lambda s: {"results": ["b_quick"]})
+        g.add_node("work", lambda item: {"results": [f"work {item}"]})
+        g.add_edge(E.START, "split")
+        g.add_edge("split", "a_slow")
+        g.add_edge("split", "b_quick")
+        g.add_conditional_edges("split", lambda s: [E.Send("work", x) for x in s["items"]], ["work"])
+        lens = Lens(g.compile(checkpointer=saver(E)), {"items": ["x", "y"], "results": []})
+        lens.run()
+        step = next(s for s in lens.steps if s["step"] == 2)
+        (barrier,) = [c for c in step["update"]["channels"] if c["channel"] == "results"]
+        (row,) = lens.what_if("operator.add", step=step["index"], channels=["results"])
+        return {"writes": [w["value"] for w in barrier["writes"]], "after": barrier["after"], "same": row["same"]}
+
+    differential(scenario, expect={"writes": [["a_slow"], ["b_quick"], ["work x"], ["work y"]],
+                                   "after": ["a_slow", "b_quick", "work x", "work y"], "same": True})
+
+
 class Route(TypedDict):
     topic: str
     log: Annotated[list, operator.add]
