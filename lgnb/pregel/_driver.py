@@ -537,15 +537,95 @@ def _stop_stragglers(run: Any) -> None:
         cancel("its stream was closed or its task cancelled")
 
 
-def _committed(loop: Loop, *, deferred: bool = False) -> Generator[Request, Any, None]:
+def _committed(loop: Loop, *, deferred: bool = False, held: _Held | None = None) -> Generator[Request, Any, None]:
     """A task's writes are saved before anything else runs; then the caller may drain.
     `deferred`: the async driver finishes the save before its next request instead
     (`astart_flush`), so the step's other finished tasks commit without a pass of the
-    event loop in between, as under LangGraph."""
+    event loop in between, as under LangGraph. `held`: the step's tasks still running
+    commit themselves while the consumer holds the stream (`_Held`)."""
     if loop.io:
         yield (flush_io, astart_flush if deferred else aflush_io, (loop,))
     if loop.drained:
-        yield _EMIT
+        if held is None:
+            yield _EMIT
+            return
+        held.hold()
+        try:
+            yield _EMIT
+        finally:
+            held.release()
+
+
+class _Held:
+    """A sync stream's step of several tasks while its consumer holds the stream: between
+    two chunks, or after a `break` with the iterator kept (`it = graph.stream(...)` in a
+    cell, or IPython's `_`). The driver does not run then, so a task ending in its thread
+    commits itself — as LangGraph's pool commits each task in its done callback — and its
+    writes are saved: the thread's state (`get_state`) has them, and a resume does not
+    run the node again. The driver skips the tasks so committed when it goes on."""
+
+    def __init__(self, loop: Loop, running: dict[Any, Task], errors: list[BaseException], is_async: bool) -> None:
+        self.loop = loop
+        self.running = running
+        self.errors = errors
+        self.is_async = is_async  # (an `astream`'s tasks: futures of the event loop, saved by it)
+        self.lock = threading.Lock()
+        self.holding = False
+        self.hooked: set[Any] = set()
+        self.early: set[Any] = set()  # the futures committed so (the driver skips them)
+        self.handlers: list[tuple[Task, Task]] = []  # (failed task, its error handler's task)
+        self.saves: list[asyncio.Future[None]] = []  # an `astream`'s saves of those commits
+
+    def hold(self) -> None:
+        """The consumer gets the stream: tasks that end from now on commit themselves."""
+        with self.lock:
+            self.holding = True
+        for fut in list(self.running):
+            # (one that ended already commits now, in plan order: the driver takes a
+            # step's ended tasks in that order, so those left are after the one it took)
+            if fut not in self.hooked:
+                self.hooked.add(fut)
+                fut.add_done_callback(self._ended)
+
+    def _ended(self, fut: Any) -> None:
+        with self.lock:
+            if not self.holding or fut in self.early:
+                return  # the driver runs: it commits the task
+            task = self.running.get(fut)
+            exc = _THREADS.outcome(fut)
+            if task is None or exc is _DROPPED or _abandoned(self.loop.run):
+                return
+            self.early.add(fut)
+            handler = _commit(self.loop, task, exc, self.errors)
+            if handler is not None:
+                self.handlers.append((task, handler))
+            if not self.is_async:
+                flush_io(self.loop)
+            elif self.loop.io:
+                self.saves.append(asyncio.ensure_future(aflush_io(self.loop)))
+
+    def release(self) -> None:
+        """The driver goes on: it commits what ends from now on."""
+        with self.lock:
+            self.holding = False
+
+    def purge(self) -> None:
+        """Drop the tasks committed so from the step's running ones (before the driver
+        settles the rest: a close, the stop button)."""
+        for fut in self.early:
+            self.running.pop(fut, None)
+
+
+async def _saved_meanwhile(held: _Held) -> None:
+    """The saves `astream`'s tasks started while the consumer held the stream, done
+    before the driver saves anything more (a failed one raises here)."""
+    saves, held.saves = held.saves, []
+    for save in saves:
+        await save
+
+
+def _sync_never(*_: Any) -> None:  # (a request only the async driver makes)
+    raise AssertionError("an async-only request reached the sync driver")
 
 
 def _task_starts(loop: Loop, task: Task, runtime: Any, control: Any) -> TaskContext:
@@ -659,11 +739,15 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
                             yield (flush_io, aflush_io, (loop,))
                     raise
                 except _Stopped as stopped:  # (see `_live`)
-                    if _keeps_late_writes(loop):
+                    if stopped.outcome is not _DROPPED and _keeps_late_writes(loop):
                         _commit(loop, task, stopped.outcome, errors)
                         if loop.io:
                             yield (flush_io, aflush_io, (loop,))
                     raise stopped.error from None
+            early = None
+            if exc.__class__ is _Early:  # committed from its thread while the consumer held the stream
+                early, exc = exc, exc.exc
+                errors.extend(early.errors)
             if timed:
                 learn(task.node, time.perf_counter() - began)
             if exc is not None and not isinstance(exc, Exception):
@@ -676,7 +760,7 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
                     if loop.io:
                         yield (flush_io, aflush_io, (loop,))
                 raise exc
-            handler = _task_ends(loop, task, exc, errors, control)
+            handler = _task_ends(loop, task, exc, errors, control) if early is None else early.handler
             if loop.io:  # a task's writes are saved before anything else runs
                 # (at once before an error handler's task: a failed save must not reach
                 # it as its own error, to retry or handle)
@@ -774,6 +858,8 @@ def _concurrently(
     wait_for = ex.wait
     timeout = loop.step_timeout
     deadline = time.monotonic() + timeout if timeout else None
+    # (a live stream's waits hold the step too: `_live`)
+    held = loop.held = _Held(loop, running, errors, ex.is_async) if loop.drained else None
 
     def start_next() -> None:
         task = queue.popleft()
@@ -793,6 +879,8 @@ def _concurrently(
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             done = yield (wait_for, wait_for, (running, left))
             if not done:  # `step_timeout` passed with tasks still running
+                if held is not None:
+                    held.purge()
                 if not ex.is_async:
                     # a thread cannot be stopped: as LangGraph, the step waits for those
                     # running and keeps their writes (a resume does not run them again;
@@ -809,6 +897,8 @@ def _concurrently(
                 raise _cancelled(run)
             for fut in sorted(done, key=lambda f: order[id(running[f])]):
                 task = running.pop(fut)
+                if held is not None and fut in held.early:  # committed while the consumer held the stream
+                    continue
                 exc = ex.outcome(fut)
                 if exc is _DROPPED and ex.is_async and stopping and not run.cancelled:
                     # a sibling's failure cancelled it: LangGraph records the cancel (not
@@ -821,13 +911,19 @@ def _concurrently(
                     if wait_for is not ex.wait and not _keeps_late_writes(loop):
                         continue  # (durability "exit": saved as the failure was raised)
                     handler = _commit(loop, task, exc, errors)
-                    if wait_for is ex.wait:
-                        yield from _committed(loop, deferred=handler is None)
-                    elif loop.io:
-                        yield (flush_io, aflush_io, (loop,))
                     if handler is not None:
                         # as LangGraph's pool (or semaphore): behind the tasks still waiting
                         order[id(handler)] = order[id(task)] + 0.5
+                        queue.append(handler)
+                    if wait_for is ex.wait:
+                        yield from _committed(loop, deferred=handler is None, held=held)
+                    elif loop.io:
+                        yield (flush_io, aflush_io, (loop,))
+                    if held is not None and held.saves:
+                        yield (_sync_never, _saved_meanwhile, (held,))
+                    while held is not None and held.handlers:  # (tasks that failed meanwhile)
+                        failed, handler = held.handlers.pop(0)
+                        order[id(handler)] = order[id(failed)] + 0.5
                         queue.append(handler)
             # a cancelled run stops the step; a failure too in an async run (LangGraph
             # cancels the siblings)
@@ -851,6 +947,8 @@ def _concurrently(
                 yield from _record_cancelled(loop, queue)
                 queue.clear()
     except _Closed:
+        if held is not None:
+            held.purge()
         if ex.is_async:
             # as LangGraph: the tasks that ended are kept, the others cancelled (and recorded so)
             yield from _stop_async(loop, running, queue, ex, errors, order)
@@ -864,6 +962,8 @@ def _concurrently(
                 yield from _settle(loop, running, ex, errors, keep=_keeps_late_writes(loop))
         raise
     except KeyboardInterrupt:
+        if held is not None:
+            held.purge()
         if not ex.is_async:
             # the stop button while threads run: as LangGraph, they end and are kept
             # (under durability "exit" not: the thread is saved as the interrupt comes)
@@ -873,6 +973,8 @@ def _concurrently(
             ex.cancel(fut)
         raise
     except asyncio.CancelledError:
+        if held is not None:
+            held.purge()
         if not ex.is_async or run.cancelled or _abandoned(run):
             # (the run's own cancel, `RunControl.request_cancel`: nothing more is committed)
             for fut in running:
@@ -892,6 +994,8 @@ def _concurrently(
         if running and ex.settles:
             yield (ex.wait_all, ex.wait_all, (list(running),))
         raise
+    finally:
+        loop.held = None
 
 
 def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseException], *,
@@ -1253,7 +1357,7 @@ def drive(loop: Loop, input: Any, *, resuming: bool | None = None,
         fn = request[0]
         try:
             if live is not None and (fn is run_task or fn is _THREADS.wait) and not closed:
-                reply = yield from _live(live, fn, request[2])
+                reply = yield from _live(live, fn, request[2], loop)
             else:
                 reply = fn(*request[2], **request[3]) if len(request) > 3 else fn(*request[2])
         except GeneratorExit:  # the consumer stopped while a task ran in a thread
@@ -1268,37 +1372,101 @@ def drive(loop: Loop, input: Any, *, resuming: bool | None = None,
         raise GeneratorExit
 
 
-def _live(sink: StreamSink, fn: Any, args: tuple) -> Generator[None, None, Any]:
+def _live(sink: StreamSink, fn: Any, args: tuple, loop: Loop) -> Generator[None, None, Any]:
     """`fn(*args)` for a live stream: a task (`run_task`) or a wait for parallel tasks
-    (`_THREADS.wait`), yielding to the consumer whenever events come meanwhile."""
+    (`_THREADS.wait`, of `loop`'s step: `loop.held`), yielding to the consumer whenever
+    events come meanwhile."""
     if fn is run_task:
         # in a pool thread even when known to be quick, as LangGraph's runner runs every
         # task of a live stream: a node turning slow still streams its events as they come
         # (a lane: the cheapest hand-off, `lgnb.pregel._lanes`)
         ctx, policies = args
-        fut = run_in_lane(Job(partial(contextvars.copy_context().run, _run_in_worker, ctx, policies),
-                              sink.nudge))
+        lone = _LoneHeld(ctx, sink)
+        fut = lone.job = Job(partial(contextvars.copy_context().run, _run_in_worker, ctx, policies), lone.ended)
+        run_in_lane(fut)
         try:
-            yield from _drain_until(sink, (fut,), None)
+            yield from _drain_until(sink, (fut,), None, lone)
         except KeyboardInterrupt as stop:
             # the stop button while the task ran in a thread: a thread cannot be stopped,
             # so, as LangGraph's pool, the task ends and its writes are kept; then the run
             # stops (nothing more is streamed)
             fut.wait()
-            raise _Stopped(stop, fut.result()) from None
+            raise _Stopped(stop, _DROPPED if lone.early is not None else fut.result()) from None
         except GeneratorExit:
             # the consumer stopped: a thread cannot be stopped, so, as LangGraph, the
             # task ends and its writes are kept (a resume does not run the node again)
-            raise _Closed(_DROPPED if fut.exception() is not None else fut.result()) from None
-        return fut.result()
+            dropped = fut.exception() is not None or lone.early is not None
+            raise _Closed(_DROPPED if dropped else fut.result()) from None
+        return fut.result() if lone.early is None else lone.early
     running, timeout = args
-    done = yield from _drain_until(sink, running, timeout)
+    done = yield from _drain_until(sink, running, timeout, loop.held)
     return done
 
 
-def _drain_until(sink: StreamSink, futures: Any, timeout: float | None) -> Generator[None, None, set[Future]]:
+class _Early:
+    """A lone task committed from its thread while the consumer held the stream
+    (`_LoneHeld`): its outcome, its error handler's task, the error it raised."""
+
+    __slots__ = ("errors", "exc", "handler")
+
+    def __init__(self, exc: BaseException | None, handler: Task | None, errors: list[BaseException]) -> None:
+        self.exc = exc
+        self.handler = handler
+        self.errors = errors
+
+
+class _LoneHeld:
+    """`_Held` for a live stream's lone task, run in a lane: if it ends while the consumer
+    holds the stream (a `break` with the iterator kept), it commits from the lane and its
+    writes are saved, as LangGraph's pool commits in its done callback; the driver then
+    gets an `_Early` instead of the outcome."""
+
+    def __init__(self, ctx: TaskContext, sink: StreamSink) -> None:
+        self.ctx = ctx
+        self.sink = sink
+        self.job: Job | None = None
+        self.lock = threading.Lock()
+        self.holding = False
+        self.early: _Early | None = None
+
+    def hold(self) -> None:
+        with self.lock:
+            self.holding = True
+        job = self.job
+        if job is not None and job.done():
+            self._commit()
+
+    def release(self) -> None:
+        with self.lock:
+            self.holding = False
+
+    def ended(self) -> None:
+        """The job's end (in its lane)."""
+        self.sink.nudge()
+        self._commit()
+
+    def _commit(self) -> None:
+        with self.lock:
+            job = self.job
+            if not self.holding or self.early is not None or job is None or job._error is not None:
+                return
+            exc = job._value
+            loop, task = self.ctx.loop, self.ctx.task
+            control = loop.run.control
+            if (exc is not None and not isinstance(exc, Exception)) or _abandoned(loop.run) or (
+                    control is not None and getattr(control, "_cancel_reason", None) is not None):
+                return  # (the driver's: a stop, a cancelled run)
+            errors: list[BaseException] = []
+            handler = _commit(loop, task, exc, errors)
+            flush_io(loop)
+            self.early = _Early(exc, handler, errors)
+
+
+def _drain_until(sink: StreamSink, futures: Any, timeout: float | None,
+                 held: _Held | _LoneHeld | None = None) -> Generator[None, None, set[Future]]:
     """Yield to the consumer as events come until one of `futures` is done (its set
-    returned) or `timeout` passes (an empty set)."""
+    returned) or `timeout` passes (an empty set). `held`: the step, told when the consumer
+    holds the stream (`_Held`)."""
     deadline = None if timeout is None else time.monotonic() + timeout
     for fut in futures:
         if isinstance(fut, Future):  # (a lane's `Job` nudges the sink itself)
@@ -1312,7 +1480,14 @@ def _drain_until(sink: StreamSink, futures: Any, timeout: float | None) -> Gener
         if done:
             return done
         if sink.items:
-            yield
+            if held is None:
+                yield
+                continue
+            held.hold()
+            try:
+                yield
+            finally:
+                held.release()
             continue
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:

@@ -32,7 +32,9 @@ class Collector:
             self.latest = chunk["data"]
             self.interrupts.extend(chunk.get("interrupts", ()))
         else:
-            mode, payload = chunk
+            # (ns, mode, payload) when `subgraphs=True` streams them: the last root values
+            # come last, as in LangGraph, which drops the namespace here too
+            mode, payload = chunk if len(chunk) == 2 else chunk[1:]
             if mode == "updates":
                 if (
                     isinstance(payload, dict)

@@ -166,6 +166,9 @@ class Loop(ResumeMixin):
         # a sync stream with live events (`drive(live=...)`): its tasks hand their events
         # over as each ends, and slow ones run in a worker thread
         self.live = False
+        # the step whose tasks commit themselves while a sync stream's consumer holds it
+        # (`_driver._Held`), for the live driver's waits
+        self.held: Any = None
         self.ns = ns
         self.ns_tuple: tuple[str, ...] = tuple(ns.split(NS_SEP)) if ns else ()
         self.is_nested = is_nested

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import random
 import sys
 import time
@@ -41,6 +42,8 @@ from lgnb.pregel._trace import (
     node_started,
 )
 from lgnb.types import Command, RetryPolicy, TimeoutPolicy
+
+logger = logging.getLogger(__name__)
 
 __all__ = ("run_task", "arun_task", "task_program", "commit_writes")
 
@@ -256,6 +259,13 @@ def _command_for(task: Task, exc: ParentCommand) -> Command | None:
     return None
 
 
+def _log_retry(task: Task, delay: float, attempt: int, exc: Exception) -> None:
+    """LangGraph's INFO record of a retry (its words), for whoever watches the logs."""
+    if logger.isEnabledFor(logging.INFO):
+        logger.info(f"Retrying task {task.name} after {delay:.2f} seconds (attempt {attempt}) "
+                    f"after {exc.__class__.__name__} {exc}", exc_info=exc)
+
+
 def _retry_delay(policies: Sequence[RetryPolicy], attempt: int, exc: Exception) -> float | None:
     """Seconds to wait before the next attempt, or None when the error is final."""
     if isinstance(exc, (GraphBubbleUp,)):
@@ -364,6 +374,7 @@ def task_program(
                     yield from node_failed(node_run, exc)
                 _reset_for_retry(ctx)
                 yield (time.sleep, asyncio.sleep, (delay,))
+                _log_retry(task, delay, attempt, exc)
                 if node_run is not None:
                     if lc_token is not None:
                         _exit_langchain(lc_token)
@@ -428,6 +439,7 @@ def run_task(ctx: TaskContext, policies: Sequence[RetryPolicy]) -> BaseException
                     return exc
                 _reset_for_retry(ctx)
                 time.sleep(delay)
+                _log_retry(task, delay, attempt, exc)
             except BaseException as exc:  # KeyboardInterrupt: stop now
                 return exc
     finally:

@@ -98,5 +98,5 @@ def _coerce_checkpoint_values(payload: Any, mapper: Callable[[Any], Any]) -> Non
 def _print(ns: tuple[str, ...], mode: str, payload: Any, subgraphs: bool) -> None:
     head = f"\033[1m[{mode}]\033[0m"
     if subgraphs and ns:
-        head += f" \033[33m[graph={ns}]\033[0m"
+        head += f" \033[1;30;33m[graph={ns}]\033[0m"  # (LangGraph's colour codes)
     sys.stdout.write(f"{head} {payload!r}\n")

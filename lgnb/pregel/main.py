@@ -580,6 +580,8 @@ class Pregel(CompiledGraphBase):
             durability = (config.get(CONF) or {}).get(CONFIG_KEY_DURABILITY) or (
                 parent.loop.durability if parent is not None else "async"
             )
+        if output_keys is not None:
+            _check_output_keys(output_keys, self.channels)
         loop_kwargs = {
             "config": config,
             "checkpointer": saver_for(checkpointer, self),
@@ -1229,3 +1231,11 @@ _OWN_ATTRIBUTES = frozenset(
 register_when_loaded(Pregel)
 
 
+def _check_output_keys(keys: str | Sequence[str], channels: Mapping[str, Any]) -> None:
+    """`output_keys` must name channels of the graph: refused before anything runs, as on
+    LangGraph (with its words, then the keys there are)."""
+    for key in [keys] if isinstance(keys, str) else keys:
+        if key not in channels:
+            known = ", ".join(sorted(k for k in channels if not k.startswith(("branch:", "__"))))
+            raise ValueError(f"Key {key} not in channels (output_keys names state keys to return; "
+                             f"this graph's are: {known})")

@@ -495,3 +495,92 @@ def test_sync_stream_closed_before_the_pool_started_a_task_still_runs_it(differe
 
     ref = differential(scenario)
     assert ref["ran_at_close"] == ["a", "fast", "slow"]
+
+
+# ============================================================================================
+# the consumer keeps the stream: `it = app.stream(...)`, a `break`, the iterator still held
+# ============================================================================================
+
+SETTLE = SLOW_START + SLOW_WORK + 0.3
+"""Long enough for the nodes running when the consumer stopped to end (both engines)."""
+
+
+@pytest.mark.parametrize("where", ["step1", "step2"])
+@MODE
+@SHAPE
+def test_sync_stream_kept_after_a_break_saves_the_nodes_that_end_meanwhile(differential, shape, mode, where):
+    """`it = app.stream(...)`, `for chunk in it: ... break`, the iterator still referenced
+    (a notebook keeps it, and IPython's `_`): the nodes still running end in their
+    threads, and their writes are saved then, as LangGraph's pool commits each as it ends.
+    The thread shows them (`get_state`), and a resume does not run them again."""
+
+    def scenario(E: Engine) -> dict:
+        ran: list = []
+        app = _graph(E, shape, ran, E.InMemorySaver(), is_async=False)
+        stop = _stop_at(shape, where)
+        it = app.stream({"log": []}, CFG, stream_mode=MODES[mode])
+        got = []
+        for chunk in it:
+            got.append(chunk)
+            if stop(chunk):
+                break
+        ran_at_break = sorted(ran)
+        time.sleep(SETTLE)
+        seen = _observe(app, shape, got, ran, ran_at_break)
+        it.close()
+        return {**seen, "ran_in_all": sorted(ran)}
+
+    differential(scenario)
+
+
+@pytest.mark.parametrize("where", ["step1", "step2"])
+@pytest.mark.parametrize("mode", ["updates", "updates+custom"])
+@SHAPE
+def test_async_stream_kept_after_a_break_saves_the_nodes_that_end_meanwhile(differential, shape, mode, where):
+    """The same with `agen = app.astream(...)` and async nodes: the event loop runs the
+    nodes still running to their end while the consumer holds the generator, and their
+    writes are saved then."""
+
+    async def scenario(E: Engine) -> dict:
+        ran: list = []
+        app = _graph(E, shape, ran, E.InMemorySaver(), is_async=True)
+        stop = _stop_at(shape, where)
+        agen = app.astream({"log": []}, CFG, stream_mode=MODES[mode])
+        got = []
+        async for chunk in agen:
+            got.append(chunk)
+            if stop(chunk):
+                break
+        ran_at_break = sorted(ran)
+        await asyncio.sleep(SETTLE)
+        seen = await _aobserve(app, shape, got, ran, ran_at_break)
+        await agen.aclose()
+        return {**seen, "ran_in_all": sorted(ran)}
+
+    differential(scenario)
+
+
+@pytest.mark.parametrize("mode", ["updates", "updates+custom", "messages"])
+@SHAPE
+def test_a_kept_stream_read_on_after_its_nodes_ended_gives_each_update_once(differential, shape, mode):
+    """The consumer stops at step 2's first chunk, waits while the step's nodes end (and
+    save), then reads the same iterator to the end: every chunk comes once, and the run
+    ends as one read straight through."""
+
+    def scenario(E: Engine) -> dict:
+        ran: list = []
+        app = _graph(E, shape, ran, E.InMemorySaver(), is_async=False)
+        stop = _stop_at(shape, "step2")
+        it = app.stream({"log": []}, CFG, stream_mode=MODES[mode])
+        got = []
+        for chunk in it:
+            got.append(chunk)
+            if stop(chunk):
+                break
+        time.sleep(SETTLE)
+        got.extend(it)
+        return {"chunks": _chunks(shape, got), "ran": sorted(ran),
+                "state": snapshot_summary(app.get_state(CFG), errors=True),
+                "history": _history(list(app.get_state_history(CFG)))}
+
+    differential(scenario)

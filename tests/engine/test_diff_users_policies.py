@@ -1633,3 +1633,48 @@ def test_error_handler_of_a_node_with_an_input_schema(differential):
         return g.compile().invoke({"log": [], "secret": "s", "query": "q"}), seen
 
     differential(scenario)
+
+
+def test_each_retry_is_logged_at_info_with_the_task_the_wait_and_the_error(differential):
+    """A node retried after a `ConnectionError`: one INFO record per retry, worded as
+    LangGraph words it (the task, the wait, the attempt, the error), with its traceback."""
+    import logging
+
+    class Records(logging.Handler):
+        def __init__(self):
+            super().__init__(logging.INFO)
+            self.got = []
+
+        def emit(self, record):
+            self.got.append((record.levelname, record.getMessage(), record.exc_info is not None))
+
+    def scenario(E):
+        calls = []
+
+        class N(TypedDict):
+            n: int
+
+        def flaky(state):
+            calls.append(1)
+            if len(calls) < 3:
+                raise ConnectionError("reset by peer")
+            return {"n": len(calls)}
+
+        g = E.StateGraph(N)
+        g.add_node("f", flaky, retry_policy=E.RetryPolicy(initial_interval=0.01, backoff_factor=2, jitter=False))
+        g.add_edge(E.START, "f")
+        handler = Records()
+        root = logging.getLogger()
+        root.addHandler(handler)
+        before = root.level
+        root.setLevel(logging.INFO)
+        try:
+            out = g.compile().invoke({"n": 0})
+        finally:
+            root.removeHandler(handler)
+            root.setLevel(before)
+        return out, [r for r in handler.got if r[1].startswith("Retrying task")]
+
+    differential(scenario, expect=({"n": 3}, [
+        ("INFO", "Retrying task f after 0.01 seconds (attempt 1) after ConnectionError reset by peer", True),
+        ("INFO", "Retrying task f after 0.02 seconds (attempt 2) after ConnectionError reset by peer", True)]))

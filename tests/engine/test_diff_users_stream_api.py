@@ -9,6 +9,7 @@ import operator
 from collections.abc import Iterator
 from typing import Annotated
 
+import pytest
 from _diff import acollect, collect
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -1815,6 +1816,37 @@ def test_v2_print_mode_prints_parts_while_streaming_others(differential):
     differential(scenario)
 
 
+@pytest.mark.parametrize("how", ["print_mode", "debug", "debug_compiled"])
+def test_invoke_of_a_graph_with_a_subgraph_printing_its_steps_returns_the_values(differential, how):
+    """`invoke(..., subgraphs=True)` with `print_mode=` or `debug=True` (on the call or
+    compiled in), the usual way to watch a subgraph run: the subgraph's chunks are printed
+    with their namespace, and `invoke` returns the root's final values."""
+    import contextlib
+    import io
+    import re
+
+    def scenario(E):
+        class X(TypedDict):
+            x: int
+
+        inner = E.StateGraph(X)
+        inner.add_node("inner", lambda s: {"x": s["x"] + 1})
+        inner.add_edge(E.START, "inner")
+        g = E.StateGraph(X)
+        g.add_node("sub", inner.compile())
+        g.add_edge(E.START, "sub")
+        app = g.compile(debug=how == "debug_compiled")
+        kw = {"print_mode": "updates"} if how == "print_mode" else {"debug": True} if how == "debug" else {}
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            out = app.invoke({"x": 0}, subgraphs=True, **kw)
+        printed = [re.sub(r"sub:[0-9a-f-]{36}", "sub:<id>", line) for line in buf.getvalue().splitlines()]
+        return out, printed
+
+    ref = differential(scenario)
+    assert ref[0] == {"x": 1} and any("[graph=('sub:<id>',)]" in line for line in ref[1])
+
+
 def test_v3_send_fanout_into_a_subgraph_gives_one_handle_per_task(differential):
     def scenario(E):
         class Item(TypedDict):
@@ -1838,3 +1870,32 @@ def test_v3_send_fanout_into_a_subgraph_gives_one_handle_per_task(differential):
         return sorted((h.graph_name, h.status, len(h.path)) for h in handles), final
 
     differential(scenario)
+
+
+@pytest.mark.parametrize("call", ["invoke", "invoke_str", "stream", "stream_updates"])
+def test_an_output_key_the_graph_has_not_is_refused_before_any_node_runs(differential, call):
+    """`output_keys` naming a key the state has not: a ValueError naming it, and no node
+    has run (its side effects did not happen)."""
+    def scenario(E):
+        class A(TypedDict):
+            a: str
+
+        ran = []
+        g = E.StateGraph(A)
+        g.add_node("n1", lambda s: ran.append("n1") or {"a": "A"})
+        g.add_edge(E.START, "n1")
+        app = g.compile()
+        try:
+            if call == "invoke":
+                app.invoke({"a": ""}, output_keys=["zzz"])
+            elif call == "invoke_str":
+                app.invoke({"a": ""}, output_keys="zzz")
+            elif call == "stream":
+                list(app.stream({"a": ""}, output_keys=["zzz"]))
+            else:
+                list(app.stream({"a": ""}, output_keys=["a", "zzz"], stream_mode="updates"))
+        except ValueError as exc:
+            return "refused", str(exc).startswith("Key zzz not in channels"), ran
+        return "ran", ran
+
+    differential(scenario, expect=("refused", True, []))
