@@ -609,6 +609,15 @@ class _Held:
         with self.lock:
             self.holding = False
 
+    def close(self) -> None:
+        """The step is over: let go of its futures (each holds this object in its
+        callbacks: a reference cycle the cyclic GC would have to free)."""
+        with self.lock:
+            self.holding = False
+            self.hooked.clear()
+            self.early.clear()
+            self.handlers.clear()
+
     def purge(self) -> None:
         """Drop the tasks committed so from the step's running ones (before the driver
         settles the rest: a close, the stop button)."""
@@ -744,8 +753,8 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
                         if loop.io:
                             yield (flush_io, aflush_io, (loop,))
                     raise stopped.error from None
-            early = None
-            if exc.__class__ is _Early:  # committed from its thread while the consumer held the stream
+            early: _Early | None = None
+            if isinstance(exc, _Early):  # committed from its thread while the consumer held the stream
                 early, exc = exc, exc.exc
                 errors.extend(early.errors)
             if timed:
@@ -996,6 +1005,8 @@ def _concurrently(
         raise
     finally:
         loop.held = None
+        if held is not None:
+            held.close()
 
 
 def _settle(loop: Loop, running: dict[Any, Task], ex: Any, errors: list[BaseException], *,
@@ -1385,7 +1396,10 @@ def _live(sink: StreamSink, fn: Any, args: tuple, loop: Loop) -> Generator[None,
         fut = lone.job = Job(partial(contextvars.copy_context().run, _run_in_worker, ctx, policies), lone.ended)
         run_in_lane(fut)
         try:
-            yield from _drain_until(sink, (fut,), None, lone)
+            try:
+                yield from _drain_until(sink, (fut,), None, lone)
+            finally:
+                lone.job = None  # (the job's callback holds `lone`: no cycle left behind)
         except KeyboardInterrupt as stop:
             # the stop button while the task ran in a thread: a thread cannot be stopped,
             # so, as LangGraph's pool, the task ends and its writes are kept; then the run

@@ -580,7 +580,7 @@ class Pregel(CompiledGraphBase):
             durability = (config.get(CONF) or {}).get(CONFIG_KEY_DURABILITY) or (
                 parent.loop.durability if parent is not None else "async"
             )
-        if output_keys is not None:
+        if output_keys is not None and output_keys is not self.output_channels:  # (the caller's own)
             _check_output_keys(output_keys, self.channels)
         loop_kwargs = {
             "config": config,

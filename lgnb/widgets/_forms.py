@@ -147,8 +147,8 @@ def _is_list(value: Any) -> TypeGuard[Sequence[Any]]:
 def _option(option: Any) -> dict[str, Any]:
     if isinstance(option, Mapping) and "value" in option:
         label = option.get("label", option["value"])
-        return {"label": label if isinstance(label, str) else as_text(label), "value": jsonable(option["value"])}
-    return {"label": option if isinstance(option, str) else as_text(option), "value": jsonable(option)}
+        return {"label": label if isinstance(label, str) else as_text(label), "value": _field_value(option["value"])}
+    return {"label": option if isinstance(option, str) else as_text(option), "value": _field_value(option)}
 
 
 EDIT_MAX = 100_000
@@ -157,11 +157,31 @@ EDIT_MAX = 100_000
 string) is shown cut and read-only, and the answer keeps it whole."""
 
 _WHOLE = 1 << 62  # a `jsonable` limit that cuts nothing
+_NESTING = 64  # how deep an input's value is kept (deeper: a repr; also stops a cycle)
 
 
 def _field_value(value: Any) -> Any:
-    """An input's initial value: JSON, whole (the page's copy is cut by `_for_page`)."""
-    return jsonable(value, limit=_WHOLE)
+    """An input's initial value (or an option's): JSON, whole (the page's copy is cut by
+    `_for_page`)."""
+    return jsonable(value, limit=_WHOLE, items=_WHOLE, depth=_NESTING)
+
+
+def _on_page(spec: Mapping[str, Any]) -> tuple[Any, bool]:
+    """An input's value as the page gets it, and whether the page shows it cut (then the
+    input is read-only, and the answer keeps the value whole, `_parse_one`): strings past
+    `EDIT_MAX` characters cut; a value whose JSON is longer than that, its JSON text cut.
+    A choice among options is never cut: the kernel maps the pick to its whole option."""
+    value = spec.get("value")
+    if spec.get("type") == "enum":
+        return jsonable(value, limit=EDIT_MAX, items=_WHOLE, depth=_NESTING), False
+    shown = jsonable(value, limit=EDIT_MAX, items=_WHOLE, depth=_NESTING)
+    if not isinstance(shown, str) and len(json.dumps(shown, ensure_ascii=False)) > EDIT_MAX:
+        return _cut_text(_json_text(value), EDIT_MAX), True
+    return shown, shown != value
+
+
+def _cut_text(text: str, limit: int) -> str:
+    return jsonable(text, limit=limit)
 
 
 def _shown(value: Mapping[str, Any], skip: Sequence[str] = ()) -> list[dict[str, str]]:
@@ -231,6 +251,8 @@ def schema_inputs(schema: Mapping[str, Any], initial: Mapping[str, Any] | None =
             out += schema_inputs(prop, value if isinstance(value, Mapping) else None, root=root,
                                  prefix=f"{full}.", group=f"{group}.{label}" if group else label)
         elif t in ("string", "number", "integer", "boolean"):
+            if t == "string" and isinstance(value, str) and _multiline(value):
+                t = "text"  # a one-line box would drop its line breaks
             out.append({**base, "type": t, "value": _field_value(value)})
         elif t == "array":
             items = _resolve(prop.get("items") or {}, root)
@@ -257,7 +279,7 @@ def inputs_from_values(values: Mapping[str, Any], prefix: str = "") -> list[dict
         elif isinstance(value, float):
             out.append({**base, "type": "number"})
         elif isinstance(value, str):
-            out.append({**base, "type": "text" if "\n" in value or len(value) > 60 else "string"})
+            out.append({**base, "type": "text" if _multiline(value) else "string"})
         else:
             out.append({**base, "type": "json"})
     return out
@@ -276,10 +298,14 @@ def _unchanged(spec: Mapping[str, Any], raw: Any) -> bool:
         return False
     t = spec.get("type")
     if t in ("string", "text") and isinstance(value, str) and raw != value:
-        # cut (a read-only input) or with its line breaks made "\n" by the text box
-        return raw == jsonable(value, limit=EDIT_MAX) or raw == _newlines(value)
+        return raw == _newlines(value)  # its line breaks made "\n" by the text box
     if t == "json":
-        return raw in (_json_text(value), _json_text(jsonable(value, limit=EDIT_MAX)))
+        if raw == _json_text(value):
+            return True
+        try:  # the page's JSON.stringify writes some numbers otherwise (1.0 as 1)
+            return isinstance(value, (dict, list)) and json.loads(raw) == value
+        except ValueError:
+            return False
     if t == "lines" and isinstance(value, list):
         return raw == "\n".join(_js_text(v) for v in value)
     if t in ("integer", "number") and isinstance(value, int) and not isinstance(value, bool) and abs(value) > _EXACT:
@@ -288,6 +314,11 @@ def _unchanged(spec: Mapping[str, Any], raw: Any) -> bool:
         except ValueError:
             return False
     return False
+
+
+def _multiline(text: str) -> bool:
+    """Whether a string input needs a text box (a one-line box drops line breaks)."""
+    return "\n" in text or "\r" in text or len(text) > 60
 
 
 def _newlines(text: str) -> str:
@@ -309,6 +340,8 @@ def _js_text(value: Any) -> str:
 
 def _parse_one(spec: Mapping[str, Any], raw: Any) -> Any:
     """A raw browser value → the typed value; raises ValueError with a message for the field."""
+    if "value" in spec and _on_page(spec)[1]:
+        return spec["value"]  # read-only on the page (shown cut): sent back whole
     if _unchanged(spec, raw):
         return spec["value"]
     t = spec.get("type")
@@ -368,9 +401,10 @@ def parse_inputs(specs: Sequence[Mapping[str, Any]], raw: Mapping[str, Any], nam
         except ValueError as exc:
             errors[f"{where}{name}"] = str(exc)
             continue
-        if spec.get("given") is False and value is not _MISSING and (
+        if spec.get("given") is False and not spec.get("required") and value is not _MISSING and (
                 value == spec.get("value") or (value == "" and spec.get("value") is None)):
-            continue  # left as shown, not the call's own: left out (see `schema_inputs`)
+            continue  # left as shown, not the call's own: left out (see `schema_inputs`; a
+            # required one is sent: a user answering by hand would have to give it)
         if value is _MISSING:
             if spec.get("required"):
                 errors[f"{where}{name}"] = "required"
@@ -837,14 +871,37 @@ def form_for(interrupt: Mapping[str, Any], context: Mapping[str, Any] | None = N
 
 
 def _for_page(form: Form) -> Form:
-    """`form` with its strings cut past `EDIT_MAX` characters; an input whose value was
-    cut is marked ``readonly``."""
-    page = jsonable(form, limit=EDIT_MAX)
-    for cut, part in zip(page.get("parts") or (), form.get("parts") or ()):
-        for spec, whole in zip(cut.get("inputs") or (), part.get("inputs") or ()):
-            if spec.get("value") != whole.get("value"):
+    """`form` with its text cut past `EDIT_MAX` characters; each input's value as
+    `_on_page` gives it, marked ``readonly`` when that is cut."""
+    page = _json_form(form, lambda v: jsonable(v, limit=EDIT_MAX, items=_WHOLE))
+    for part in page["parts"]:
+        for spec in part["inputs"]:
+            spec["value"], cut = _on_page(spec)
+            if cut:
                 spec["readonly"] = True
     return page
+
+
+def _json_form(form: Mapping[str, Any], text: Callable[[Any], Any]) -> Any:
+    """`form` as JSON: `text` makes JSON of everything but the inputs' and options' values,
+    which are made JSON whole (`_field_value`)."""
+    parts = form.get("parts") or []
+    out = text({**form, "parts": []})
+    out["parts"] = []
+    for part in parts:
+        inputs = list(part.get("inputs") or ())
+        shown = text({**part, "inputs": []})
+        shown["inputs"] = []
+        for spec in inputs:
+            bare = {k: v for k, v in spec.items() if k not in ("value", "options")}
+            made = text(bare)
+            made["value"] = _field_value(spec.get("value"))
+            if "options" in spec:
+                made["options"] = [{"label": text(o.get("label")), "value": _field_value(o.get("value"))}
+                                   for o in spec["options"] or ()]
+            shown["inputs"].append(made)
+        out["parts"].append(shown)
+    return out
 
 
 def _form(interrupt: Mapping[str, Any], context: Mapping[str, Any] | None = None) -> Form:
@@ -864,7 +921,7 @@ def _form(interrupt: Mapping[str, Any], context: Mapping[str, Any] | None = None
     if "fields" not in built and "text" not in built:
         form.update(_payload_shown(value))
     form.update(built)
-    return jsonable(form, limit=_WHOLE)
+    return _json_form(form, lambda v: jsonable(v, limit=_WHOLE, items=_WHOLE))
 
 
 def _as_json_payload(interrupt: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -584,9 +584,9 @@ class StreamReducer:
         where = who or node or " · ".join(p for p in (scope, f"step {self.step}") if p)
         value = payload.get("progress") if isinstance(payload, Mapping) else None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            stage = str(payload.get("stage", ""))
+            stage = _text(payload.get("stage", ""))
             own = payload.get("label")
-            label = str(" · ".join(p for p in (who, str(own)) if p) if own else
+            label = str(" · ".join(p for p in (who, _text(own)) if p) if own else
                         " · ".join(p for p in (where, stage) if p))
             # the first task of a node keeps the node's bar; each further one of the step has its own
             bar = (f"{scope}|{node}|{stage}" + (f"|#{nth}" if nth > 1 else "") if node
@@ -607,3 +607,14 @@ class StreamReducer:
                 node = m.group(1)
         return node, self._patch("error", f"run-{self._next_id()}", node=node or "", ns="",
                                  type=type(exc).__name__, message=str(exc))
+
+
+def _text(value: Any) -> str:
+    """A progress event's label or stage as text: `str(value)`, or, when that raises, as
+    the views show values (`jsonable`: its repr, or its type's name when that raises too)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - a user's __str__ may raise anything
+        return str(jsonable(value))

@@ -135,6 +135,11 @@ class StepBuilder:
             self._start_step()
         if error is not None:
             step = self._step()
+            if step["step"] is None and step["plan"] is None and len(self.steps) > 1:
+                # raised before the step planned anything (the recursion limit): it is the
+                # step after the last one, where no task ran
+                numbers = [s["step"] for s in self.steps if isinstance(s["step"], int)]
+                step["step"] = max(numbers) + 1 if numbers else None
             step["error"] = {"type": type(error).__name__, "message": str(error).split("\nFor troubleshooting")[0]}
             if step["update"] is None:
                 step["update"] = self._error_update(step, error)

@@ -214,7 +214,8 @@ class Lens:
         a node run as N tasks shows "×N"; an error or interrupt ends its line."""
         lines = []
         for s in self._builder.steps:
-            nodes = ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in (s.get("counts") or {}).items()) or "(input)"
+            nodes = ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in (s.get("counts") or {}).items()) or (
+                "(no task ran)" if s.get("error") and (s.get("step") or 0) > 0 else "(input)")
             given = s.get("after")
             after: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
             changed = s.get("changed") or []

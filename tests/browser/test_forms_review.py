@@ -235,3 +235,47 @@ def test_click_after_the_kernel_went_away_says_rerun(lab: Lab, page: Any, artifa
         run.locator("[data-testid=interrupts]").text_content()
     assert all(b.is_disabled() for b in form.get_by_role("button").all())
     run.screenshot(path=str(artifacts / "form-kernel-gone.png"))
+
+
+LONG = [
+    ("import lgnb\n"
+     "from lgnb.graph import StateGraph, START, MessagesState\n"
+     "from lgnb.checkpoint.memory import InMemorySaver\n"
+     "from lgnb.types import interrupt\n"
+     "from lgnb.widgets._forms import EDIT_MAX"),
+    ("BODY = 'Dear customer,\\r\\n' + 'lorem ipsum ' * 400 + '\\r\\nP.S. past the 4,000th character'\n"
+     "LOG = 'x' * (EDIT_MAX + 10) + ' the end'\n"
+     "def review(state):\n"
+     "    response = interrupt({'action_request': {'action': 'send_email',\n"
+     "                                             'args': {'to': 'bob', 'body': BODY, 'log': LOG}},\n"
+     "                          'config': {'allow_accept': True, 'allow_edit': True, 'allow_respond': False,\n"
+     "                                     'allow_ignore': False}, 'description': 'review'})\n"
+     "    a = response['args']['args']\n"
+     "    return {'messages': [('ai', f\"CHECK to={a['to']} body={a['body'] == BODY} log={a['log'] == LOG}\")]}\n"
+     "g = StateGraph(MessagesState)\ng.add_node('review', review)\ng.add_edge(START, 'review')\n"
+     "run = lgnb.run(g.compile(checkpointer=InMemorySaver()), {'messages': []})"),
+]
+
+
+def test_an_edit_on_the_page_sends_long_arguments_back_whole(lab: Lab, page: Any, artifacts: Path) -> None:
+    """A 4,900-character body is in its text box whole; a value past `EDIT_MAX` is shown cut,
+    read-only, with a hint saying why. Editing `to` on the page and sending: the node gets
+    the new `to` and both long arguments exactly as the call had them."""
+    open_notebook(page, lab, write(lab, "long.ipynb", LONG))
+    run_all(page)
+    run = page.locator(".lgnb-run").first
+    run.locator("[data-testid=status]", has_text="interrupted").wait_for(timeout=60_000)
+    wait_kernel_idle(page)
+    form = run.locator(".lgnb-form[data-kind=inbox]")
+    form.locator("[data-part='0'] .lgnb-form-actions button", has_text="Edit").click()
+    body = field(form, 0, "body").locator(".lgnb-form-input")
+    assert body.input_value().endswith("P.S. past the 4,000th character") and not body.evaluate("e => e.readOnly")
+    log = field(form, 0, "log")
+    assert log.locator(".lgnb-form-input").evaluate("e => e.readOnly")
+    assert "too long to edit here" in (log.locator("[data-testid=readonly-hint]").text_content() or "")
+    field(form, 0, "to").locator(".lgnb-form-input").fill("carol")
+    form.locator("[data-part='0'] .lgnb-form-confirm", has_text="Send edited action").click()
+    run.locator("[data-testid=status]", has_text="done").wait_for(timeout=60_000)
+    run.locator(".lgnb-text", has_text="CHECK to=carol body=True log=True").wait_for()
+    assert not page.lgnb_errors, page.lgnb_errors
+    run.screenshot(path=str(artifacts / "long-edit.png"))

@@ -10,6 +10,7 @@ program on LangGraph resumed by hand with the value a user would have typed
 
 from __future__ import annotations
 
+import json
 import operator
 import sys
 from collections.abc import Callable
@@ -864,3 +865,99 @@ def test_what_a_form_shows_for_approval_is_the_whole_payload_not_the_views_cut()
         (pending,) = r.interrupts
         return {"form": shown["body"] == body, "view": pending["value"]["body"][-20:]}
     differential(scenario, expect={"form": True, "view": f"xxxxx… (+{len(body) - 4000} chars)"})
+
+
+def what_the_page_sends(spec: dict[str, Any]) -> Any:
+    """What forms.js reads back from an input nobody touched: a one-line box drops line
+    breaks, a text box makes them "\\n", a list is one item a line, JSON is written as the
+    page's `JSON.stringify(v, null, 2)` writes it (a float with no fraction without its
+    ".0"), a choice is its option's index."""
+    value, kind = spec.get("value"), spec["type"]
+    if kind == "boolean":
+        return value is True
+    if kind == "enum":
+        at = [json.dumps(o["value"]) for o in spec.get("options") or ()]
+        return str(at.index(json.dumps(value))) if json.dumps(value) in at else ""
+    if kind == "json":
+        def js(v: Any) -> Any:
+            if isinstance(v, float) and v.is_integer():
+                return int(v)
+            if isinstance(v, dict):
+                return {k: js(x) for k, x in v.items()}
+            return [js(x) for x in v] if isinstance(v, list) else v
+        text = value if isinstance(value, str) else json.dumps(js(value), indent=2, ensure_ascii=False)
+    elif kind == "lines" and isinstance(value, list):
+        text = "\n".join(str(v) for v in value)
+    else:
+        text = "" if value is None else str(value)
+    if kind in ("text", "lines", "json"):
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.replace("\r", "").replace("\n", "")
+
+
+def unchanged_edit(interrupt: dict[str, Any], choice: str = "edit", part: int = 0, **typed: Any) -> Any:
+    """The resume value of an Edit sent from the page with every input as the form drew
+    it, but `typed`."""
+    form = form_for(interrupt)
+    shown = form["parts"][part]
+    names = ([i["name"] for i in shown["inputs"]] if shown["inputs_open"]
+             else next(c for c in shown["choices"] if c["key"] == choice)["inputs"])
+    raw = {i["name"]: what_the_page_sends(i) for i in form["parts"][part]["inputs"] if i["name"] in names}
+    value, _ = answer_for(interrupt, [{"part": part, "choice": choice, "inputs": {**raw, **typed}}])
+    return form, value
+
+
+def test_an_edit_keeps_every_argument_the_page_cannot_hold_as_it_was() -> None:
+    """Multi-line strings (in text boxes, not one-line boxes), a list with a long item, a
+    JSON value with a float, 250 arguments, nested records: an Edit that changes `to` only
+    sends every other argument exactly as the call had it."""
+    from lgnb.widgets._forms import EDIT_MAX
+
+    args = {"to": "bob", "body": "Hi Bob,\r\n\r\nSee you.\n-- A", "tags": ["a", "t" * (EDIT_MAX + 5)],
+            "meta": {"ratio": 1.0, "deep": {"a": {"b": {"c": {"d": 1}}}}, "ids": list(range(300))},
+            **{f"x{i}": "v" for i in range(250)}}
+    interrupt = {"id": "i", "value": {"action_request": {"action": "send_email", "args": args},
+                                      "config": {"allow_edit": True}, "description": ""}}
+    form, value = unchanged_edit(interrupt, to="carol")
+    kinds = {i["name"]: (i["type"], i.get("readonly", False)) for i in form["parts"][0]["inputs"]}
+    assert kinds["body"] == ("text", False) and kinds["tags"] == ("json", True)
+    assert value["args"]["args"] == {**args, "to": "carol"}
+
+
+def test_a_required_choice_with_a_long_default_is_sent_when_left_as_shown() -> None:
+    """A `response_schema` enum of long values, required, with a default: left as shown
+    it answers the default, whole; picking the other option answers that one."""
+    long = "a" * 5000
+    schema = {"type": "object", "required": ["pick"],
+              "properties": {"pick": {"enum": [long, "b"], "default": long}}}
+    interrupt = {"id": "i", "value": "choose", "response_schema": schema}
+    _, value = unchanged_edit(interrupt, choice="send")
+    assert value == {"pick": long}
+    _, value = unchanged_edit(interrupt, choice="send", pick="1")
+    assert value == {"pick": "b"}
+
+
+def test_a_tool_calls_multi_line_argument_is_a_text_box_and_an_edit_keeps_its_line_breaks() -> None:
+    """HumanInTheLoopMiddleware on a tool typed `body: str`: the body holding line breaks is
+    drawn as a text box (a one-line box would drop them), and an Edit of `to` only sends
+    the body as the model wrote it."""
+    from langchain_core.tools import tool
+
+    @tool
+    def send_email(to: str, body: str) -> str:
+        """Send an email."""
+        return "sent"
+
+    body = "Hi Bob,\r\n\r\nSee you.\n-- A"
+    interrupt = {"id": "i", "value": {
+        "action_requests": [{"name": "send_email", "args": {"to": "bob", "body": body}, "description": ""}],
+        "review_configs": [{"action_name": "send_email", "allowed_decisions": ["approve", "edit", "reject"]}]}}
+    form = form_for(interrupt, {"tools": {"send_email": send_email}})
+    inputs = {i["name"]: i["type"] for i in form["parts"][0]["inputs"]}
+    assert inputs["body"] == "text" and inputs["to"] == "string"
+    names = next(c for c in form["parts"][0]["choices"] if c["key"] == "edit")["inputs"]
+    raw = {i["name"]: what_the_page_sends(i) for i in form["parts"][0]["inputs"] if i["name"] in names}
+    value, _ = answer_for(interrupt, [{"part": 0, "choice": "edit", "inputs": {**raw, "to": "carol"}}],
+                          {"tools": {"send_email": send_email}})
+    assert value == {"decisions": [{"type": "edit", "edited_action": {
+        "name": "send_email", "args": {"to": "carol", "body": body}}}]}

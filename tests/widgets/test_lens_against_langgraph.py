@@ -679,6 +679,24 @@ def test_a_loop_that_never_stops_ends_with_the_recursion_limit() -> None:
 
     ref = differential(scenario, exc="extends")
     assert ref["shown"]["status"] == "error"
+    last = ref["shown"]["steps"][-1]
+    # the step after the last one, where no task ran, is where the limit stops the run
+    assert (last["step"], last["plan"], last["error"]["type"]) == (5, [], "GraphRecursionError")
+
+
+def test_the_text_of_a_run_stopped_by_the_recursion_limit_names_the_step_no_task_ran() -> None:
+    """What a lesson prints: the last line is the step after the last one, where no task ran."""
+    def scenario(E: Any) -> Any:
+        g = E.StateGraph(Counter)
+        g.add_node("spin", lambda s: {"count": s["count"] + 1})
+        g.add_edge(E.START, "spin")
+        g.add_edge("spin", "spin")
+        lens = Lens(g.compile(checkpointer=saver(E)), {"count": 0, "log": []}, {"recursion_limit": 3})
+        lens.run()
+        return lens.text().splitlines()[-2:]
+
+    ref = differential(scenario)
+    assert ref[0].startswith("step 3: spin") and ref[1].startswith("step 4: (no task ran) | GraphRecursionError")
 
 
 def test_command_goto_and_update_from_a_node() -> None:

@@ -169,3 +169,26 @@ def test_repr_and_title(lg: Any) -> None:
     r = run(simple(lg, lambda s: {"messages": []}), {"messages": []}, display=False, title="mine")
     r.wait(timeout=30)
     assert r.view.title == "mine" and "done" in repr(r)
+
+
+def test_a_custom_event_holding_an_object_whose_repr_raises_is_still_shown(eng: Any) -> None:
+    """A node writes events holding an object whose `__repr__` raises (a progress label, a
+    field beside readable ones): each event is shown, the object as its type's name."""
+
+    class Hostile:
+        def __repr__(self) -> str:
+            raise RuntimeError("repr boom")
+
+    def work(state: Any) -> Any:
+        write = eng.get_stream_writer()
+        write({"step": "fetched 10 rows", "row": Hostile()})
+        write({"progress": 0.5, "label": Hostile()})
+        return {"messages": [("ai", "done")]}
+
+    r = run(simple(eng, work), {"messages": []}, display=False)
+    r.wait(timeout=30)
+    assert r.status == "done"
+    (row,) = r.content["log"]
+    assert row["payload"] == {"step": "fetched 10 rows", "row": "<Hostile (its repr raised RuntimeError)>"}
+    (bar,) = r.content["progress"]
+    assert (bar["label"], bar["value"]) == ("<Hostile (its repr raised RuntimeError)>", 0.5)
