@@ -1433,34 +1433,39 @@ class _LoneHeld:
     """`_Held` for a live stream's lone task, run in a lane: if it ends while the consumer
     holds the stream (a `break` with the iterator kept), it commits from the lane and its
     writes are saved, as LangGraph's pool commits in its done callback; the driver then
-    gets an `_Early` instead of the outcome."""
+    gets an `_Early` instead of the outcome. Cheap per chunk: the lock (`_LONE_LOCK`) is
+    taken only once the job ended or the consumer holds the stream."""
+
+    __slots__ = ("ctx", "early", "holding", "job", "sink")
 
     def __init__(self, ctx: TaskContext, sink: StreamSink) -> None:
         self.ctx = ctx
         self.sink = sink
         self.job: Job | None = None
-        self.lock = threading.Lock()
         self.holding = False
         self.early: _Early | None = None
 
     def hold(self) -> None:
-        with self.lock:
-            self.holding = True
+        self.holding = True
         job = self.job
         if job is not None and job.done():
             self._commit()
 
     def release(self) -> None:
-        with self.lock:
-            self.holding = False
+        self.holding = False
+        job = self.job
+        if job is not None and job.done():
+            with _LONE_LOCK:  # (a commit the lane began while the consumer held: done now)
+                pass
 
     def ended(self) -> None:
         """The job's end (in its lane)."""
         self.sink.nudge()
-        self._commit()
+        if self.holding:
+            self._commit()
 
     def _commit(self) -> None:
-        with self.lock:
+        with _LONE_LOCK:
             job = self.job
             if not self.holding or self.early is not None or job is None or job._error is not None:
                 return
@@ -1474,6 +1479,10 @@ class _LoneHeld:
             handler = _commit(loop, task, exc, errors)
             flush_io(loop)
             self.early = _Early(exc, handler, errors)
+
+
+_LONE_LOCK = threading.Lock()
+"""Orders a lone task's commit from its lane against the driver going on (`_LoneHeld`)."""
 
 
 def _drain_until(sink: StreamSink, futures: Any, timeout: float | None,
