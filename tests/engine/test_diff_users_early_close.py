@@ -505,6 +505,16 @@ SETTLE = SLOW_START + SLOW_WORK + 0.3
 """Long enough for the nodes running when the consumer stopped to end (both engines)."""
 
 
+def _read_until(it: Iterator[Any], stop: Callable[[Any], bool]) -> list:
+    """`for chunk in it: ... if stop(chunk): break`, the iterator kept by the caller."""
+    got = []
+    for chunk in it:
+        got.append(chunk)
+        if stop(chunk):
+            break
+    return got
+
+
 @pytest.mark.parametrize("where", ["step1", "step2"])
 @MODE
 @SHAPE
@@ -517,13 +527,8 @@ def test_sync_stream_kept_after_a_break_saves_the_nodes_that_end_meanwhile(diffe
     def scenario(E: Engine) -> dict:
         ran: list = []
         app = _graph(E, shape, ran, E.InMemorySaver(), is_async=False)
-        stop = _stop_at(shape, where)
         it = app.stream({"log": []}, CFG, stream_mode=MODES[mode])
-        got = []
-        for chunk in it:
-            got.append(chunk)
-            if stop(chunk):
-                break
+        got = _read_until(it, _stop_at(shape, where))
         ran_at_break = sorted(ran)
         time.sleep(SETTLE)
         seen = _observe(app, shape, got, ran, ran_at_break)
@@ -570,13 +575,8 @@ def test_a_kept_stream_read_on_after_its_nodes_ended_gives_each_update_once(diff
     def scenario(E: Engine) -> dict:
         ran: list = []
         app = _graph(E, shape, ran, E.InMemorySaver(), is_async=False)
-        stop = _stop_at(shape, "step2")
         it = app.stream({"log": []}, CFG, stream_mode=MODES[mode])
-        got = []
-        for chunk in it:
-            got.append(chunk)
-            if stop(chunk):
-                break
+        got = _read_until(it, _stop_at(shape, "step2"))
         time.sleep(SETTLE)
         got.extend(it)
         return {"chunks": _chunks(shape, got), "ran": sorted(ran),

@@ -667,15 +667,19 @@ def test_a_loop_with_a_counter_runs_until_the_condition_stops_it() -> None:
     assert [s["after"]["count"] for s in ref["shown"]["steps"][1:]] == [1, 2, 3, 3]
 
 
+def _spin(E: Any) -> Any:
+    """A node that loops on itself forever (until the recursion limit)."""
+    g = E.StateGraph(Counter)
+    g.add_node("spin", lambda s: {"count": s["count"] + 1})
+    g.add_edge(E.START, "spin")
+    g.add_edge("spin", "spin")
+    return g.compile(checkpointer=saver(E))
+
+
 def test_a_loop_that_never_stops_ends_with_the_recursion_limit() -> None:
     """recursion_limit=4: the lens shows four steps, then GraphRecursionError."""
     def scenario(E: Any) -> Any:
-        g = E.StateGraph(Counter)
-        g.add_node("spin", lambda s: {"count": s["count"] + 1})
-        g.add_edge(E.START, "spin")
-        g.add_edge("spin", "spin")
-        return watch(g.compile(checkpointer=saver(E)), {"count": 0, "log": []},
-                     config={"recursion_limit": 4})
+        return watch(_spin(E), {"count": 0, "log": []}, config={"recursion_limit": 4})
 
     ref = differential(scenario, exc="extends")
     assert ref["shown"]["status"] == "error"
@@ -687,11 +691,7 @@ def test_a_loop_that_never_stops_ends_with_the_recursion_limit() -> None:
 def test_the_text_of_a_run_stopped_by_the_recursion_limit_names_the_step_no_task_ran() -> None:
     """What a lesson prints: the last line is the step after the last one, where no task ran."""
     def scenario(E: Any) -> Any:
-        g = E.StateGraph(Counter)
-        g.add_node("spin", lambda s: {"count": s["count"] + 1})
-        g.add_edge(E.START, "spin")
-        g.add_edge("spin", "spin")
-        lens = Lens(g.compile(checkpointer=saver(E)), {"count": 0, "log": []}, {"recursion_limit": 3})
+        lens = Lens(_spin(E), {"count": 0, "log": []}, {"recursion_limit": 3})
         lens.run()
         return lens.text().splitlines()[-2:]
 
