@@ -504,23 +504,28 @@ class StreamReducer:
             node = last[0] if len(last) == 1 else ""
         self._seen_values = True
         msgs = payload.get("messages") if isinstance(payload, Mapping) else None
-        for msg in _messages_in(self._unshown(msgs)):
+        tail, offset = self._unshown(msgs)
+        for at, msg in enumerate(_messages_in(tail), offset):
             mid = getattr(msg, "id", None)
-            if mid is None or str(mid) not in self._msgs:
-                out += self._full_message(msg, str(mid or f"anon-{self._next_id()}"), node, "")
+            if mid is None:
+                # no id to know it by: by its place in the list and its words, so the same
+                # message read again (a resume re-reads the saved state) is not shown twice
+                mid = f"anon-{at}-{getattr(msg, 'type', '')}-{hash(text_of(msg.content)) & 0xFFFFFFFF:x}"
+            if str(mid) not in self._msgs:
+                out += self._full_message(msg, str(mid), node, "")
         return out
 
-    def _unshown(self, msgs: Any) -> Any:
+    def _unshown(self, msgs: Any) -> tuple[Any, int]:
         """The part of a values chunk's `messages` that may hold messages not shown yet:
         in a long conversation each chunk's list starts with the previous chunk's messages
         (the same objects: `add_messages` keeps them), whose ids are all shown, so only the
         messages after them are looked at, not the whole history at every step. When the
         list does not start that way (a removal, a graph whose chunks are decoded afresh),
-        all of it."""
+        all of it. With the index in the list of the first message returned."""
         prev = self._values_msgs
         if type(msgs) is not list:
             self._values_msgs = None
-            return msgs
+            return msgs, 0
         self._values_msgs = list(msgs)
         n = 0 if prev is None else len(prev)
         if n and len(msgs) >= n and msgs[0] is prev[0]:  # type: ignore[index]
@@ -529,8 +534,8 @@ class StreamReducer:
             except Exception:  # noqa: BLE001 - an item whose `==` fails (an array): look at all
                 same = False
             if same:
-                return msgs[n:]
-        return msgs
+                return msgs[n:], n
+        return msgs, 0
 
     def writer_of(self, ns: tuple[str, ...], payload: Any, task: Mapping[str, Any] | None = None) -> str:
         """The node key of the task that wrote a custom event, or "" when the stream does not

@@ -92,8 +92,8 @@ SETTLED = ("interrupted", "done", "error", "cancelled")
 
 TEXT_ONLY_STREAM = (
     "Note: {models} streams text only. lgnb.run streams every model (stream_mode \"messages\") to "
-    "show its tokens, and LangChain then drops the tool calls of the messages it was given "
-    "(graph.invoke keeps them). To script tool calls, use lgnb.testing.ScriptedChatModel."
+    "show its tokens, so if the messages it was scripted with hold tool calls, its stream drops "
+    "them (graph.invoke keeps them). To script tool calls, use lgnb.testing.ScriptedChatModel."
 )
 
 NO_GENERATIONS_HINT = (

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import operator
 import threading
 import time
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from widget_graphs import agent_graph
 from widget_fakes import FakeStreamingChat
+
+from langchain_core.messages import AIMessage, HumanMessage
+from typing_extensions import TypedDict
 
 from lgnb.widgets import Run, run, show
 
@@ -192,3 +196,25 @@ def test_a_custom_event_holding_an_object_whose_repr_raises_is_still_shown(eng: 
     assert row["payload"] == {"step": "fetched 10 rows", "row": "<Hostile (its repr raised RuntimeError)>"}
     (bar,) = r.content["progress"]
     assert (bar["label"], bar["value"]) == ("<Hostile (its repr raised RuntimeError)>", 0.5)
+
+
+def test_a_message_without_an_id_is_shown_once_after_a_resume(eng: Any) -> None:
+    """A state whose messages are a plain list (no `add_messages`, so no ids given): the
+    resume re-reads the saved state, and the user's message is not shown a second time."""
+    def ask(state: Any) -> Any:
+        answer = eng.interrupt("ok?")
+        return {"messages": [AIMessage(f"done {answer}", id="ai-1")]}
+
+    g = eng.StateGraph(_PlainChat)
+    g.add_node("ask", ask)
+    g.add_edge(eng.START, "ask")
+    r = run(g.compile(checkpointer=eng.InMemorySaver()), {"messages": [HumanMessage("hello")]},
+            {"configurable": {"thread_id": "anon"}}, display=False)
+    r.wait(timeout=30)
+    r.resume("yes")
+    r.wait(timeout=30)
+    assert [(m["type"], m["content"]) for m in r.content["messages"]] == [("human", "hello"), ("ai", "done yes")]
+
+
+class _PlainChat(TypedDict):
+    messages: Annotated[list, operator.add]  # (no `add_messages`: no ids given)
