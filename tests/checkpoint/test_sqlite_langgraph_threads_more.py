@@ -15,6 +15,7 @@ import operator
 import shutil
 import sqlite3
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
@@ -651,16 +652,23 @@ def test_a_file_from_before_langgraph_stored_task_paths_is_copied_and_resumes(
 
 
 def _flaky_pair(k: dict, calls: Counter, fail: list[bool]) -> Any:
-    """`ok` and `flaky` run in one step; `flaky` raises while `fail[0]` is True."""
+    """`ok` and `flaky` run in one step; `flaky` raises while `fail[0]` is True, once `ok`
+    has ended and had time to be saved: LangGraph saves a task's writes from its done
+    callback, and a sibling ending after the failure ended the run is not saved (its
+    callback finds the run's pool shut down), so the saved thread would vary by timing."""
     S = TypedDict("S", {"log": Annotated[list[str], operator.add]})  # noqa: UP013
+    ok_ended = threading.Event()
 
     def ok(state: dict) -> dict:
         calls["ok"] += 1
+        ok_ended.set()
         return {"log": ["ok"]}
 
     def flaky(state: dict) -> dict:
         calls["flaky"] += 1
         if fail[0]:
+            ok_ended.wait(5)
+            time.sleep(0.2)
             raise RuntimeError("service down")
         return {"log": ["flaky"]}
 
