@@ -21,8 +21,8 @@ from typing import Any
 
 import comm as comm_package
 import pytest
+from _kernels import start_kernel
 from comm.base_comm import BaseComm
-from jupyter_client.manager import start_new_kernel
 from widget_fakes import FakeStreamingChat
 from widget_graphs import _engine
 
@@ -81,7 +81,7 @@ def _patch_texts(messages: list[dict[str, Any]]) -> list[str]:
 
 @pytest.fixture
 def kernel() -> Iterator[Any]:
-    km, kc = start_new_kernel(kernel_name="python3", startup_timeout=60)
+    km, kc = start_kernel()
     try:
         yield kc
     finally:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jupyter_client.manager import start_new_kernel
+from _kernels import start_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,7 +30,7 @@ BESIDE = ("import threading\n"
 
 @contextmanager
 def kernel() -> Iterator[Any]:
-    km, kc = start_new_kernel(kernel_name="python3", cwd=str(ROOT))
+    km, kc = start_kernel(cwd=str(ROOT))
     kc.manager = km  # (the stop button: `kc.manager.interrupt_kernel()`)
     try:
         yield kc
