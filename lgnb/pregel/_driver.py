@@ -36,7 +36,7 @@ import threading
 import time
 import types
 from collections import deque
-from collections.abc import AsyncIterator, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -564,10 +564,16 @@ class _Held:
     writes are saved: the thread's state (`get_state`) has them, and a resume does not
     run the node again. The driver skips the tasks so committed when it goes on."""
 
-    def __init__(self, loop: Loop, running: dict[Any, Task], errors: list[BaseException], is_async: bool) -> None:
+    def __init__(self, loop: Loop, running: dict[Any, Task], errors: list[BaseException], is_async: bool,
+                 queue: deque[Task], start: Callable[[], None], limit: int) -> None:
         self.loop = loop
         self.running = running
         self.errors = errors
+        # the tasks `max_concurrency` (or the pool's size) held back: one starts as one
+        # ends, as in LangGraph's pool, also while the consumer holds the stream
+        self.queue = queue
+        self.start = start
+        self.limit = limit
         self.is_async = is_async  # (an `astream`'s tasks: futures of the event loop, saved by it)
         self.lock = threading.Lock()
         self.holding = False
@@ -577,9 +583,11 @@ class _Held:
         self.saves: list[asyncio.Future[None]] = []  # an `astream`'s saves of those commits
 
     def hold(self) -> None:
-        """The consumer gets the stream: tasks that end from now on commit themselves."""
+        """The consumer gets the stream: tasks that end from now on commit themselves, and
+        the tasks held back start as threads free up (here, at once if some are free)."""
         with self.lock:
             self.holding = True
+            self._start_queued()
         for fut in list(self.running):
             # (one that ended already commits now, in plan order: the driver takes a
             # step's ended tasks in that order, so those left are after the one it took)
@@ -603,6 +611,18 @@ class _Held:
                 flush_io(self.loop)
             elif self.loop.io:
                 self.saves.append(asyncio.ensure_future(aflush_io(self.loop)))
+            self._start_queued()
+            started = [f for f in self.running if f not in self.hooked]
+        for later in started:  # (outside the lock: one that ended already commits now)
+            self.hooked.add(later)
+            later.add_done_callback(self._ended)
+
+    def _start_queued(self) -> None:
+        """(locked) Start held-back tasks while fewer than `limit` run, unless a task of
+        the step failed or the run was cancelled (the driver then records them)."""
+        while (self.queue and not _failed(self.errors) and not self.loop.run.cancelled
+               and len(self.running) - len(self.early) < self.limit):
+            self.start()
 
     def release(self) -> None:
         """The driver goes on: it commits what ends from now on."""
@@ -867,8 +887,6 @@ def _concurrently(
     wait_for = ex.wait
     timeout = loop.step_timeout
     deadline = time.monotonic() + timeout if timeout else None
-    # (a live stream's waits hold the step too: `_live`)
-    held = loop.held = _Held(loop, running, errors, ex.is_async) if loop.drained else None
 
     def start_next() -> None:
         task = queue.popleft()
@@ -876,6 +894,9 @@ def _concurrently(
         if loop.recorder is not None:
             loop.recorder.start(task)
         running[ex.start(ctx, task.node.retry_policy or default)] = task
+
+    # (a live stream's waits hold the step too: `_live`)
+    held = loop.held = _Held(loop, running, errors, ex.is_async, queue, start_next, limit) if loop.drained else None
 
     try:
         while True:

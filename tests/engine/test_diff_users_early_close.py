@@ -584,3 +584,59 @@ def test_a_kept_stream_read_on_after_its_nodes_ended_gives_each_update_once(diff
                 "history": _history(list(app.get_state_history(CFG)))}
 
     differential(scenario)
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["stream", "astream"])
+def test_a_kept_stream_starts_the_tasks_max_concurrency_held_back(differential, is_async):
+    """`max_concurrency=1`, three parallel nodes, the consumer stops at the first one's
+    update and keeps the stream: the other two start and are saved as the first ends, as
+    in LangGraph's pool; a resume runs none of them again."""
+
+    def build(E: Engine, ran: list) -> Any:
+        def node(name: str) -> Callable:
+            def sync(s: S) -> dict:
+                time.sleep(0.1)
+                ran.append(name)
+                return {"log": [name]}
+
+            async def anode(s: S) -> dict:
+                await asyncio.sleep(0.1)
+                ran.append(name)
+                return {"log": [name]}
+
+            return anode if is_async else sync
+
+        g = E.StateGraph(S)
+        for name in ("p1", "p2", "p3"):
+            g.add_node(name, node(name))
+            g.add_edge(E.START, name)
+        return g.compile(checkpointer=E.InMemorySaver())
+
+    cfg = {**CFG, "max_concurrency": 1}
+
+    def scenario(E: Engine) -> dict:
+        ran: list = []
+        app = build(E, ran)
+        it = app.stream({"log": []}, cfg, stream_mode="updates")
+        _read_until(it, lambda c: "p1" in c)
+        time.sleep(0.6)
+        held = snapshot_summary(app.get_state(cfg))
+        out = app.invoke(None, cfg)
+        it.close()
+        return {"held": held, "resumed": out, "ran": sorted(ran)}
+
+    async def ascenario(E: Engine) -> dict:
+        ran: list = []
+        app = build(E, ran)
+        agen = app.astream({"log": []}, cfg, stream_mode="updates")
+        async for chunk in agen:
+            if "p1" in chunk:
+                break
+        await asyncio.sleep(0.6)
+        held = snapshot_summary(await app.aget_state(cfg))
+        out = await app.ainvoke(None, cfg)
+        await agen.aclose()
+        return {"held": held, "resumed": out, "ran": sorted(ran)}
+
+    ref = differential(ascenario if is_async else scenario)
+    assert ref["ran"] == ["p1", "p2", "p3"]
