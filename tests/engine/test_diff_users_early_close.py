@@ -529,9 +529,8 @@ def test_sync_stream_kept_after_a_break_saves_the_nodes_that_end_meanwhile(diffe
         app = _graph(E, shape, ran, E.InMemorySaver(), is_async=False)
         it = app.stream({"log": []}, CFG, stream_mode=MODES[mode])
         got = _read_until(it, _stop_at(shape, where))
-        ran_at_break = sorted(ran)
-        time.sleep(SETTLE)
-        seen = _observe(app, shape, got, ran, ran_at_break)
+        time.sleep(SETTLE)  # (what has run at the break itself is timing on both engines)
+        seen = _observe(app, shape, got, ran, [])
         it.close()
         return {**seen, "ran_in_all": sorted(ran)}
 
@@ -556,9 +555,8 @@ def test_async_stream_kept_after_a_break_saves_the_nodes_that_end_meanwhile(diff
             got.append(chunk)
             if stop(chunk):
                 break
-        ran_at_break = sorted(ran)
-        await asyncio.sleep(SETTLE)
-        seen = await _aobserve(app, shape, got, ran, ran_at_break)
+        await asyncio.sleep(SETTLE)  # (what has run at the break itself is timing on both engines)
+        seen = await _aobserve(app, shape, got, ran, [])
         await agen.aclose()
         return {**seen, "ran_in_all": sorted(ran)}
 
