@@ -176,8 +176,27 @@ class ViewEdge:
     def get_state(self, config: Any, **kwargs: Any) -> Any:
         return _snapshot(self.remote.get_state(config, **kwargs))
 
-    async def aget_state(self, config: Any, **kwargs: Any) -> Any:
-        return _snapshot(await self.remote.aget_state(config, **kwargs))
+    def thread_step(self, config: Any, input: Any) -> Iterator[Any]:
+        """The chunk that tells a run view where the server thread of `config` stands before
+        a run with `input` starts on it (`THREAD_STEP`): a server's stream carries no
+        checkpoints to number steps by. Nothing for a thread the server does not have yet
+        (it answers 404) or one with no checkpoint: the view then counts from the start."""
+        try:
+            snapshot = self.remote.get_state(config)
+            latest = self.remote.get_state(_unaddressed(config)) if _addressed(config) else snapshot
+        except Exception:  # noqa: BLE001 - a thread not made yet; a dead server fails the run itself next
+            return
+        yield from _thread_step(snapshot, latest, config, input)
+
+    async def athread_step(self, config: Any, input: Any) -> AsyncIterator[Any]:
+        """`thread_step` for a view that drives `astream`."""
+        try:
+            snapshot = await self.remote.aget_state(config)
+            latest = await self.remote.aget_state(_unaddressed(config)) if _addressed(config) else snapshot
+        except Exception:  # noqa: BLE001 - as in thread_step
+            return
+        for chunk in _thread_step(snapshot, latest, config, input):
+            yield chunk
 
     def get_state_history(self, config: Any, **kwargs: Any) -> Iterator[Any]:
         for snap in self.remote.get_state_history(config, **kwargs):
@@ -189,6 +208,42 @@ class ViewEdge:
 
     def __repr__(self) -> str:
         return f"ViewEdge({self.remote!r})"
+
+
+def _addressed(config: Any) -> bool:
+    return bool(((config or {}).get("configurable") or {}).get("checkpoint_id"))
+
+
+def _unaddressed(config: Any) -> dict[str, Any]:
+    configurable = {k: v for k, v in (config.get("configurable") or {}).items() if k != "checkpoint_id"}
+    return {**config, "configurable": configurable}
+
+
+def _checkpoint_id(snapshot: Any) -> Any:
+    return ((getattr(snapshot, "config", None) or {}).get("configurable") or {}).get("checkpoint_id")
+
+
+def _thread_step(snapshot: Any, latest: Any, config: Any, input: Any) -> Iterator[Any]:
+    """`THREAD_STEP` for a run with `input` on the checkpoint `snapshot` (the thread's
+    `latest`). A run that goes on from an addressed checkpoint without answering a question
+    (a replay) first saves a copy of it one step on (source "fork"), as LangGraph 1.2 does,
+    unless that checkpoint is itself an edit (an update or fork) the thread has not moved
+    past."""
+    from lgnb.widgets._stream import THREAD_STEP
+
+    step = (getattr(snapshot, "metadata", None) or {}).get("step")
+    if not isinstance(step, int) or isinstance(step, bool):
+        return
+    command = type(input).__name__ == "Command"
+    if input is not None and not command:
+        yield (), THREAD_STEP, {"step": step, "input": True}
+        return
+    answering = command and getattr(input, "resume", None) is not None
+    if _addressed(config) and not answering:
+        edit = (snapshot.metadata or {}).get("source") in ("update", "fork")
+        if not edit or _checkpoint_id(snapshot) != _checkpoint_id(latest):
+            step += 1  # the fork checkpoint
+    yield (), THREAD_STEP, {"step": step, "input": False}
 
 
 def for_views(graph: Any) -> Any:

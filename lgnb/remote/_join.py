@@ -13,7 +13,7 @@ The Run drives a `ThreadJoin`: the remote graph seen through the views' edge
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from lgnb._internal.constants import INTERRUPT
@@ -92,6 +92,18 @@ class ThreadJoin(ViewEdge):
             if explained is None:
                 raise
             raise explained from exc
+
+    def thread_step(self, config: Any, input: Any) -> Iterator[Any]:
+        """Nothing for the join itself: it streams the thread's saved step (`_saved`)."""
+        if input is JOIN:
+            return iter(())
+        return super().thread_step(config, input)
+
+    async def athread_step(self, config: Any, input: Any) -> AsyncIterator[Any]:
+        """As `thread_step`."""
+        if input is not JOIN:
+            async for chunk in super().athread_step(config, input):
+                yield chunk
 
     def _join(self, config: Any, stream_mode: Any) -> Iterator[Any]:
         from lgnb.pregel._remote_wire import ChunkTranslator, StreamPlan

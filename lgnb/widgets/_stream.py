@@ -55,6 +55,15 @@ false the next task starts step n + 1; with it true step n + 1 is under way (its
 began before the view joined, or it is paused at a question), and the next task to start
 begins step n + 2 (after a resume: step n + 1 again, re-planned)."""
 
+THREAD_STEP = "lgnb:thread-step"
+"""A view-only stream mode: ``((), THREAD_STEP, {"step": n, "input": bool})``, sent before a
+run's first chunk, says the thread it runs on was saved at checkpoint step `n` (what a view
+reads from a server thread, whose stream carries no checkpoints to count by). The first
+task then starts step n + 1 when the run resumes or continues the thread (input None or a
+`Command`), and after the new input's own checkpoints when `input` is true: step n + 2 for
+a task the input triggers itself (an `@entrypoint`), n + 3 behind a StateGraph's hidden
+`__start__` step. Ignored once the view has counted a step."""
+
 STEP = "lgnb:step"
 """A view-only stream mode: ``((), STEP, {"step": n})`` says the root graph is at step `n`
 now (the one under way, or the last one when the run ended): what `lgnb.attach` streams
@@ -168,6 +177,7 @@ class StreamReducer:
         self._first_step = first_step
         self._counted = False
         self._saved: int | None = None
+        self._thread: tuple[int, bool] | None = None  # THREAD_STEP's (step, input), until counted
         self.active: dict[str, tuple[str, str]] = {}  # task id → (namespace key, node key)
         self._nth: dict[str, int] = {}  # running task id → its number among its node's tasks of the step
         self.visited: list[str] = []
@@ -233,6 +243,11 @@ class StreamReducer:
         if [source, target] not in self.taken:
             self.taken.append([source, target])
 
+    @property
+    def counted(self) -> bool:
+        """Whether a step was numbered yet (a thread's step read before is then moot)."""
+        return self._counted
+
     def begin_segment(self) -> None:
         """A new stream (first run or a resume) starts."""
         self._resumed = {str(i.get("node")) for i in self.interrupts if i.get("node")}
@@ -280,6 +295,11 @@ class StreamReducer:
                 self.step, self._replan = step + (1 if payload.get("running") else 0), False
                 self._saved, self._counted = None, True
             return []
+        if mode == THREAD_STEP:
+            step = payload.get("step") if isinstance(payload, Mapping) else None
+            if isinstance(step, int) and not isinstance(step, bool) and not self._counted:
+                self._thread = (step, bool(payload.get("input")))
+            return []
         if mode == CUSTOM_WITH_TASK:
             if isinstance(payload, Mapping) and "value" in payload:
                 return self._on_custom(ns, payload["value"], task=payload)
@@ -304,6 +324,9 @@ class StreamReducer:
                         self._replan = False
                     elif self._counted:
                         self.step += 1
+                    elif self._thread is not None:  # a saved thread the stream shows no checkpoints of
+                        saved, given = self._thread
+                        self.step = saved + (1 if not given else 2 if START in (payload.get("triggers") or ()) else 3)
                     else:  # an input that triggers the task itself: no hidden `__start__` step came first
                         self.step = 0 if START in (payload.get("triggers") or ()) else self._first_step
                     self._counted = True

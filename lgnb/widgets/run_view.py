@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import importlib
+import itertools
 import os
 import threading
 import time
@@ -223,6 +224,14 @@ def view_modes(graph: Any, modes: list[str], *, checkpointed: bool) -> list[str]
     return list(dict.fromkeys(modes))
 
 
+async def _chained_async(first: Any, then: Callable[[], Any]) -> Any:
+    """The chunks of async iterator `first`, then those of the one `then()` opens."""
+    async for chunk in first:
+        yield chunk
+    async for chunk in then():
+        yield chunk
+
+
 def first_step(graph: Any) -> int:
     """The checkpoint step of a fresh thread's first task: 1 for a graph whose input is
     written by a hidden `__start__` task (a StateGraph: that is step 0), 0 for one whose input
@@ -287,6 +296,8 @@ class Run:
         self.config: dict[str, Any] = dict(config or {})
         configurable = dict(self.config.get("configurable") or {})
         self.checkpointed = _has_checkpointer(graph)
+        # a server thread the run may continue: the view reads its step before the first segment
+        self._saved_thread = self.checkpointed and "thread_id" in configurable and hasattr(graph, "thread_step")
         if self.checkpointed and "thread_id" not in configurable:
             # a LangGraph server takes only UUID thread ids
             configurable["thread_id"] = str(uuid.uuid4()) if is_remote(graph) else f"lgnb-{uuid.uuid4().hex[:12]}"
@@ -683,8 +694,12 @@ class Run:
         config = self.config if config is None else config
         multitask = self._multitask or "reject"
         lease = self._multitask is not None and self.checkpointed and view_takes_lease(graph)
+        # where the thread stands, read first (a server's stream has no checkpoints to count by)
+        where = self._saved_thread and not self._reducer.counted
         if self._use_async:
             def astream() -> Any:
+                if where:
+                    return _chained_async(graph.athread_step(config, input), lambda: graph.astream(input, config, **kwargs))
                 return graph.astream(input, config, **kwargs)
 
             # a LangGraph async saver made in a cell takes calls on its own loop only (the
@@ -695,6 +710,8 @@ class Run:
             ctx = contextvars.copy_context()
 
             def stream() -> Any:
+                if where:
+                    return itertools.chain(graph.thread_step(config, input), graph.stream(input, config, **kwargs))
                 return graph.stream(input, config, **kwargs)
 
             pump.start_sync((lambda: ctx.run(leased_stream, stream, graph, config, multitask, control)) if lease

@@ -265,3 +265,63 @@ def test_an_async_remote_run_shows_what_the_sync_one_shows(server_url: str) -> N
     resumed = later.resume({later.interrupts[0]["id"]: "async ok"})
     resumed.wait(60)
     assert resumed.status == "done" and resumed.result["verdict"] == "async ok"
+
+
+def _server_steps(graph: Any, config: dict[str, Any]) -> dict[str, list[int]]:
+    """node -> the steps the server ran (or will run) it at, oldest first: the step after
+    each checkpoint that names it next."""
+    steps: dict[str, list[int]] = {}
+    for snap in reversed(list(graph.get_state_history(config))):
+        for node in snap.next:
+            steps.setdefault(node, []).append(snap.metadata["step"] + 1)
+    return steps
+
+
+def test_runs_on_a_saved_server_thread_number_their_steps_as_the_server_saves_them(server_url: str) -> None:
+    """A server streams no checkpoints, so a view reads the thread's step before it runs:
+    a second input, a resume and a replay show the steps the server saves (not 1, 2, ...)."""
+    graph = lgnb.connect(server_url, "agent")
+    config = _thread()
+    lgnb.run(graph, HUMAN, config, display=False).wait(60)  # chat at 1, review asks at 2
+    again = lgnb.run(graph, {"messages": [{"role": "user", "content": "again"}]}, config, display=False)
+    again.wait(60)  # the answer is pending: the new input waits behind no one (a new run)
+    assert again.status == "interrupted"
+    saved = _server_steps(graph, config)
+    assert [u["step"] for u in again.content["updates"] if u["node"] == "chat"] == [saved["chat"][-1]] != [1]
+    assert again.view.step == saved["chat"][-1] + 1  # review, asking
+
+    answered = lgnb.run(graph, lgnb.types.Command(resume="yes"), config, display=False)
+    answered.wait(60)
+    assert answered.status == "done", answered.error
+    saved = _server_steps(graph, config)
+    assert [u["step"] for u in answered.content["updates"] if u["node"] == "review"] == [saved["review"][-1]]
+
+    view = lgnb.history(graph, config)
+    before_chat = next(c for c in reversed(view.model.checkpoints) if c.next == ("chat",))  # the second input's
+    replay = view.replay(before_chat.id)
+    replay.wait(60)
+    assert replay.status == "interrupted"
+    at = graph.get_state(config).metadata["step"]  # the replay's chat step, saved on a new branch
+    # LangGraph saves a copy of the replayed checkpoint one step on (source "fork") first
+    assert [u["step"] for u in replay.content["updates"] if u["node"] == "chat"] == [at] == [before_chat.step + 2]
+    assert replay.view.step == at + 1  # review, asking again
+
+    # an edit (update_state) the thread has not moved past is run from as it is: no copy
+    edited = view.fork(view.model.checkpoints[-1].id, {"messages": [{"role": "user", "content": "edited"}]},
+                       as_node="chat")
+    edit_step = graph.get_state(edited).metadata["step"]
+    from_edit = view.replay(edited["configurable"]["checkpoint_id"])
+    from_edit.wait(60)
+    assert from_edit.status == "interrupted", from_edit.error
+    assert from_edit.view.step == edit_step + 1  # review asks right after the edit
+
+
+def test_a_second_input_to_a_server_entrypoint_is_shown_at_the_step_the_server_saves(server_url: str) -> None:
+    graph = lgnb.connect(server_url, "flow")
+    config = _thread()
+    lgnb.run(graph, "bees", config, display=False).wait(60)
+    run = lgnb.run(graph, "ants", config, display=False)
+    assert run.wait(60) == "essay from outline of ants"
+    latest = graph.get_state(config).metadata["step"]
+    assert latest == 2 and run.view.step == latest
+    assert {u["step"] for u in run.content["updates"]} == {latest}
