@@ -85,7 +85,10 @@ def _status_line(state: Mapping[str, Any]) -> str:
 
 def _message(m: Mapping[str, Any]) -> str:
     who = m.get("name") or m.get("type") or "message"
-    where = f" in {esc(m['node'])}" if m.get("node") else ""
+    # as the live view labels a message: by the task that wrote it, else its node; the
+    # messages a run was given or a thread held before (node "input") have none
+    node = m.get("task") or (m.get("node") if m.get("node") != "input" else "")
+    where = f" in {esc(node)}" if node else ""
     calls = "".join(f"<pre>→ {esc(c.get('name') or 'tool')}({esc(c.get('args') or '')})</pre>"
                     for c in m.get("tool_calls") or [] if isinstance(c, Mapping))
     return (f'<div class="lgnb-snap-msg"><b>{esc(who)}</b>{where}'

@@ -241,3 +241,16 @@ def test_the_saved_snapshot_of_a_finished_run_shows_its_final_step(lg: SimpleNam
         time.sleep(0.01)
     assert run.status == "done" and run.view.step == 40
     assert status_line(published[-1]) == ("done", "40")
+
+
+def test_run_snapshot_labels_messages_as_the_live_view_does() -> None:
+    """By the task that wrote them, else the node; the input and a thread's saved history
+    (an attached thread's AI draft) are not said to come from a node named "input"."""
+    content = {"messages": [{"id": "1", "type": "ai", "node": "input", "content": "saved draft", "tool_calls": []},
+                            {"id": "2", "type": "ai", "node": "worker", "task": "worker #2", "content": "x",
+                             "tool_calls": []},
+                            {"id": "3", "type": "ai", "node": "chat", "content": "y", "tool_calls": []}],
+               "progress": [], "log": [], "updates": [], "errors": []}
+    out = run_html({"status": "done", "step": 3}, content, svg="")
+    assert " in input" not in out
+    assert "</b> in worker #2<pre>x" in out and "</b> in chat<pre>y" in out
