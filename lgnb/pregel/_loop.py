@@ -680,8 +680,10 @@ class Loop(ResumeMixin):
             if emits.values:
                 current = self.read_output()
                 if isinstance(current, dict):
-                    current[INTERRUPT] = interrupts
-                    self.emit("values", current)
+                    # a copy: an `@entrypoint`'s output is its return value itself, which a
+                    # `checkpoints` chunk streamed before also holds (LangGraph's v1 adds the
+                    # key to that chunk afterwards; its v2 does not)
+                    self.emit("values", {**current, INTERRUPT: interrupts})
                 else:
                     self.emit("values", {INTERRUPT: interrupts})
         elif first != ERROR and emits.updates:

@@ -34,6 +34,8 @@ from typing import Any, Literal, Optional, Union
 
 from typing_extensions import TypedDict
 
+from lgnb._internal.constants import OVERWRITE
+
 __all__ = (
     "PregelRecord",
     "PlanRecord",
@@ -200,7 +202,8 @@ def to_jsonable(value: Any, *, max_chars: int = MAX_CHARS, max_items: int = MAX_
     - a tuple or set becomes a list; a mapping's keys become strings;
     - a LangChain message becomes `{"type", "content", "id"}` (plus `name`, `tool_calls`,
       `tool_call_id` when set); `Send` → `{"send": node, "arg"}`; `Interrupt` →
-      `{"interrupt": value, "id"}`; `Overwrite` → `{"overwrite": value}`; an exception →
+      `{"interrupt": value, "id"}`; `Overwrite` → `{"__overwrite__": value}` (the dict form a reducer key takes as an
+      `Overwrite`, so a recorded write re-applied — `lgnb.whatif` — overwrites again); an exception →
       `"Type: message"`; a pydantic model or a dataclass → its fields plus `"__type__"`;
     - anything else becomes its `repr()`;
     - a string longer than `max_chars` is cut and ends with `"…[+N chars]"`; a list or
@@ -260,7 +263,7 @@ def _conv(v: Any, mc: int, mi: int, depth: int) -> Any:
     if name == "Interrupt" and hasattr(v, "value"):
         return {"interrupt": _conv(v.value, mc, mi, d), "id": getattr(v, "id", None)}
     if name == "Overwrite" and hasattr(v, "value"):
-        return {"overwrite": _conv(v.value, mc, mi, d)}
+        return {OVERWRITE: _conv(v.value, mc, mi, d)}
     if hasattr(v, "content") and isinstance(getattr(v, "type", None), str) and hasattr(t, "model_fields"):
         msg: dict[str, Any] = {"type": v.type, "content": _conv(v.content, mc, mi, d), "id": v.id}
         for key in ("name", "tool_calls", "tool_call_id"):

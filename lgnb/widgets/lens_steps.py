@@ -532,7 +532,14 @@ class StepBuilder:
 def _writes(result: Any) -> list[list[Any]]:
     """A task's writes `[channel, value]` from its `result` (LangGraph's tasks payload)."""
     if isinstance(result, Mapping):
-        return [[str(k), to_jsonable(v)] for k, v in result.items()]
+        out: list[list[Any]] = []
+        for k, v in result.items():
+            # LangGraph folds a task's repeated writes to one channel into {"$writes": [...]}
+            # (e.g. a ToolNode whose tools each return a Command): each is its own write
+            folded = v.get("$writes") if type(v) is dict and len(v) == 1 else None
+            for value in folded if isinstance(folded, list) else [v]:
+                out.append([str(k), to_jsonable(value)])
+        return out
     if isinstance(result, (list, tuple)):
         return [[str(w[0]), to_jsonable(w[1])] for w in result if isinstance(w, (list, tuple)) and len(w) == 2]
     return []

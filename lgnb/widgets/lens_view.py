@@ -211,7 +211,8 @@ class Lens:
     def text(self) -> str:
         """The steps so far as text, one line each (what the view's step list says, for a
         terminal or a headless notebook): ``step 2: b, c | changed: log | log=['a', 'b', 'c']``;
-        a node run as N tasks shows "×N"; an error or interrupt ends its line."""
+        a node run as N tasks shows "×N"; an error, an interrupt or a breakpoint (the step
+        planned, not run) ends its line."""
         lines = []
         for s in self._builder.steps:
             nodes = ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in (s.get("counts") or {}).items()) or (
@@ -226,6 +227,8 @@ class Lens:
                 line += f" | {s['error']['type']}: {s['error']['message'].splitlines()[0]}"
             if s.get("interrupts"):
                 line += " | interrupted: " + ", ".join(repr(i.get("value")) for i in s["interrupts"])
+            elif s.get("status") == "interrupted" and not s.get("execute"):
+                line += " | breakpoint: planned, stopped before it runs"  # interrupt_before/after
             lines.append(line)
             for sub in s.get("subgraphs") or ():  # nested: the subgraph's own super-steps
                 for r in sub["records"]:

@@ -1266,3 +1266,42 @@ def test_custom_events_written_in_tasks_carry_the_callers_namespace(differential
 
     ref = differential(scenario)
     assert len([c for c in ref[0] if c[1] == "custom"]) == 3
+
+
+def test_a_v2_checkpoint_chunk_streamed_before_an_entrypoint_pauses_keeps_its_values(differential):
+    """The chunks a user collects are what was streamed: the pause's `values` chunk does not
+    add `__interrupt__` to the returned dict an earlier `checkpoints` chunk holds."""
+    def scenario(E):
+        @E.func.entrypoint(checkpointer=E.InMemorySaver())
+        def wf(x: int) -> dict:
+            if x == 2:
+                E.interrupt("q")
+            return {"x": x}
+
+        cfg = _cfg()
+        wf.invoke(1, cfg)
+        parts = list(wf.stream(2, cfg, stream_mode=["checkpoints", "values"], version="v2"))
+        return [(p["type"], sorted(p["data"]["values"]) if p["type"] == "checkpoints" else sorted(p["data"]))
+                for p in parts]
+
+    differential(scenario)
+
+
+def test_a_v1_checkpoint_chunk_streamed_before_an_entrypoint_pauses_keeps_its_values():
+    """As in v2 (LangGraph's v1 adds the key to the earlier chunk afterwards: not copied)."""
+    from lgnb.checkpoint.memory import InMemorySaver
+    from lgnb.func import entrypoint
+    from lgnb.types import interrupt
+
+    @entrypoint(checkpointer=InMemorySaver())
+    def wf(x: int) -> dict:
+        if x == 2:
+            interrupt("q")
+        return {"x": x}
+
+    cfg = _cfg()
+    wf.invoke(1, cfg)
+    parts = list(wf.stream(2, cfg, stream_mode=["checkpoints", "values"]))
+    assert parts[0][0] == "checkpoints" and parts[0][1]["values"] == {"x": 1}
+    assert "__interrupt__" in parts[-1][1]
+    assert wf.get_state(cfg).values == {"x": 1}
