@@ -31,6 +31,7 @@ from lgnb._internal.constants import ERROR, NS_SEP, PUSH, RETURN
 from lgnb._internal.context import DRIVER_LOOP, TaskContext, current_task
 from lgnb._internal.ids import task_id as make_task_id
 from lgnb.channels.base import MISSING
+from lgnb.pregel._call_gate import acall_gate, call_gate
 from lgnb.pregel._node import PregelNode
 from lgnb.pregel._status import read_task_statuses
 from lgnb.pregel._task import Task
@@ -397,27 +398,39 @@ def _start_threaded(loop: Loop, task: Task, ctx: TaskContext, policies: Any) -> 
     # calls that wait on calls (entrypoints calling tasks that invoke entrypoints, from
     # many threads at once) never wait on a full pool; lanes are not limited either.
     fut = SyncAsyncFuture()
+    gate = None
+    if not isinstance(ctx.caller, CallContext):  # (a call's own calls are not held back: `_call_gate`)
+        with _lock(loop):
+            gate = call_gate(loop)
 
     def work() -> None:
-        if not fut.set_running_or_notify_cancel():
-            return  # cancelled before it started: it does not run, as a pool's future
         try:
-            # (a graph the call runs takes threads of the nested pool, never of the one
-            # running the call: 64 calls each running a graph must not wait on each other)
-            exc = in_worker(run_task, ctx, policies)
-            _commit(loop, task, exc)
-            with _lock(loop):  # this thread saves the call's writes (`flush_io` says how)
-                flush_io(loop)
-            value, err = _outcome(task, exc)
-        except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
-            value, err = None, e
+            if not fut.set_running_or_notify_cancel():
+                return  # cancelled before it started: it does not run, as a pool's future
+            try:
+                # (a graph the call runs takes threads of the nested pool, never of the one
+                # running the call: 64 calls each running a graph must not wait on each other)
+                exc = in_worker(run_task, ctx, policies)
+                _commit(loop, task, exc)
+                with _lock(loop):  # this thread saves the call's writes (`flush_io` says how)
+                    flush_io(loop)
+                value, err = _outcome(task, exc)
+            except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
+                value, err = None, e
+        finally:
+            if gate is not None:
+                gate.done()  # the next call held back by `max_concurrency` starts
         if err is not None:
             fut.set_exception(err)
         else:
             fut.set_result(value)
 
     _calls(loop).append(fut)
-    run_in_lane(Job(partial(contextvars.copy_context().run, work)))
+    job = Job(partial(contextvars.copy_context().run, work))  # (the caller's context)
+    if gate is None:
+        run_in_lane(job)
+    else:
+        gate.submit(partial(run_in_lane, job))
     return fut
 
 
@@ -429,9 +442,18 @@ def _start_async(
 
     afut: asyncio.Future = aio.create_future()
 
+    gate = None
+    if not isinstance(ctx.caller, CallContext):  # (a call's own calls are not held back: `_call_gate`)
+        with _lock(loop):
+            gate = acall_gate(loop)
+
     async def work() -> None:
         try:
-            exc = await arun_task(ctx, policies)
+            if gate is None:
+                exc = await arun_task(ctx, policies)
+            else:
+                async with gate:  # at most `max_concurrency` at once, as LangGraph's semaphore
+                    exc = await arun_task(ctx, policies)
             _commit(loop, task, exc)
             value, err = _outcome(task, exc)
         except BaseException as e:  # noqa: BLE001
