@@ -189,6 +189,47 @@ def test_react_agent_tool_that_calls_langgraphs_interrupt_pauses_the_agent(diffe
     differential(scenario)
 
 
+def test_a_react_agent_ported_by_swapping_the_prebuilt_import_runs_on_the_engine_imported(differential):
+    """`from lgnb.prebuilt import create_react_agent, ToolNode, tools_condition,
+    InjectedState` where the program had `langgraph.prebuilt`: the agent is an lgnb graph,
+    its tool reads the state, asks a human, and resumes as on LangGraph; the tool helpers
+    build the same agent by hand."""
+    def scenario(E):
+        import importlib
+
+        prebuilt = importlib.import_module(f"{E.root}.prebuilt")
+
+        @tool
+        def wire(amount: int, state: Annotated[dict, prebuilt.InjectedState]) -> str:
+            """Wire money after a human approves."""
+            answer = E.interrupt({"approve_wire": amount, "asked_by": state["messages"][0].content})
+            return f"wired {amount}" if answer == "yes" else "cancelled"
+
+        agent = prebuilt.create_react_agent(
+            _model(_call("wire", {"amount": 50}, "w1"), AIMessage(content="done")), [wire],
+            checkpointer=E.InMemorySaver())
+        engine = type(agent).__module__.split(".")[0]
+        first = _updates(collect(lambda: agent.stream(
+            {"messages": [HumanMessage("pay", id="h")]}, _cfg(), stream_mode="updates")))
+        state = agent.get_state(_cfg())
+        rest = _updates(collect(lambda: agent.stream(E.Command(resume="yes"), _cfg(), stream_mode="updates")))
+
+        class S(TypedDict):
+            messages: Annotated[list, E.add_messages]
+
+        model = _model(_call("add", {"a": 2, "b": 3}, "c1"), AIMessage(content="5"))
+        g = E.StateGraph(S)
+        g.add_node("agent", lambda s: {"messages": [model.invoke(s["messages"])]})
+        g.add_node("tools", prebuilt.ToolNode([add]))
+        g.add_edge(E.START, "agent")
+        g.add_conditional_edges("agent", prebuilt.tools_condition)
+        g.add_edge("tools", "agent")
+        by_hand = _msgs(g.compile().invoke({"messages": [HumanMessage("add", id="h")]}))
+        return engine == E.root, first, state.next, [i.value for i in state.interrupts], rest, by_hand
+
+    differential(scenario)
+
+
 def test_react_agent_tool_writing_custom_events_streams_them(differential):
     def scenario(E):
         from langgraph.config import get_stream_writer
