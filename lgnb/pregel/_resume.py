@@ -75,6 +75,21 @@ class ResumeMixin:
                     "`thread_id` in the config."
                 )
             resume = cmd.resume
+            if isinstance(resume, dict) and not resume and not self.is_nested:
+                # LangGraph reads `{}` as a resume map naming no interrupt: it answers none,
+                # and the node asks again (its strict mode refuses it, as here)
+                pending = sorted(self.pending_interrupt_ids())
+                raise UnknownInterruptError(
+                    f"Command(resume={{}}) on thread {self._thread_label()} is a resume map that names "
+                    "no interrupt: LangGraph answers nothing with it and the question is asked again. "
+                    "To answer with an empty dict, key it by the interrupt's id: "
+                    f"Command(resume={{{pending[0]!r}: {{}}}})" if pending else
+                    f"Command(resume={{}}) on thread {self._thread_label()} is a resume map that names "
+                    "no interrupt (none is pending): start the thread with an input, or answer a "
+                    "pending question by its id (`graph.get_state(config).interrupts`).",
+                    reason="empty_map",
+                    pending_ids=pending,
+                )
             if isinstance(resume, dict) and resume and all(is_interrupt_id(k) for k in resume):
                 resume_is_map = True
                 self.resume_map = resume

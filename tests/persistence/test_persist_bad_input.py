@@ -102,6 +102,23 @@ def test_resume_map_with_an_unknown_interrupt_id_is_a_clear_error_and_still_answ
     assert after == lg_after and done["log"] == lg_done["log"] == ["prep", "answer:real"]
 
 
+def test_an_empty_resume_map_is_a_clear_error_naming_the_keyed_answer_and_changes_nothing():
+    """`Command(resume={})`: LangGraph reads an empty resume map, answers nothing and asks
+    again (the user's "no edits" is lost there); lgnb refuses it, naming the keyed form."""
+    def scenario(E):
+        app, cfg = _asking(E), thread()
+        iid = app.invoke({"log": []}, cfg)["__interrupt__"][0].id
+        res = capture(lambda: app.invoke(E.Command(resume={}), cfg))
+        after = _state(app, cfg)
+        done = app.invoke(E.Command(resume={iid: {}}), cfg)  # the keyed form answers with {}
+        return iid, res, after, done
+
+    (_, lg_res, lg_after, lg_done), (iid, res, after, done) = _both(scenario)
+    assert not _raised(lg_res) and lg_res["__interrupt__"]  # LangGraph: asked again
+    _raises_unknown(res, "names no interrupt", f"Command(resume={{{iid!r}: {{}}}})")
+    assert after == lg_after and done["log"] == lg_done["log"] == ["prep", "answer:{}"]
+
+
 def test_resume_map_with_an_interrupt_id_of_another_thread_is_a_clear_error():
     def scenario(E):
         app = _asking(E)
