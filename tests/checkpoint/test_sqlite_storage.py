@@ -117,6 +117,9 @@ def test_list_filters_by_metadata_before_and_limit(saver: SqliteSaver) -> None:
     assert listed(filter={"flag": 1}) == [ids[2], ids[0]]
     assert listed(before=config("t", ids[2])) == [ids[1], ids[0]]
     assert listed(before=config("t", ids[2]), limit=1) == [ids[1]]
+    # as LangGraph's SqliteSaver (SQL's `LIMIT -1`): a negative limit is none; 0 is nothing
+    assert listed(limit=-1) == ids[::-1] and listed(filter={"source": "loop"}, limit=-5) == [ids[2], ids[1]]
+    assert listed(limit=0) == []
     assert [t.checkpoint["id"] for t in saver.list(None, filter={"step": 0})] == [ids[0]]
 
 

@@ -478,7 +478,8 @@ class SqliteStore:
                 self.langgraph.ensure(self, str(thread_id))
         before_id = get_checkpoint_id(before) if before else None
         config = self._with_only_namespace(config)
-        left = None if limit is None else max(int(limit), 0)
+        # a negative limit is none, as in SQL (`LIMIT -1`) and LangGraph's SqliteSaver
+        left = None if limit is None or int(limit) < 0 else int(limit)
         size = _FIRST_PAGE if left is None else min(_FIRST_PAGE, left)
         after: tuple[str, str, str] | None = None
         while left is None or left > 0:
