@@ -699,6 +699,12 @@ def _with_bound_metadata(graph: Pregel, config: dict[str, Any]) -> dict[str, Any
     return {**config, "metadata": {**bound, **(config.get("metadata") or {})}}
 
 
+def _pregel_class() -> type:
+    from lgnb.pregel.main import Pregel
+
+    return Pregel
+
+
 def _bulk_updating(graph: Pregel, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]) -> Program[dict[str, Any]]:
     saver = _checkpointer(graph, config)
     if not supersteps:
@@ -707,7 +713,13 @@ def _bulk_updating(graph: Pregel, config: dict[str, Any], supersteps: Sequence[S
     if any(len(u) == 0 for u in supersteps):
         raise ValueError("No updates provided")
     if (sub := _subgraph_for_ns(graph, config, for_update=True)) is not None:
-        return (yield from _bulk_updating(sub[0], sub[1], supersteps))
+        target, config = sub
+        if not isinstance(target, _pregel_class()):
+            # a graph LangGraph compiled, invoked by a node's code (a library's agent): it
+            # ran nested on LangGraph's engine, which updates its own state, on this saver
+            updates = [[tuple(u) for u in step] for step in supersteps]
+            return (yield (target.bulk_update_state, target.abulk_update_state, (config, updates)))
+        return (yield from _bulk_updating(target, config, supersteps))
     current = _own_config(graph, config)
     steps = list(supersteps)
     for i, updates in enumerate(steps):

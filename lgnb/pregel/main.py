@@ -1073,7 +1073,8 @@ class Pregel(CompiledGraphBase):
                 return
             if namespace is None:
                 yield name, sub
-            if recurse and isinstance(sub, Pregel):
+            if recurse and (isinstance(sub, Pregel) or hasattr(sub, "get_subgraphs")):  # (a graph
+                # LangGraph compiled lists its own, with the same arguments)
                 rest = None if namespace is None else namespace[len(name) + 1 :]
                 for sub_name, subsub in sub.get_subgraphs(namespace=rest, recurse=True):
                     yield f"{name}|{sub_name}", subsub

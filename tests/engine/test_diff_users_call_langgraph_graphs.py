@@ -154,3 +154,43 @@ def test_get_runtime_in_a_langgraph_graph_a_node_invokes_is_that_nodes(different
         return app.invoke({"x": "a"}, {"configurable": {"thread_id": "t"}}), seen
 
     differential(scenario)
+
+
+def _asking_graph(E: Any, *, nested: bool) -> Any:
+    """A LangGraph graph whose `ask` node asks a question; `nested`: inside a LangGraph
+    subgraph node of it (two levels under the node that invokes it)."""
+    def ask(s: S) -> S:
+        return {"x": s["x"] + "|ask=" + str(E.interrupt("ok?"))}
+
+    b = LGStateGraph(S)
+    b.add_node("ask", ask)
+    b.add_edge(LG_START, "ask")
+    if not nested:
+        return b.compile()
+    mid = LGStateGraph(S)
+    mid.add_node("inner", b.compile())
+    mid.add_edge(LG_START, "inner")
+    return mid.compile()
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_paused_langgraph_graph_a_node_invokes_is_read_and_edited_by_its_config(differential, nested):
+    """A human fixes the state of a library's agent paused inside a node (as a review tool
+    does): addressed by its namespace, `get_state`, `update_state` and `bulk_update_state`
+    reach that graph's own checkpoint, one or two levels down; the resume sees the edit."""
+    def scenario(E):
+        app = _outer(E, _asking_graph(E, nested=nested))
+        cfg = {"configurable": {"thread_id": "t"}}
+        app.invoke({"x": "a"}, cfg)
+        inner = app.get_state(cfg, subgraphs=True).tasks[0].state
+        if nested:
+            inner = inner.tasks[0].state
+        direct = app.get_state(inner.config)
+        names = [n for n, _ in app.get_subgraphs(recurse=True)]
+        edited = app.update_state(inner.config, {"x": "edited"})
+        again = app.bulk_update_state(edited, [[E.StateUpdate({"x": "edited twice"}, None, None)]])
+        after = app.get_state(again)
+        return (names, direct.next, [i.value for i in direct.interrupts], after.values, after.next,
+                app.invoke(E.Command(resume="yes"), cfg))
+
+    differential(scenario)
