@@ -66,7 +66,7 @@ class StepBuilder:
     """Folds chunks into records and steps; `feed` says when the open step is complete."""
 
     def __init__(self, *, native: bool, checkpointed: bool, input: Any = None,
-                 reducers: Mapping[str, str] | None = None) -> None:
+                 reducers: Mapping[str, str] | None = None, initial: Mapping[str, Any] | None = None) -> None:
         self.native = native  # records come from the "pregel" stream mode
         self.reducers = dict(reducers or {})  # state key → reducer name (graphs not lgnb's)
         self.checkpointed = checkpointed
@@ -74,7 +74,10 @@ class StepBuilder:
         self.records: list[dict[str, Any]] = []  # root-namespace records so far
         self.sub_records: list[dict[str, Any]] = []  # records under a subgraph's namespace
         self.steps: list[dict[str, Any]] = []
-        self.values: Any = None  # the latest state (JSON-able)
+        # the latest state (JSON-able); before the input, the values keys hold with nothing
+        # written (a reducer's empty list: LangGraph's step -1 checkpoint has them too)
+        self._initial = dict(initial) if initial else None
+        self.values: Any = self._initial
         self.raw_values: Any = None
         self.interrupts: list[dict[str, Any]] = []
         self.payloads: dict[str, Any] = {}  # interrupt id → its payload as the node passed it
@@ -434,7 +437,7 @@ class StepBuilder:
                           "writes": [{"task_id": None, "node": "__input__", "value": given}],
                           "after": given, "has_value": True, "version": None, "internal": True}],
             "error": None})
-        first["after"] = self.values = {}
+        first["after"] = self.values = dict(self._initial or {})
         self.last_closed = self._close("done")
         self._start_values = (first["step"] + 1, payload)
         return True

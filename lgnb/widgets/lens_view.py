@@ -352,7 +352,8 @@ class Lens:
             self.config["configurable"] = configurable
         self._tracer = EdgeTracer(self._edges)
         self._builder = StepBuilder(native=self.native, checkpointed=self.checkpointed, input=self.input,
-                                    reducers=None if self.native else reducer_names(self.graph))
+                                    reducers=None if self.native else reducer_names(self.graph),
+                                    initial=_initial_state(self.graph))
         self._status = "ready"
         self._shown = 0
         self._error: BaseException | None = None
@@ -577,6 +578,26 @@ class Lens:
             if s.get("counts"):
                 return list(s["counts"].keys())
         return [START]
+
+
+def _initial_state(graph: Any) -> dict[str, Any]:
+    """The state keys that hold a value before anything is written (a reducer key's empty
+    value: `operator.add` on a list starts from `[]`), as JSON: what the input's step
+    starts from. Read from the compiled graph's channels (LangGraph's too)."""
+    channels = getattr(graph, "channels", None)
+    keys = getattr(graph, "stream_channels", None)
+    if not isinstance(channels, Mapping):
+        return {}
+    keys = [keys] if isinstance(keys, str) else list(keys or ())
+    out = {}
+    for key in keys:
+        channel = channels.get(key)
+        try:
+            if channel is not None and channel.is_available():
+                out[key] = to_jsonable(channel.get())
+        except Exception:  # noqa: BLE001 - a channel the lens cannot read: shown as unset
+            continue
+    return out
 
 
 def _key_types(graph: Any) -> dict[str, Any]:

@@ -324,6 +324,31 @@ def test_the_input_takes_two_steps_the_input_then_the_hidden_start_task(checkpoi
         assert [s[6] for s in ref["steps"]] == [[[-1, "input"]], [[0, "loop"]], [[1, "loop"]]]
 
 
+def test_a_reducer_key_holds_its_empty_value_from_the_input_step_and_is_not_changed_by_it() -> None:
+    """`log` (operator.add on a list) holds [] before anything writes it: LangGraph's step -1
+    checkpoint has it. The lens starts from it, so step 0 changes only the keys the input
+    wrote, and each step's state is the checkpoint's."""
+    class S(TypedDict):
+        log: Annotated[list, operator.add]
+        x: int
+
+    def scenario(E: Any) -> Any:
+        g = E.StateGraph(S)
+        g.add_node("a", lambda s: {"x": s["x"] + 1})
+        g.add_edge(E.START, "a")
+        app = g.compile(checkpointer=saver(E))
+        cfg = {"configurable": {"thread_id": "t"}}
+        lens = Lens(app, {"x": 0}, cfg)
+        lens.run()
+        saved = [[s.metadata["step"], s.values] for s in reversed(list(app.get_state_history(cfg)))]
+        return {"steps": [[s["step"], s["before"], s["after"], s["changed"]] for s in lens.steps], "saved": saved}
+
+    ref = differential(scenario)
+    assert ref["steps"] == [[-1, {"log": []}, {"log": []}, []], [0, {"log": []}, {"log": [], "x": 0}, ["x"]],
+                            [1, {"log": [], "x": 0}, {"log": [], "x": 1}, ["x"]]]
+    assert [[s[0], s[2]] for s in ref["steps"]] == ref["saved"]
+
+
 def test_the_input_on_a_thread_with_history_takes_the_next_two_step_numbers() -> None:
     """A second input on a thread: its input step and its ``__start__`` step are numbered
     after the thread's last checkpoint, as `get_state_history` numbers them."""
@@ -359,7 +384,8 @@ def test_a_sequence_without_a_checkpointer_shows_the_same_steps() -> None:
 
     ref = differential(scenario)
     first = ref["shown"]["steps"][0]
-    assert first["kind"] == "input" and first["changed"] == ["last", "log"] and first["before"] is None
+    # before the input: the reducer key's empty list, as LangGraph's step -1 checkpoint holds
+    assert first["kind"] == "input" and first["changed"] == ["last", "log"] and first["before"] == {"log": []}
 
 
 def test_a_diamond_runs_b_and_c_in_one_step_and_the_join_waits_for_both() -> None:
@@ -1271,3 +1297,56 @@ def test_sends_that_each_ask_a_human_are_answered_by_id() -> None:
     ref = differential(scenario)
     assert ref["asked"] == ["keep apple?", "keep pear?"]
     assert ref["shown"]["result"]["summary"] == "apple:yes,pear:no"
+
+
+def test_what_if_re_applies_an_overwrite_as_an_overwrite() -> None:
+    """A branch writes `Overwrite(["fresh"])` beside another's `["a"]`: the real reducer
+    re-applied gives the real result, and last value refuses two writes, as LangGraph would."""
+    def scenario(E: Any) -> Any:
+        g = E.StateGraph(Log)
+        g.add_node("a", lambda s: {"log": ["a"]})
+        g.add_node("b", lambda s: {"log": E.Overwrite(["fresh"])})
+        g.add_edge(E.START, "a")
+        g.add_edge(E.START, "b")
+        lens = Lens(g.compile(), {"log": ["i"], "last": ""})
+        lens.run()
+        step = lens.steps[-1]
+        same = lens.what_if("operator.add", step=step["index"])[0]
+        last = lens.what_if("last value", step=step["index"])[0]
+        return same["whatif"], same["same"], last["same"], last["error"] is not None
+
+    assert differential(scenario) == (["fresh"], True, False, True)
+
+
+def test_a_task_writing_one_key_twice_shows_two_writes_and_what_if_re_applies_both() -> None:
+    """A node returning two `Command(update=...)`s (as a ToolNode whose tools each return one):
+    two writes to `log`, not LangGraph's folded `{"$writes": [...]}`; last value refuses them."""
+    def scenario(E: Any) -> Any:
+        g = E.StateGraph(Log)
+        g.add_node("tools", lambda s: [E.Command(update={"log": ["tool1"]}), E.Command(update={"log": ["tool2"]})])
+        g.add_edge(E.START, "tools")
+        lens = Lens(g.compile(), {"log": [], "last": ""})
+        lens.run()
+        step = lens.steps[-1]
+        writes = [w for t in step["execute"]["tasks"] for w in t["writes"] if w[0] == "log"]
+        same = lens.what_if("operator.add", step=step["index"])[0]
+        last = lens.what_if("last value", step=step["index"])[0]
+        return writes, same["whatif"], same["same"], last["error"] is not None
+
+    assert differential(scenario) == ([["log", ["tool1"]], ["log", ["tool2"]]], ["tool1", "tool2"], True, True)
+
+
+@pytest.mark.parametrize("where", ["interrupt_before", "interrupt_after"])
+def test_text_says_a_step_stopped_at_a_breakpoint_did_not_run(where: str) -> None:
+    def scenario(E: Any) -> Any:
+        g = E.StateGraph(Log)
+        g.add_node("a", _node("a"))
+        g.add_node("b", _node("b"))
+        g.add_edge(E.START, "a")
+        g.add_edge("a", "b")
+        app = g.compile(checkpointer=saver(E), **{where: ["b" if where == "interrupt_before" else "a"]})
+        lens = Lens(app, {"log": [], "last": ""}, {"configurable": {"thread_id": "t"}})
+        lens.run()
+        return lens.status, lens.text().splitlines()[-1]
+
+    assert differential(scenario) == ("interrupted", "step 2: b | breakpoint: planned, stopped before it runs")
