@@ -18,7 +18,7 @@ the records through `format_record`. It is *complete* once the barrier was cross
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -30,7 +30,9 @@ PUSH = "__pregel_push"
 REDUCED_NOTICE = ("This graph is not an lgnb graph: the lens builds its steps from the public "
                   "tasks, updates and checkpoints stream modes, which do not say channel versions, "
                   "triggering versions or task durations (the reducers are read from the compiled "
-                  "graph's channels when it runs here). Those cells are left empty (—).")
+                  "graph's channels when it runs here). Those cells are left empty (—), and a "
+                  "subgraph's own steps are not shown (build the graph with lgnb's StateGraph to "
+                  "see them). With a checkpointer the routes each task took are read from it.")
 
 
 def reducer_names(graph: Any) -> dict[str, str]:
@@ -66,7 +68,8 @@ class StepBuilder:
     """Folds chunks into records and steps; `feed` says when the open step is complete."""
 
     def __init__(self, *, native: bool, checkpointed: bool, input: Any = None,
-                 reducers: Mapping[str, str] | None = None, initial: Mapping[str, Any] | None = None) -> None:
+                 reducers: Mapping[str, str] | None = None, initial: Mapping[str, Any] | None = None,
+                 saved_writes: Callable[[Mapping[str, Any]], Sequence[Any] | None] | None = None) -> None:
         self.native = native  # records come from the "pregel" stream mode
         self.reducers = dict(reducers or {})  # state key → reducer name (graphs not lgnb's)
         self.checkpointed = checkpointed
@@ -77,6 +80,11 @@ class StepBuilder:
         # the latest state (JSON-able); before the input, the values keys hold with nothing
         # written (a reducer's empty list: LangGraph's step -1 checkpoint has them too)
         self._initial = dict(initial) if initial else None
+        # (graphs not lgnb's) the writes the saver keeps for a checkpoint's tasks, hidden
+        # channels included: `(task_id, channel, value)`s, or None when it cannot tell
+        self._saved_writes = saved_writes
+        self._fired: set[str] = set()  # hidden channels the saver says were written, not yet consumed
+        self._at: Any = None  # the config of the last checkpoint streamed: the next step runs from it
         self.values: Any = self._initial
         self.raw_values: Any = None
         self.interrupts: list[dict[str, Any]] = []
@@ -116,6 +124,10 @@ class StepBuilder:
             return None
         step["status"] = status
         step["reduced"] = not self._native_seen
+        if status == "done":  # the triggers its tasks consumed
+            for task in (step["plan"] or {}).get("tasks") or ():
+                for trigger in task.get("triggers") or ():
+                    self._fired.discard(str(trigger.get("channel")))
         if step["after"] is None:
             step["after"] = self.values
         step["changed"] = changed_keys(step["before"], step["after"]) if step["update"] or status == "done" else []
@@ -143,6 +155,7 @@ class StepBuilder:
                 # step after the last one, where no task ran
                 numbers = [s["step"] for s in self.steps if isinstance(s["step"], int)]
                 step["step"] = max(numbers) + 1 if numbers else None
+            self._add_saved_siblings(step)
             step["error"] = {"type": type(error).__name__, "message": str(error).split("\nFor troubleshooting")[0]}
             if step["update"] is None:
                 step["update"] = self._error_update(step, error)
@@ -177,12 +190,18 @@ class StepBuilder:
         """A resumed step: the tasks that finished before the interrupt (their writes saved
         with the checkpoint, listed with a `result`) do not run again; they are planned and
         executed with their saved writes, marked `restored`, as lgnb's records show them."""
+        # as planned when the step first ran (a Send's argument, its place among the Sends:
+        # the order its write is applied in), if the lens saw that
+        before = next((s for s in reversed(self.steps[:-1]) if s.get("plan")), None)
+        planned = {t["id"]: t for t in (before or {}).get("plan", {}).get("tasks") or ()} if before else {}
         for t in self._next_tasks:
             result = t.get("result")
             if not result or t.get("error"):
                 continue
             task_id, node = str(t.get("id")), str(t.get("name"))
-            step["plan"]["tasks"].append({"id": task_id, "node": node, "send": None, "path": [], "triggers": []})
+            prior = planned.get(task_id)
+            step["plan"]["tasks"].append(dict(prior) if prior is not None and prior["node"] == node else
+                                         {"id": task_id, "node": node, "send": None, "path": [], "triggers": []})
             if step["execute"] is None:
                 step["execute"] = self._record({"kind": "execute", "step": step["step"], "ns": "", "tasks": []})
             step["execute"]["tasks"].append({"id": task_id, "node": node, "writes": _writes(result),
@@ -346,7 +365,12 @@ class StepBuilder:
                 self._restore(step)
             if any(t["id"] == str(payload.get("id")) for t in plan["tasks"]):
                 return False  # a restored task: LangGraph lists it as started, it does not run
+            # LangGraph's payload lists every trigger the node has; those the saver says
+            # were written (a join's channel, not the plain edge into it) are what fired
             triggers = [str(t) for t in payload.get("triggers") or ()]
+            fired = [t for t in triggers if _hidden(t) and t in self._fired]
+            if fired:
+                triggers = [t for t in triggers if not _hidden(t) or t in fired]
             send = {"node": node, "arg": to_jsonable(payload.get("input"))} if PUSH in triggers else None
             plan["tasks"].append({"id": str(payload.get("id")), "node": node, "send": send, "path": [],
                                   "triggers": [{"channel": t, "version": None} for t in triggers if t != PUSH]})
@@ -488,6 +512,8 @@ class StepBuilder:
             order: dict[str, list[dict[str, Any]]] = {}
             for task in _in_apply_order((step["execute"] or {}).get("tasks", []), step["plan"]):
                 for chan, value in task["writes"]:
+                    if _hidden(chan):
+                        continue  # (a route or a Send the saver told: not a state key)
                     order.setdefault(chan, []).append({"task_id": task["id"], "node": task["node"], "value": value})
             channels = [_chan(k, b, a, self.reducers, w) for k, w in order.items()]
         return self._record({"kind": "update", "step": -1 if first else step["step"], "ns": "", "source": source,
@@ -506,13 +532,62 @@ class StepBuilder:
         if isinstance(meta.get("step"), int):
             self._last_step = meta["step"]
         checkpoint_id = str(cfg.get("checkpoint_id", ""))
+        self._at = payload.get("config")
         starting, self._starting = self._starting, False
         if starting or checkpoint_id in self._checkpoint_ids:
             return False  # a resume streams the checkpoint it starts from: not saved again
         self._checkpoint_ids.add(checkpoint_id)
+        self._add_hidden_writes(payload.get("parent_config"))
         record = self._record({"kind": "checkpoint", "step": meta.get("step"), "ns": "",
                                "id": checkpoint_id, "source": str(meta.get("source", ""))})
         return self._checkpoint(record)
+
+    def _add_saved_siblings(self, step: dict[str, Any]) -> None:
+        """A failed step of a graph not lgnb's: LangGraph raises before it streams the
+        tasks that finished beside the failing one, but its saver keeps their writes (they
+        do not run again on retry). Shown as executed, from the saver."""
+        if self._native_seen or self._saved_writes is None or not step["plan"] or not isinstance(self._at, Mapping):
+            return
+        shown = {t["id"] for t in (step["execute"] or {}).get("tasks") or ()}
+        missing = [t for t in step["plan"]["tasks"] if t["id"] not in shown]
+        if not missing:
+            return
+        try:
+            saved = self._saved_writes(self._at) or ()
+        except Exception:  # noqa: BLE001 - as in `_add_hidden_writes`
+            return
+        for task in missing:
+            writes = [[str(w[1]), to_jsonable(w[2])] for w in saved  # (not its error, interrupt, ...)
+                      if len(w) >= 3 and str(w[0]) == task["id"] and _written(str(w[1]))]
+            if not writes:
+                continue
+            if step["execute"] is None:
+                step["execute"] = self._record({"kind": "execute", "step": step["step"], "ns": "", "tasks": []})
+            step["execute"]["tasks"].append({"id": task["id"], "node": task["node"], "writes": writes,
+                                             "duration_ms": None, "error": None, "interrupts": []})
+
+    def _add_hidden_writes(self, parent: Any) -> None:
+        """A step's tasks ran from the checkpoint `parent`: the saver keeps their writes
+        there, also to the channels LangGraph's streams never show (`branch:to:x` of an edge
+        or a route, a waiting edge's `join:...`, a `Send`). Added to the tasks' writes, they
+        tell which route each task took (the edges the next step lights: `lens_edges`) and
+        which triggers fired."""
+        step = self.open if self.open is not None else (self.steps[-1] if self.steps else None)
+        if self._saved_writes is None or not isinstance(parent, Mapping) or step is None or not step["execute"]:
+            return
+        try:
+            saved = self._saved_writes(parent)
+        except Exception:  # noqa: BLE001 - a saver that cannot be read here: the streams' writes stay
+            return
+        by_task: dict[str, list[list[Any]]] = {}
+        for write in saved or ():
+            if len(write) >= 3 and _hidden(str(write[1])):
+                by_task.setdefault(str(write[0]), []).append([str(write[1]), to_jsonable(write[2])])
+        for task in step["execute"]["tasks"]:
+            for write in by_task.get(task["id"], ()):
+                if write not in task["writes"]:
+                    task["writes"].append(write)
+                self._fired.add(write[0])
 
     def _on_updates(self, payload: Any) -> bool:
         if not isinstance(payload, Mapping) or "__interrupt__" not in payload:
@@ -530,6 +605,18 @@ class StepBuilder:
             self.interrupts.append(entry)
             self.payloads[iid] = field("value", intr)  # (the node's own, `answered_with`)
         return False
+
+
+def _written(channel: str) -> bool:
+    """A channel a task writes to (a state key, a route, a `Send`), not one of the engine's
+    own records of it (`__error__`, `__interrupt__`, `__resume__`, ...)."""
+    return not channel.startswith("__") or channel == "__pregel_tasks"
+
+
+def _hidden(channel: str) -> bool:
+    """A channel of the graph's wiring, not a state key: an edge's or route's `branch:to:x`,
+    a waiting edge's `join:...`, the `Send`s of `__pregel_tasks`."""
+    return channel.startswith(("branch:", "join:", "__pregel_tasks"))
 
 
 def _writes(result: Any) -> list[list[Any]]:

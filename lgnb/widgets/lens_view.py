@@ -353,7 +353,8 @@ class Lens:
         self._tracer = EdgeTracer(self._edges)
         self._builder = StepBuilder(native=self.native, checkpointed=self.checkpointed, input=self.input,
                                     reducers=None if self.native else reducer_names(self.graph),
-                                    initial=_initial_state(self.graph))
+                                    initial=_initial_state(self.graph),
+                                    saved_writes=None if self.native else self._saved_writes)
         self._status = "ready"
         self._shown = 0
         self._error: BaseException | None = None
@@ -572,6 +573,16 @@ class Lens:
     def _to_end(self, nodes: list[str]) -> list[list[str]]:
         """The drawn edges from `nodes` to END (a subgraph's from its inner nodes)."""
         return [[a, b] for n in nodes for a, b in drawn_edges(n, END, self._edges)]
+
+    def _saved_writes(self, config: Mapping[str, Any]) -> Any:
+        """The writes the graph's saver keeps for the tasks run from checkpoint `config`
+        (a graph not lgnb's: its streams hide the route and `Send` writes). None when it
+        has no saver of its own the lens can read from this thread (an async-only one)."""
+        saver = getattr(self.graph, "checkpointer", None)
+        if saver is None or isinstance(saver, bool) or loop_of(saver) is not None:
+            return None
+        found = saver.get_tuple(config)
+        return None if found is None else found.pending_writes
 
     def _prev_nodes(self, index: int) -> list[str]:
         for s in reversed(self._builder.steps[:index]):

@@ -1350,3 +1350,34 @@ def test_text_says_a_step_stopped_at_a_breakpoint_did_not_run(where: str) -> Non
         return lens.status, lens.text().splitlines()[-1]
 
     assert differential(scenario) == ("interrupted", "step 2: b | breakpoint: planned, stopped before it runs")
+
+
+def test_a_resumed_send_step_applies_the_restored_task_in_its_send_order() -> None:
+    """Sends 0, 1, 2; 0 and 2 ask, 1 finishes first. On resume 1 is restored (not run
+    again): it keeps its place among the Sends (its argument too), so the barrier lists the
+    writes in the order the reducer applied them and what-if with the same reducer agrees."""
+    class S(TypedDict):
+        log: Annotated[list, operator.add]
+
+    def scenario(E: Any) -> Any:
+        def ask(i: int) -> Any:
+            if i == 1:
+                return {"log": ["t1"]}
+            return {"log": [f"t{i}:{E.interrupt(f'q{i}')}"]}
+
+        g = E.StateGraph(S)
+        g.add_node("ask", ask)
+        g.add_node("pre", lambda s: {})
+        g.add_edge(E.START, "pre")
+        g.add_conditional_edges("pre", lambda s: [E.Send("ask", i) for i in range(3)], ["ask"])
+        lens = Lens(g.compile(checkpointer=saver(E)), {"log": []}, {"configurable": {"thread_id": "t"}})
+        lens.run()
+        lens.resume({i["id"]: {"q0": "A", "q2": "B"}[i["value"]] for i in lens.interrupts})
+        lens.run()
+        step = lens.steps[-1]
+        (log,) = [c for c in step["update"]["channels"] if c["channel"] == "log"]
+        again = lens.what_if("operator.add", step=step["index"])[0]
+        return ([t["send"] and t["send"]["arg"] for t in step["plan"]["tasks"]],
+                [w["value"] for w in log["writes"]], log["after"], again["same"])
+
+    assert differential(scenario) == ([0, 1, 2], [["t0:A"], ["t1"], ["t2:B"]], ["t0:A", "t1", "t2:B"], True)

@@ -6,6 +6,7 @@ join or a deferred node)."""
 from __future__ import annotations
 
 import operator
+import time
 from typing import Annotated, Any
 
 from typing_extensions import TypedDict
@@ -26,9 +27,9 @@ def _node(name: str) -> Any:
     return run
 
 
-def _lit_per_step(graph: Any) -> dict[tuple[str, ...], list[list[str]]]:
+def _lit_per_step(graph: Any, config: Any = None) -> dict[tuple[str, ...], list[list[str]]]:
     """The lit edges of each step, by the nodes the step ran."""
-    lens = Lens(graph, {"log": []})
+    lens = Lens(graph, {"log": []}, config)
     lit = {}
     while (step := lens.step()) is not None:
         if step.get("counts"):
@@ -174,3 +175,72 @@ def test_join_sources_are_found_in_the_channel_name_though_node_names_hold_a_plu
 
     assert join_sources("join:a+b+x-y:j", "j", ["a+b", "x-y", "c"]) == ["a+b", "x-y"]
     assert join_sources("branch:to:j", "j", ["a"]) == []
+
+
+# A checkpointed graph LangGraph built: its streams hide the route writes, its saver keeps
+# them (the writes of the tasks run from each checkpoint): the same edges as on lgnb.
+_THREAD = {"configurable": {"thread_id": "t"}}
+
+
+def test_with_a_checkpointer_a_langgraph_conditional_edge_that_routed_elsewhere_is_not_lit(eng: Any) -> None:
+    """a routes to d only; b → c is a plain edge; c and d run in one step."""
+    g = eng.StateGraph(S)
+    for n in "abcd":
+        g.add_node(n, _node(n))
+    g.add_edge(eng.START, "a")
+    g.add_edge(eng.START, "b")
+    g.add_conditional_edges("a", lambda s: "d", ["c", "d"])
+    g.add_edge("b", "c")
+    lit = _lit_per_step(g.compile(checkpointer=eng.InMemorySaver()), _THREAD)
+    assert lit[("c", "d")][:2] == [["b", "c"], ["a", "d"]]  # (then, the run done, the edges to END)
+    assert ["a", "c"] not in lit[("c", "d")]
+
+
+def test_with_a_checkpointer_a_deferred_node_is_lit_from_every_node_that_routed_to_it(eng: Any) -> None:
+    """x → fin (deferred) and x → y1 → y2 → fin: fin runs once, triggered by x and y2."""
+    g = eng.StateGraph(S)
+    for n in ("x", "y1", "y2"):
+        g.add_node(n, _node(n))
+    g.add_node("fin", _node("fin"), defer=True)
+    g.add_edge(eng.START, "x")
+    g.add_edge("x", "y1")
+    g.add_edge("y1", "y2")
+    g.add_edge("x", "fin")
+    g.add_edge("y2", "fin")
+    lit = _lit_per_step(g.compile(checkpointer=eng.InMemorySaver()), _THREAD)
+    assert sorted(lit[("fin",)][:2]) == [["x", "fin"], ["y2", "fin"]]
+
+
+def test_with_a_checkpointer_a_join_is_triggered_by_its_join_channel_alone(eng: Any) -> None:
+    """`add_edge(["a", "b"], "c")`: LangGraph lists every trigger `c` has; only the join's fired."""
+    g = eng.StateGraph(S)
+    for n in "abc":
+        g.add_node(n, _node(n))
+    g.add_edge(eng.START, "a")
+    g.add_edge(eng.START, "b")
+    g.add_edge(["a", "b"], "c")
+    lens = Lens(g.compile(checkpointer=eng.InMemorySaver()), {"log": []}, _THREAD)
+    lens.run()
+    (c,) = [t for s in lens.steps for t in (s["plan"] or {}).get("tasks") or () if t["node"] == "c"]
+    assert [t["channel"] for t in c["triggers"]] == ["join:a+b:c"]
+
+
+def test_a_sibling_that_finished_in_a_failed_step_is_shown_with_its_writes(eng: Any) -> None:
+    """LangGraph raises before it streams `ok`; its saver keeps `ok`'s write (not run again)."""
+    def bad(state: S) -> dict[str, Any]:
+        raise RuntimeError("bad node")
+
+    def ok(state: S) -> dict[str, Any]:
+        time.sleep(0.05)  # still running when `bad` raises
+        return {"log": ["ok"]}
+
+    g = eng.StateGraph(S)
+    g.add_node("ok", ok)
+    g.add_node("bad", bad)
+    g.add_edge(eng.START, "ok")
+    g.add_edge(eng.START, "bad")
+    lens = Lens(g.compile(checkpointer=eng.InMemorySaver()), {"log": []}, _THREAD)
+    lens.run()
+    ran = {t["node"]: ([w for w in t["writes"] if w[0] == "log"], t["error"])
+           for t in lens.steps[-1]["execute"]["tasks"]}
+    assert ran == {"ok": ([["log", ["ok"]]], None), "bad": ([], "RuntimeError: bad node")}
