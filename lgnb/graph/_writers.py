@@ -120,13 +120,14 @@ def _who_gave(value: Any, node_name: str, task: Task | None, keys: list[str]) ->
     example = f"{{{keys[0]!r}: ...}}" if keys else "{key: value}"
     if node_name == START:
         return (
-            f"The graph input must be a dict of state keys, e.g. `invoke({example})`, not "
-            f"a {type(value).__name__}."
+            f"The graph input must be a dict of state keys, e.g. `invoke({example})`, not a "
+            f"value of type {type(value).__name__}."
         )
     if task is not None and task.triggers == (INTERRUPT,):  # update_state(..., as_node=)
         return (
             f"`update_state(config, values, as_node={node_name!r})`: values must be a dict "
-            f"of state keys, e.g. {example} (or a Command, or None), not a {type(value).__name__}."
+            f"of state keys, e.g. {example} (or a Command, or None), not a value of type "
+            f"{type(value).__name__}."
         )
     return (
         f"Node `{node_name}` must return a dict of state keys to update, e.g. "

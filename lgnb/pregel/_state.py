@@ -69,6 +69,11 @@ __all__ = (
 
 # ---------------------------------------------------------------------- helpers
 def _checkpointer(graph: Pregel, config: dict[str, Any]) -> Any:
+    if not isinstance(config, Mapping):  # (LangGraph: a TypeError from indexing it)
+        raise TypeError(
+            f"A thread's state is read and updated by its config, a dict: e.g. "
+            f"`{{'configurable': {{'thread_id': '1'}}}}` (got {type(config).__name__})."
+        )
     saver = graph.checkpointer if graph.checkpointer not in (None, True, False) else None
     saver = config.get(CONF, {}).get(CONFIG_KEY_CHECKPOINTER, saver)
     if saver is None and graph.checkpointer is True:
@@ -90,11 +95,17 @@ def _checkpointer(graph: Pregel, config: dict[str, Any]) -> Any:
 
 
 def _unknown_as_node(graph: Pregel, as_node: Any) -> InvalidUpdateError:
-    """LangGraph's words, then the names `as_node` may take."""
+    """LangGraph's words, then the names `as_node` may take (the graph's: a subgraph's
+    own when the config names its namespace)."""
     names = ", ".join(repr(n) for n in graph.nodes if not n.startswith("__"))
+    if as_node == END:  # a node name LangGraph takes only with no values: the thread ends
+        return InvalidUpdateError(
+            f"Node {as_node} does not exist\n`as_node=END` takes no values (`update_state(config, "
+            f"None, as_node=END)` ends the thread); values come from a node: one of {names} (or START)."
+        )
     return InvalidUpdateError(
         f"Node {as_node} does not exist\n`as_node` names the node the update stands for: "
-        f"one of {names} (or START / END)."
+        f"one of {names} (or START, or END with no values)."
     )
 
 

@@ -289,3 +289,35 @@ def test_breakpoint_on_an_unknown_node(differential):
         )
 
     differential(scenario, exc="class")
+
+
+def test_update_state_as_end_with_values_says_end_takes_none(differential):
+    """LangGraph's words kept; the help names what END takes and the nodes values come from."""
+    def scenario(E):
+        app, cfg = _asking(E), thread()
+        app.invoke({"log": []}, cfg)
+        return capture(lambda: app.update_state(cfg, {"log": ["x"]}, as_node=E.END))
+
+    ref = differential(scenario, exc="extends")
+    assert ref[1] == "InvalidUpdateError"
+    res = _asking(_diff_engine("lgnb"))
+    cfg = thread()
+    res.invoke({"log": []}, cfg)
+    with pytest.raises(Exception, match=r"as_node=END` takes no values.*'prep', 'ask' \(or START\)"):
+        res.update_state(cfg, {"log": ["x"]}, as_node="__end__")
+
+
+def test_state_methods_given_no_config_raise_a_type_error_showing_one(differential):
+    def scenario(E):
+        app = _asking(E)
+        return capture(lambda: app.get_state(None)), capture(lambda: app.update_state(None, {"log": []}))
+
+    differential(scenario, exc="class")  # (LangGraph: "'NoneType' object is not subscriptable")
+    with pytest.raises(TypeError, match=r"\{'configurable': \{'thread_id': '1'\}\}"):
+        _asking(_diff_engine("lgnb")).get_state(None)
+
+
+def _diff_engine(name):
+    from _diff import Engine
+
+    return Engine(name)
