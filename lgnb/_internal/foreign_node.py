@@ -161,11 +161,8 @@ def _step_keys(loop: Any) -> tuple[dict[str, Any], tuple[str, ...]]:
         keys["__pregel_checkpointer"] = loop.checkpointer
     else:
         absent += ("__pregel_checkpointer",)
-    # its checkpoints naming the enclosing graphs' (config `checkpoint_map`, metadata
-    # `parents`): LangGraph gives every task the map of its ancestors' checkpoint ids,
-    # this graph's current one added
-    cmap = (loop.config.get("configurable") or {}).get("checkpoint_map") or {}
-    keys["checkpoint_map"] = {**cmap, loop.ns: marker}
+    # (its checkpoints name the enclosing graphs' by the task's own `checkpoint_map`,
+    # which `task_config` builds: a `@task` call's names its callers' namespaces too)
     if stream is not None:
         keys["__pregel_stream"] = stream
     else:

@@ -103,8 +103,12 @@ def config_inside_node(
     # checkpoints record them (metadata "parents"), and its snapshots' configs show them
     loop = parent.loop
     if loop.checkpointer is not None:
-        cmap = dict((loop.config.get(CONF) or {}).get("checkpoint_map") or {})
-        cmap[loop.ns] = loop.checkpoint_id
+        # the calling task's (`task_config`): a `@task` call's also names its callers'
+        # namespaces, as LangGraph's call configs extend their callers'
+        cmap = dict(((parent.config.get(CONF) or {}).get("checkpoint_map")) or {})
+        if not cmap:
+            cmap = dict((loop.config.get(CONF) or {}).get("checkpoint_map") or {})
+            cmap[loop.ns] = loop.checkpoint_id
         conf["checkpoint_map"] = cmap
     merged[CONF] = conf
     return merged

@@ -1305,3 +1305,33 @@ def test_a_v1_checkpoint_chunk_streamed_before_an_entrypoint_pauses_keeps_its_va
     assert parts[0][0] == "checkpoints" and parts[0][1]["values"] == {"x": 1}
     assert "__interrupt__" in parts[-1][1]
     assert wf.get_state(cfg).values == {"x": 1}
+
+
+def test_a_graph_a_task_call_runs_saves_its_callers_namespaces_as_parents(differential):
+    """A compiled graph invoked inside a `@task` that a node calls: its checkpoints' metadata
+    `parents` and its configs' `checkpoint_map` name the node's namespace too, as LangGraph's."""
+    def scenario(E):
+        class S(TypedDict):
+            x: int
+
+        b = E.StateGraph(S)
+        b.add_node("n", lambda s: {"x": s["x"] + 1})
+        b.add_edge(E.START, "n")
+        sub = b.compile()
+
+        @E.func.task
+        def t(x: int) -> dict:
+            return sub.invoke({"x": x})
+
+        p = E.StateGraph(S)
+        p.add_node("node", lambda s: {"x": t(s["x"]).result()["x"]})
+        p.add_edge(E.START, "node")
+        g = p.compile(checkpointer=E.InMemorySaver())
+        cfg = _cfg()
+        g.invoke({"x": 1}, cfg)
+        return sorted({(tup.config["configurable"]["checkpoint_ns"].count("|"),
+                        tuple(k.split(":")[0] for k in tup.metadata["parents"]),
+                        tuple(k.split(":")[0] for k in tup.config["configurable"].get("checkpoint_map", {})))
+                       for tup in g.checkpointer.list(cfg)})
+
+    differential(scenario)
