@@ -35,6 +35,16 @@ class _Peak:
             self.now -= 1
 
 
+def _call_api(E, peak):
+    """A `@task` that holds `peak` while it runs."""
+    @E.func.task
+    def call_api(i: int) -> int:
+        with peak:
+            return i
+
+    return call_api
+
+
 def _graph(E, node):
     class S(TypedDict):
         out: list
@@ -48,11 +58,7 @@ def _graph(E, node):
 def test_an_entrypoint_fanning_out_calls_runs_max_concurrency_minus_itself_at_once(differential):
     def scenario(E):
         peak = _Peak(2)
-
-        @E.func.task
-        def call_api(i: int) -> int:
-            with peak:
-                return i
+        call_api = _call_api(E, peak)
 
         @E.func.entrypoint()
         def fan_out(n: int) -> list:
@@ -66,12 +72,7 @@ def test_an_entrypoint_fanning_out_calls_runs_max_concurrency_minus_itself_at_on
 def test_a_node_fanning_out_calls_runs_max_concurrency_at_once_invoked_or_streamed(differential):
     def scenario(E):
         peak = _Peak(3)
-
-        @E.func.task
-        def call_api(i: int) -> int:
-            with peak:
-                return i
-
+        call_api = _call_api(E, peak)
         app = _graph(E, lambda s: {"out": [f.result() for f in [call_api(i) for i in range(8)]]})
         invoked = app.invoke({"out": []}, {"max_concurrency": 3})["out"], peak.peak
         peak.peak, peak.meet = 0, 2
@@ -112,11 +113,7 @@ def test_without_max_concurrency_sync_calls_run_as_many_at_once_as_langgraphs_po
 
         pool = min(32, (os.cpu_count() or 1) + 4)
         peak = _Peak(pool - 1)
-
-        @E.func.task
-        def call_api(i: int) -> int:
-            with peak:
-                return i
+        call_api = _call_api(E, peak)
 
         @E.func.entrypoint()
         def fan_out(n: int) -> list:
