@@ -11,7 +11,9 @@ graph or a huge value never costs more than one small payload per flush:
   length and its last `LAST_ITEMS` items;
 - a mapping with more than `FOLD_ITEMS` keys ships its first ones and its size;
 - a value's text is capped by a budget (`VALUE_BUDGET` characters), the panel shows at
-  most `MAX_KEYS` keys and `MAX_UPDATES` task updates per node.
+  most `MAX_KEYS` keys and `MAX_UPDATES` task updates per node;
+- past `MAX_DEPTH` levels of nesting a container ships whole when its JSON is at most
+  `DEEP_SMALL` characters (a tool call's arguments), else as cut.
 
 A folded value is ``{"__fold__": "str" | "list" | "messages" | "dict" | "cut", ...}``.
 
@@ -24,6 +26,7 @@ and a finished task's write that a resume re-emits (marked cached) is listed onc
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,6 +40,7 @@ MAX_KEYS = 60
 MAX_UPDATES = 20
 VALUE_BUDGET = 3000
 MAX_DEPTH = 5
+DEEP_SMALL = 200  # characters of JSON: a value nested deeper than MAX_DEPTH shown whole up to this
 
 
 def _is_message(value: Any) -> bool:
@@ -93,6 +97,14 @@ class _Folder:
 
     def _leaf(self, v: Any, depth: int) -> Any:
         if depth >= MAX_DEPTH and (isinstance(v, (Mapping, list, tuple)) or _is_message(v)):
+            # deep down (a tool call's arguments in a message in an update): shown whole
+            # when small, as the messages pane shows them; else cut
+            small = to_jsonable(v, max_chars=DEEP_SMALL, max_items=FOLD_ITEMS)
+            text = json.dumps(small, default=str, ensure_ascii=False)
+            size = len(text)
+            if size <= DEEP_SMALL and size <= self.budget and "…[+" not in text:  # (not cut by to_jsonable)
+                self.budget -= size
+                return small
             self.budget -= 12
             return {"__fold__": "cut"}
         j = to_jsonable(v, max_chars=FOLD_CHARS, max_items=FOLD_ITEMS)  # a model, a dataclass, an object

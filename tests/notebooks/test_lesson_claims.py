@@ -965,12 +965,12 @@ def test_persistence_claim_replay_from_step_1_reruns_quick_slow_and_report_not_f
 
 
 def test_persistence_claim_update_state_on_an_old_checkpoint_forks_the_timeline(differential):
-    """persistence.ipynb: "`update_state` on an old checkpoint writes a new checkpoint whose
-    parent is that one (the timeline branches), with the values changed; running from it
-    continues on the branch" (prints "['fetched: coffee', ...]", "fetch runs"); "The thread's
-    latest checkpoint is now the end of the `coffee` branch. The timeline has two branch
-    points: the step-1 checkpoint ... and the step-0 checkpoint (the original run, and the
-    `update` checkpoint of the fork)"."""
+    """persistence.ipynb: "`update_state` on an old checkpoint writes a new checkpoint (source
+    `update`) whose parent is that one (the timeline branches), with the values changed;
+    running from it continues on the branch" (prints "['fetched: coffee', ...]", "fetch runs");
+    "The thread's latest checkpoint is now the end of the `coffee` branch. The timeline has two
+    branch points: the step-1 checkpoint ... and the step-0 checkpoint (the original run, and
+    the `update` checkpoint of the edit)"."""
     ref = differential(_replay_and_fork)
     assert ref["fork"] == ("update", 1, ("fetch",), True)
     assert ref["forked"] == ["fetched: coffee", "quick: done", "slow: done", "report: 3 notes"]

@@ -151,3 +151,23 @@ def test_the_run_view_syncs_the_panel(kernel_loop: Any = None) -> None:
 
 if __name__ == "__main__":
     pytest.main([__file__, "-q"])
+
+
+def test_a_tool_calls_small_arguments_are_shown_whole_deep_in_an_update() -> None:
+    """update → messages → message → tool_calls → call → args is six levels down: small
+    arguments show whole (as the messages pane shows them), a large nested value is cut."""
+    from langchain_core.messages import AIMessage
+
+    from lgnb.graph import MessagesState
+    from lgnb.widgets._panel import fold
+
+    call = {"name": "add", "args": {"a": 2, "b": 3}, "id": "c1", "type": "tool_call"}
+    g = StateGraph(MessagesState)
+    g.add_node("agent", lambda s: {"messages": [AIMessage("", tool_calls=[call], id="m1")]})
+    g.add_edge(START, "agent")
+    shown, _ = panels(g.compile(checkpointer=InMemorySaver()), [{"messages": []}], {"configurable": {"thread_id": "c"}})
+    (task,) = shown[-1]["tasks"]
+    (message,) = task["updates"][0]["messages"]
+    assert message["tool_calls"][0]["args"] == {"a": 2, "b": 3}
+    deep = fold({"a": {"b": {"c": {"d": {"e": {"big": list(range(500))}}}}}})
+    assert deep["a"]["b"]["c"]["d"]["e"] == {"__fold__": "cut"}
