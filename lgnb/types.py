@@ -75,10 +75,13 @@ __all__ = (
 All = Literal["*"]
 """Special value: every node (for `interrupt_before` / `interrupt_after`)."""
 
-StreamMode = Literal["values", "updates", "checkpoints", "tasks", "debug", "messages", "custom", "tools", "pregel"]
+StreamMode = Literal[
+    "values", "updates", "checkpoints", "tasks", "debug", "messages", "custom", "tools", "pregel", "lgnb:custom"
+]
 """What `stream()` emits: see the engine docs for each mode's payload. LangGraph's seven
-modes, plus "tools" (tool-call events, which LangGraph streams too) and "pregel" (lgnb
-only: the records of `lgnb.pregel.records`)."""
+modes, plus "tools" (tool-call events, which LangGraph streams too), and lgnb's own
+"pregel" (the records of `lgnb.pregel.records`) and "lgnb:custom" (custom events naming
+the task that wrote them)."""
 
 Durability = Literal["sync", "async", "exit"]
 """When checkpoints are written: before the next step starts, while it runs, or once at exit."""

@@ -38,13 +38,15 @@ def from_langgraph(graph: Any) -> Any:
     A LangGraph `CompiledStateGraph` (what `create_react_agent` and `create_agent`
     return) becomes an lgnb `CompiledStateGraph`, compiled with the same checkpointer,
     store, cache, breakpoints, name and debug flag; a LangGraph `StateGraph` builder
-    becomes an lgnb `StateGraph` to compile yourself. Any other value is a `TypeError`.
+    becomes an lgnb `StateGraph` to compile yourself. An lgnb graph (what `lgnb.prebuilt`'s
+    factory returns) is returned as it is. Any other value is a `TypeError`.
     """
+    if _is_lgnb_graph(graph):
+        return graph  # (already lgnb's: a factory ported by its import, `lgnb.prebuilt`)
     if not is_langgraph_graph(graph):
         raise TypeError(
             f"from_langgraph() takes a graph built with LangGraph's StateGraph (its builder or "
-            f"its compiled graph); got {type(graph).__name__}. An lgnb graph needs no "
-            "conversion."
+            f"its compiled graph); got {type(graph).__name__}."
         )
     builder = getattr(graph, "builder", None)
     if builder is None:
@@ -70,6 +72,13 @@ def from_langgraph(graph: Any) -> Any:
         compiled.step_timeout = graph.step_timeout
     config = getattr(graph, "config", None)  # `with_config` (create_agent sets a recursion limit)
     return compiled.with_config(config) if config else compiled
+
+
+def _is_lgnb_graph(graph: Any) -> bool:
+    from lgnb.graph.state import StateGraph
+    from lgnb.pregel.main import Pregel
+
+    return isinstance(graph, (Pregel, StateGraph))
 
 
 def _breakpoints(nodes: Any) -> Any:

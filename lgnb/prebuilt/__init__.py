@@ -21,6 +21,7 @@ try:
     from langgraph.prebuilt import (
         InjectedState,
         InjectedStore,
+        ToolCallTransformer,
         ToolNode,
         ToolRuntime,
         ValidationNode,
@@ -36,6 +37,7 @@ except ImportError as exc:  # pragma: no cover - exercised in an environment wit
 __all__ = (
     "InjectedState",
     "InjectedStore",
+    "ToolCallTransformer",
     "ToolNode",
     "ToolRuntime",
     "ValidationNode",
@@ -57,3 +59,10 @@ def create_react_agent(*args: Any, **kwargs: Any) -> Any:
 
 
 create_react_agent.__wrapped__ = _langgraph_create_react_agent  # type: ignore[attr-defined]
+
+
+def __getattr__(name: str) -> Any:
+    """Every other name of `langgraph.prebuilt`, as it is."""
+    import langgraph.prebuilt
+
+    return getattr(langgraph.prebuilt, name)

@@ -370,7 +370,7 @@ def _call_runtime(parent: TaskContext) -> Any:
 
 
 def _start_on_driver(
-    aio: asyncio.AbstractEventLoop, loop: Loop, task: Task, ctx: TaskContext, policies: Any
+    aio: asyncio.AbstractEventLoop, loop: Loop, task: Task, ctx: CallContext, policies: Any
 ) -> Future:
     """An async task called from a sync node's thread: it runs on the run's event loop;
     the caller gets a concurrent future (the step awaits the task as any other call)."""
@@ -386,7 +386,7 @@ def _start_on_driver(
     return fut
 
 
-def _start_threaded(loop: Loop, task: Task, ctx: TaskContext, policies: Any) -> Future:
+def _start_threaded(loop: Loop, task: Task, ctx: CallContext, policies: Any) -> Future:
     from lgnb.pregel._driver import flush_io, in_worker
     from lgnb.pregel._lanes import Job, run_in_lane
     from lgnb.pregel._runner import run_task
@@ -435,7 +435,7 @@ def _start_threaded(loop: Loop, task: Task, ctx: TaskContext, policies: Any) -> 
 
 
 def _start_async(
-    aio: asyncio.AbstractEventLoop, loop: Loop, task: Task, ctx: TaskContext, policies: Any
+    aio: asyncio.AbstractEventLoop, loop: Loop, task: Task, ctx: CallContext, policies: Any
 ) -> asyncio.Future:
     from lgnb.pregel._driver import aflush_io
     from lgnb.pregel._runner import arun_task

@@ -36,11 +36,11 @@ class CallGate:
 
     def __init__(self, slots: int, step: int) -> None:
         self.free = slots
-        self.queue: deque[Callable[[], None]] = deque()
+        self.queue: deque[Callable[[], object]] = deque()
         self.lock = threading.Lock()
         self.step = step
 
-    def submit(self, start: Callable[[], None]) -> None:
+    def submit(self, start: Callable[[], object]) -> None:
         """Call `start()` now if a slot is free, else when one is (from `done`)."""
         with self.lock:
             if self.free <= 0:

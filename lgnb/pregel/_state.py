@@ -728,8 +728,8 @@ def _bulk_updating(graph: Pregel, config: dict[str, Any], supersteps: Sequence[S
         if not isinstance(target, _pregel_class()):
             # a graph LangGraph compiled, invoked by a node's code (a library's agent): it
             # ran nested on LangGraph's engine, which updates its own state, on this saver
-            updates = [[tuple(u) for u in step] for step in supersteps]
-            return (yield (target.bulk_update_state, target.abulk_update_state, (config, updates)))
+            as_tuples = [[tuple(u) for u in step] for step in supersteps]
+            return (yield (target.bulk_update_state, target.abulk_update_state, (config, as_tuples)))
         return (yield from _bulk_updating(target, config, supersteps))
     current = _own_config(graph, config)
     steps = list(supersteps)

@@ -107,6 +107,8 @@ def register_form(kind: str, build: BuildForm, answer: AnswerForm | None = None,
 
 
 def unregister_form(kind: str) -> None:
+    """Forget the renderer `register_form` registered for `kind` (nothing if none was):
+    payloads of that kind get a built-in form again."""
     _USER.pop(kind, None)
 
 

@@ -454,14 +454,17 @@ def test_state_annotated_with_langgraphs_channels(differential):
 # --- errors -------------------------------------------------------------------------------
 
 
-def test_from_langgraph_refuses_what_langgraph_did_not_build():
+def test_from_langgraph_takes_lgnb_graphs_as_they_are_and_refuses_what_is_no_graph():
     from lgnb.graph import StateGraph, from_langgraph
 
     class S(TypedDict):
         x: int
 
-    with pytest.raises(TypeError, match="needs no conversion"):
-        from_langgraph(StateGraph(S))
+    builder = StateGraph(S)  # an lgnb graph is taken as it is (a factory ported by its import)
+    builder.add_node("n", lambda s: s)
+    builder.add_edge("__start__", "n")
+    assert from_langgraph(builder) is builder
+    assert from_langgraph(compiled := builder.compile()) is compiled
     with pytest.raises(TypeError, match="from_langgraph"):
         from_langgraph(lambda s: s)
 

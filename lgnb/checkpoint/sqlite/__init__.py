@@ -27,10 +27,11 @@ from lgnb.checkpoint.sqlite._errors import (
     CheckpointDatabaseError,
     CheckpointDatabaseOperationalError,
 )
+from lgnb.checkpoint.sqlite._langgraph_tables import CopyRefused
 from lgnb.checkpoint.sqlite._saver import SqliteSaverBase
 from lgnb.checkpoint.sqlite._schema import Synchronous
 
-__all__ = ["CheckpointDatabaseError", "CheckpointDatabaseOperationalError", "SqliteSaver"]
+__all__ = ["CheckpointDatabaseError", "CheckpointDatabaseOperationalError", "CopyRefused", "SqliteSaver"]
 
 
 class SqliteSaver(SqliteSaverBase):

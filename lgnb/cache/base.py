@@ -1,0 +1,16 @@
+"""`langgraph.cache.base` under lgnb's name, for a program ported by swapping its imports.
+
+The cache's interface (`BaseCache`). lgnb's engine takes LangGraph's own classes here (lgnb builds on the
+`langgraph-checkpoint` package that holds them): these are the same objects, so a value of
+either import works with either engine and pickles under LangGraph's module path.
+"""
+
+from typing import Any
+
+import langgraph.cache.base as _langgraph
+from langgraph.cache.base import *  # noqa: F403
+
+
+def __getattr__(name: str) -> Any:
+    """Every other name of `langgraph.cache.base` (its module `__all__` lists fewer)."""
+    return getattr(_langgraph, name)
