@@ -430,7 +430,7 @@ def _start_threaded(loop: Loop, task: Task, ctx: CallContext, policies: Any) -> 
     if gate is None:
         run_in_lane(job)
     else:
-        gate.submit(partial(run_in_lane, job))
+        gate.submit(partial(run_in_lane, job), fut.cancel)  # (cancelled queued: `work` never runs)
     return fut
 
 
@@ -452,14 +452,24 @@ def _start_async(
             if gate is None:
                 exc = await arun_task(ctx, policies)
             else:
-                async with gate:  # at most `max_concurrency` at once, as LangGraph's semaphore
+                waiting = _waiting(loop)
+                waiting.add(runner)  # (cancelled while it waits, if the step fails)
+                try:
+                    await gate.acquire()  # at most `max_concurrency` at once, as LangGraph's semaphore
+                finally:
+                    waiting.discard(runner)
+                try:
                     exc = await arun_task(ctx, policies)
+                finally:
+                    gate.release()
             _commit(loop, task, exc)
             value, err = _outcome(task, exc)
         except BaseException as e:  # noqa: BLE001
             value, err = None, e
         if not afut.done():
-            if err is not None:
+            if isinstance(err, asyncio.CancelledError):
+                afut.cancel()
+            elif err is not None:
                 afut.set_exception(err)
             else:
                 afut.set_result(value)
@@ -477,6 +487,14 @@ def _start_async(
 
     afut.add_done_callback(on_done)
     return afut
+
+
+def _waiting(loop: Loop) -> set[Any]:
+    """The async calls of `loop` waiting for a slot of `acall_gate` (`cancel_queued_calls`)."""
+    waiting = loop.__dict__.get("waiting_calls")
+    if waiting is None:
+        waiting = loop.__dict__.setdefault("waiting_calls", set())
+    return waiting
 
 
 def wait_calls(loop: Loop) -> None:

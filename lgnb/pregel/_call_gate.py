@@ -9,6 +9,9 @@ of their own, so they are held back here instead: a step's calls share
 `max(1, limit - the step's tasks in the pool)` slots (a lone task LangGraph runs in the
 calling thread holds none), and a call queued for a slot starts when a running one ends.
 
+When the step fails (a call raised, a step timeout, the run cancelled), the calls still held
+back never start, as LangGraph cancels the ones its pool has not started (`cancel_queued_calls`).
+
 Two differences, both where LangGraph hangs: the gate always has a slot (under
 `max_concurrency=1`, or with more waiting nodes than the limit, LangGraph's pool has no
 thread left for the calls), and calls made by a task call are not held back (a chain of
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from lgnb.pregel._loop import Loop
 
-__all__ = ("CallGate", "acall_gate", "call_gate")
+__all__ = ("CallGate", "acall_gate", "call_gate", "cancel_queued_calls")
 
 
 class CallGate:
@@ -36,15 +39,16 @@ class CallGate:
 
     def __init__(self, slots: int, step: int) -> None:
         self.free = slots
-        self.queue: deque[Callable[[], object]] = deque()
+        self.queue: deque[tuple[Callable[[], object], Callable[[], object]]] = deque()
         self.lock = threading.Lock()
         self.step = step
 
-    def submit(self, start: Callable[[], object]) -> None:
-        """Call `start()` now if a slot is free, else when one is (from `done`)."""
+    def submit(self, start: Callable[[], object], cancel: Callable[[], object] = lambda: None) -> None:
+        """Call `start()` now if a slot is free, else when one is (from `done`); a job still
+        waiting when the step fails gets `cancel()` instead (`cancel_queued`)."""
         with self.lock:
             if self.free <= 0:
-                self.queue.append(start)
+                self.queue.append((start, cancel))
                 return
             self.free -= 1
         start()
@@ -55,8 +59,16 @@ class CallGate:
             if not self.queue:
                 self.free += 1
                 return
-            start = self.queue.popleft()
+            start, _ = self.queue.popleft()
         start()
+
+    def cancel_queued(self) -> None:
+        """The step failed (a call raised, a step timeout, the run cancelled): the jobs still
+        waiting never start, as LangGraph's pool cancels the calls it has not started."""
+        with self.lock:
+            waiting, self.queue = list(self.queue), deque()
+        for _, cancel in waiting:
+            cancel()
 
 
 def _slots(loop: Loop, *, is_async: bool) -> int | None:
@@ -85,6 +97,19 @@ def call_gate(loop: Loop) -> CallGate | None:
             return None
         gate = loop.__dict__["call_gate"] = CallGate(slots, loop.step)
     return gate
+
+
+def cancel_queued_calls(loop: Loop) -> None:
+    """The calls of `loop`'s step still held back never start (the step failed): a sync
+    call's future is cancelled; an async call waiting for the semaphore is cancelled (from
+    the event loop's thread: the async driver's)."""
+    gate = loop.__dict__.get("call_gate")
+    if gate is not None and gate.step == loop.step:
+        gate.cancel_queued()
+    waiting = loop.__dict__.get("waiting_calls")
+    if waiting:
+        for runner in list(waiting):
+            runner.cancel()
 
 
 def acall_gate(loop: Loop) -> asyncio.Semaphore | None:

@@ -55,6 +55,7 @@ from lgnb.errors import (
 from lgnb.pregel._background import AsyncBackgroundSaves, BackgroundSaves, close_writer
 from lgnb.pregel._cache import aread_cache, read_cache
 from lgnb.pregel._call import await_calls, wait_calls
+from lgnb.pregel._call_gate import cancel_queued_calls
 from lgnb.pregel._handlers import ERROR_SOURCE_NODE, handler_task, handles, node_error_for
 from lgnb.pregel._inline import Batch, known_quick, learn
 from lgnb.pregel._lanes import Job, run_in_lane
@@ -911,6 +912,7 @@ def _concurrently(
             if not done:  # `step_timeout` passed with tasks still running
                 if held is not None:
                     held.purge()
+                cancel_queued_calls(loop)  # (the `@task` calls held back never start)
                 if not ex.is_async:
                     # a thread cannot be stopped: as LangGraph, the step waits for those
                     # running and keeps their writes (a resume does not run them again;
@@ -959,6 +961,7 @@ def _concurrently(
             # cancels the siblings)
             if not stopping and (run.cancelled or (ex.is_async and errors and _failed(errors))):
                 stopping = True
+                cancel_queued_calls(loop)
                 for fut in running:
                     ex.cancel(fut)
                 if not run.cancelled:  # the tasks `max_concurrency` held back: cancelled too
@@ -973,6 +976,7 @@ def _concurrently(
                 while queue and len(running) < limit:
                     start_next()
                 stopping = True
+                cancel_queued_calls(loop)
                 wait_for = _THREADS.wait_unseen
                 yield from _record_cancelled(loop, queue)
                 queue.clear()
@@ -1157,6 +1161,10 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
                     _step_here(loop, runtime, control)
                 else:
                     yield from _step(loop, runtime, ex)
+            except BaseException:
+                if loop.__dict__.get("calls"):  # the step failed: held-back calls never start
+                    cancel_queued_calls(loop)
+                raise
             finally:
                 if loop.__dict__.get("calls"):  # `@task` calls still running
                     yield (wait_calls, await_calls, (loop,))

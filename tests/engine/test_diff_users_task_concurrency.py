@@ -141,3 +141,68 @@ def test_max_concurrency_one_still_runs_calls_and_chains_of_calls_where_langgrap
 
     assert fan_out.invoke(4, {"max_concurrency": 1}) == [1, 11, 21, 31]
     assert fan_out.invoke(4, {"max_concurrency": 2}) == [1, 11, 21, 31]
+
+
+def _failing_fan_out(E, started):
+    """An entrypoint fanning out 8 calls; call 0 fails at once, the others take 0.2 s."""
+    import time
+
+    @E.func.task
+    def call_api(i: int) -> int:
+        started.append(i)
+        if i == 0:
+            raise ValueError("boom")
+        time.sleep(0.2)
+        return i
+
+    @E.func.entrypoint()
+    def fan_out(n: int) -> list:
+        return [f.result() for f in [call_api(i) for i in range(n)]]
+
+    return fan_out
+
+
+def test_calls_still_held_back_when_a_call_fails_never_start():
+    """As LangGraph's pool cancels the calls it has not started: a paid API call queued
+    behind `max_concurrency` does not run after the run has failed (both engines)."""
+    from _diff import Engine
+
+    for name in ("langgraph", "lgnb"):
+        started: list = []
+        fan_out = _failing_fan_out(Engine(name), started)
+        try:
+            fan_out.invoke(8, {"max_concurrency": 3})
+        except ValueError as exc:
+            assert str(exc) == "boom"
+        else:
+            raise AssertionError(f"{name}: the failing call did not fail the run")
+        assert 2 <= len(started) <= 4, (name, started)
+
+
+def test_calls_still_held_back_when_the_step_times_out_never_start():
+    from _diff import Engine
+
+    import time
+
+    for name in ("langgraph", "lgnb"):
+        E, started = Engine(name), []
+
+        @E.func.task
+        def slow(i: int) -> int:
+            started.append(i)
+            time.sleep(0.3)
+            return i
+
+        @E.func.entrypoint()
+        def fan_out(n: int) -> list:
+            return [f.result() for f in [slow(i) for i in range(n)]]
+
+        fan_out.step_timeout = 0.5
+        began = time.monotonic()
+        try:
+            fan_out.invoke(8, {"max_concurrency": 3})
+        except TimeoutError:
+            pass
+        else:
+            raise AssertionError(f"{name}: no TimeoutError")
+        assert len(started) <= 5 and time.monotonic() - began < 1.2, (name, started)
