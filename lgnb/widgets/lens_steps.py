@@ -349,7 +349,13 @@ class StepBuilder:
         step = self._step()
         if "result" not in payload and "error" not in payload:
             done = (step["execute"] or {}).get("tasks") or []
-            if step["plan"] is not None and len(done) >= len(step["plan"]["tasks"]):
+            tid = str(payload.get("id"))
+            # (not a restored task listed again, nor, in a resumed step, one the checkpoint it
+            # resumes planned beside the restored ones: those count as done before it starts)
+            resumed = any(t.get("restored") for t in done)
+            if (step["plan"] is not None and len(done) >= len(step["plan"]["tasks"])
+                    and all(t["id"] != tid for t in step["plan"]["tasks"])
+                    and not (resumed and any(str(t.get("id")) == tid for t in self._next_tasks))):
                 # a new step began before the last one showed a barrier (no state change):
                 # close it, open the next one (shown on the next click)
                 if step["update"] is None:

@@ -163,6 +163,10 @@ class Lens:
         stream_options.pop("stream_mode", None)
         stream_options.pop("subgraphs", None)
         self._options = stream_options
+        if not self.native and self.checkpointed:
+            # a graph not lgnb's: its route writes are read from its saver after each step
+            # (`_saved_writes`), so each step's writes are saved before the next one starts
+            self._options.setdefault("durability", "sync")
         self._held: dict[str, Any] = {}  # answers held until "send" (several questions open)
         self._tool_map: dict[str, Any] | None = None
         self.view = LensView()
@@ -353,7 +357,7 @@ class Lens:
         self._tracer = EdgeTracer(self._edges)
         self._builder = StepBuilder(native=self.native, checkpointed=self.checkpointed, input=self.input,
                                     reducers=None if self.native else reducer_names(self.graph),
-                                    initial=_initial_state(self.graph),
+                                    initial=self._thread_state() or _initial_state(self.graph),
                                     saved_writes=None if self.native else self._saved_writes)
         self._status = "ready"
         self._shown = 0
@@ -573,6 +577,21 @@ class Lens:
     def _to_end(self, nodes: list[str]) -> list[list[str]]:
         """The drawn edges from `nodes` to END (a subgraph's from its inner nodes)."""
         return [[a, b] for n in nodes for a, b in drawn_edges(n, END, self._edges)]
+
+    def _thread_state(self) -> dict[str, Any] | None:
+        """The saved state of the thread the lens runs on, when it has one (a second input on a
+        conversation): what the input's step starts from. None on a new thread, or when the
+        saver cannot be read from this thread (an async one bound to this loop)."""
+        if not (self.checkpointed and self._given_thread) or refuses_sync_here(getattr(self.graph, "checkpointer", None)):
+            return None
+        try:
+            saved = self.graph.get_state(self.config)
+        except Exception:  # noqa: BLE001 - the lens then starts from the empty state
+            return None
+        values = getattr(saved, "values", None)
+        if getattr(saved, "metadata", None) is None or not isinstance(values, Mapping):
+            return None
+        return {str(k): to_jsonable(v) for k, v in values.items()}
 
     def _saved_writes(self, config: Mapping[str, Any]) -> Any:
         """The writes the graph's saver keeps for the tasks run from checkpoint `config`

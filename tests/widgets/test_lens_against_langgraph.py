@@ -1381,3 +1381,52 @@ def test_a_resumed_send_step_applies_the_restored_task_in_its_send_order() -> No
                 [w["value"] for w in log["writes"]], log["after"], again["same"])
 
     assert differential(scenario) == ([0, 1, 2], [["t0:A"], ["t1"], ["t2:B"]], ["t0:A", "t1", "t2:B"], True)
+
+
+def test_a_second_input_on_a_thread_starts_from_the_threads_saved_state() -> None:
+    """A conversation's second turn: the input's steps start from what the thread holds
+    (not an empty state), so only what the input changes is marked changed."""
+    class S(TypedDict):
+        lst: Annotated[list, operator.add]
+        plain: int
+
+    def scenario(E: Any) -> Any:
+        g = E.StateGraph(S)
+        g.add_node("a", lambda s: {"plain": 7})
+        g.add_edge(E.START, "a")
+        app = g.compile(checkpointer=saver(E))
+        cfg = {"configurable": {"thread_id": "t"}}
+        app.invoke({"lst": ["first"]}, cfg)
+        lens = Lens(app, {"lst": ["second"]}, cfg)
+        lens.run()
+        return [[s["step"], s["before"], s["changed"]] for s in lens.steps[:2]]
+
+    assert differential(scenario) == [[2, {"lst": ["first"], "plain": 7}, []],
+                                      [3, {"lst": ["first"], "plain": 7}, ["lst"]]]
+
+
+def test_a_resumed_step_whose_first_sends_finished_is_one_step() -> None:
+    """Sends 0, 1, 2; only 2 asks. On resume LangGraph lists the finished (restored) tasks as
+    started again before the one that runs: the lens shows one step 2, as the checkpoints."""
+    class S(TypedDict):
+        log: Annotated[list, operator.add]
+
+    def scenario(E: Any) -> Any:
+        def ask(i: int) -> Any:
+            if i != 2:
+                return {"log": [f"t{i}"]}
+            return {"log": [f"t{i}:{E.interrupt(f'q{i}')}"]}
+
+        g = E.StateGraph(S)
+        g.add_node("ask", ask)
+        g.add_node("pre", lambda s: {})
+        g.add_edge(E.START, "pre")
+        g.add_conditional_edges("pre", lambda s: [E.Send("ask", i) for i in range(3)], ["ask"])
+        lens = Lens(g.compile(checkpointer=saver(E)), {"log": []}, {"configurable": {"thread_id": "t"}})
+        lens.run()
+        lens.resume("yes")
+        lens.run()
+        return lens.text().splitlines()[3:]
+
+    assert differential(scenario) == ["step 2: ask ×3 | interrupted: 'q2'",
+                                      "step 2: ask ×3 | changed: log | log=['t0', 't1', 't2:yes']"]
