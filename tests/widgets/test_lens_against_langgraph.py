@@ -1352,26 +1352,34 @@ def test_text_says_a_step_stopped_at_a_breakpoint_did_not_run(where: str) -> Non
     assert differential(scenario) == ("interrupted", "step 2: b | breakpoint: planned, stopped before it runs")
 
 
+class _SendLog(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+def _asking_sends(E: Any, asking: set[int]) -> Lens:
+    """`pre` sends `ask` 0, 1 and 2; the ones in `asking` ask a question, the others finish.
+    Stepped through the lens to the interrupt (checkpointed, thread "t")."""
+    def ask(i: int) -> Any:
+        if i not in asking:
+            return {"log": [f"t{i}"]}
+        return {"log": [f"t{i}:{E.interrupt(f'q{i}')}"]}
+
+    g = E.StateGraph(_SendLog)
+    g.add_node("ask", ask)
+    g.add_node("pre", lambda s: {})
+    g.add_edge(E.START, "pre")
+    g.add_conditional_edges("pre", lambda s: [E.Send("ask", i) for i in range(3)], ["ask"])
+    lens = Lens(g.compile(checkpointer=saver(E)), {"log": []}, {"configurable": {"thread_id": "t"}})
+    lens.run()
+    return lens
+
+
 def test_a_resumed_send_step_applies_the_restored_task_in_its_send_order() -> None:
     """Sends 0, 1, 2; 0 and 2 ask, 1 finishes first. On resume 1 is restored (not run
     again): it keeps its place among the Sends (its argument too), so the barrier lists the
     writes in the order the reducer applied them and what-if with the same reducer agrees."""
-    class S(TypedDict):
-        log: Annotated[list, operator.add]
-
     def scenario(E: Any) -> Any:
-        def ask(i: int) -> Any:
-            if i == 1:
-                return {"log": ["t1"]}
-            return {"log": [f"t{i}:{E.interrupt(f'q{i}')}"]}
-
-        g = E.StateGraph(S)
-        g.add_node("ask", ask)
-        g.add_node("pre", lambda s: {})
-        g.add_edge(E.START, "pre")
-        g.add_conditional_edges("pre", lambda s: [E.Send("ask", i) for i in range(3)], ["ask"])
-        lens = Lens(g.compile(checkpointer=saver(E)), {"log": []}, {"configurable": {"thread_id": "t"}})
-        lens.run()
+        lens = _asking_sends(E, {0, 2})
         lens.resume({i["id"]: {"q0": "A", "q2": "B"}[i["value"]] for i in lens.interrupts})
         lens.run()
         step = lens.steps[-1]
@@ -1408,22 +1416,8 @@ def test_a_second_input_on_a_thread_starts_from_the_threads_saved_state() -> Non
 def test_a_resumed_step_whose_first_sends_finished_is_one_step() -> None:
     """Sends 0, 1, 2; only 2 asks. On resume LangGraph lists the finished (restored) tasks as
     started again before the one that runs: the lens shows one step 2, as the checkpoints."""
-    class S(TypedDict):
-        log: Annotated[list, operator.add]
-
     def scenario(E: Any) -> Any:
-        def ask(i: int) -> Any:
-            if i != 2:
-                return {"log": [f"t{i}"]}
-            return {"log": [f"t{i}:{E.interrupt(f'q{i}')}"]}
-
-        g = E.StateGraph(S)
-        g.add_node("ask", ask)
-        g.add_node("pre", lambda s: {})
-        g.add_edge(E.START, "pre")
-        g.add_conditional_edges("pre", lambda s: [E.Send("ask", i) for i in range(3)], ["ask"])
-        lens = Lens(g.compile(checkpointer=saver(E)), {"log": []}, {"configurable": {"thread_id": "t"}})
-        lens.run()
+        lens = _asking_sends(E, {2})
         lens.resume("yes")
         lens.run()
         return lens.text().splitlines()[3:]
