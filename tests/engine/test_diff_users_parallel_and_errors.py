@@ -1037,7 +1037,7 @@ def _held_back_fan_out(E, n, *, fail_after, checkpointer=None):
     the next task clears its stop event), and would start every task. Every other `w(i)`
     sleeps 0.3 s, long enough that no thread frees up before the failure is seen."""
     calls, started = [], {i: threading.Event() for i in fail_after}
-    fail = {"on": True}
+    fail = {"on": True, "ended": []}  # (the tasks that returned, in order)
 
     def w(i):
         calls.append(i)
@@ -1049,6 +1049,7 @@ def _held_back_fan_out(E, n, *, fail_after, checkpointer=None):
         if i in started:
             started[i].set()
         time.sleep(0.3)
+        fail["ended"].append(i)
         return {"log": [f"w{i}"]}
 
     return _sends_to(E, w, n, checkpointer), calls, fail
@@ -1072,7 +1073,12 @@ def _failing_wide_step(E, n, width, extra, durability):
                 chunks.append(c)
 
         r = capture(consume)
-        time.sleep(0.4)  # the tasks still running when it raised end meanwhile
+        # the tasks still running when it raised end meanwhile (on a loaded machine a fixed
+        # wait let LangGraph's reference miss one): wait for them, then for their saves
+        deadline = time.monotonic() + 10
+        while set(calls) - {0} - set(fail["ended"]) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)
         ran = sorted(calls)
         calls.clear()
         fail["on"] = False
