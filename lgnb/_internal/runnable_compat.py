@@ -6,7 +6,8 @@ a fresh interpreter). lgnb graphs behave as Runnables (`isinstance`, `|`, `batch
 does not load it:
 
 - `Pregel` is registered as a virtual subclass of `Runnable` right after the module is
-  imported (or at once, when it already is);
+  imported (or at once, when it already is); `register_when_loaded` does the same for
+  any ABC of a module lgnb must not import early (LangGraph's `ManagedValue`);
 - Runnable methods that `Pregel` does not define are looked up on `Runnable` on first
   use and bound to the graph (`runnable_attribute`).
 """
@@ -20,14 +21,14 @@ from typing import Any
 __all__ = ("register_when_loaded", "runnable_attribute")
 
 _MODULE = "langchain_core.runnables.base"
-_pending: list[type] = []
+_pending: dict[str, list[tuple[str, type]]] = {}
+"""Module name -> (base class attribute, class to register under it), not yet done."""
 _MISSING = object()
 
 
 def _register(module: Any) -> None:
-    runnable = module.Runnable
-    for cls in _pending:
-        runnable.register(cls)
+    for base_name, cls in _pending.pop(module.__name__, ()):
+        getattr(module, base_name).register(cls)
 
 
 class _Loader(importlib.abc.Loader):
@@ -44,24 +45,30 @@ class _Loader(importlib.abc.Loader):
 
 class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != _MODULE:
+        if name not in _pending:
             return None
-        sys.meta_path.remove(self)
-        from importlib.util import find_spec
+        sys.meta_path.remove(self)  # find the module's real spec without coming back here
+        try:
+            from importlib.util import find_spec
 
-        spec = find_spec(name)
+            spec = find_spec(name)
+        finally:
+            if _pending:
+                sys.meta_path.insert(0, self)
         if spec is not None and spec.loader is not None:
             spec.loader = _Loader(spec.loader)
         return spec
 
 
-def register_when_loaded(cls: type) -> None:
-    """Make `cls` a virtual `Runnable` subclass as soon as LangChain's module loads."""
-    _pending.append(cls)
-    module = sys.modules.get(_MODULE)
-    if module is not None and hasattr(module, "Runnable"):
-        _register(module)
-    elif not any(isinstance(f, _Finder) for f in sys.meta_path):
+def register_when_loaded(cls: type, *, module: str = _MODULE, base: str = "Runnable") -> None:
+    """Make `cls` a virtual subclass of `module.base` (an ABC) as soon as `module` loads,
+    or at once when it is loaded already, without importing it."""
+    loaded = sys.modules.get(module)
+    if loaded is not None and hasattr(loaded, base):
+        getattr(loaded, base).register(cls)
+        return
+    _pending.setdefault(module, []).append((base, cls))
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
 
 

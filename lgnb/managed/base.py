@@ -39,3 +39,18 @@ ManagedValueMapping = dict[str, ManagedValueSpec]
 
 def is_managed_value(value: Any) -> TypeGuard[ManagedValueSpec]:
     return isclass(value) and issubclass(value, ManagedValue)
+
+
+def _share_with_langgraph() -> None:
+    """lgnb's managed values are LangGraph's too: a ported state schema using
+    `lgnb.managed.RemainingSteps` may reach LangGraph's own `StateGraph` (a prebuilt
+    factory such as `create_react_agent` or `create_supervisor` builds with it), which
+    reads a class it does not know as a reducer and fails. The contract is the same
+    (`get(scratchpad)` reading `step` and `stop`), so lgnb's base becomes a virtual
+    subclass of LangGraph's once that module loads; lgnb never imports it itself."""
+    from lgnb._internal.runnable_compat import register_when_loaded
+
+    register_when_loaded(ManagedValue, module="langgraph.managed.base", base="ManagedValue")
+
+
+_share_with_langgraph()

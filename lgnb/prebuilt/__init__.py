@@ -53,9 +53,18 @@ def create_react_agent(*args: Any, **kwargs: Any) -> Any:
     `lgnb.graph.from_langgraph(agent)`: the same nodes, edges, schemas, policies,
     checkpointer, store, breakpoints, name and config, run by lgnb.
     """
+    import warnings
+
     from lgnb.graph import from_langgraph
 
-    return from_langgraph(_langgraph_create_react_agent(*args, **kwargs))
+    # LangGraph's deprecation warning names its caller's line: re-issued here, it names
+    # the user's (Python shows a DeprecationWarning by default only from `__main__`)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        agent = _langgraph_create_react_agent(*args, **kwargs)
+    for w in caught:
+        warnings.warn(w.message, w.category, stacklevel=2)
+    return from_langgraph(agent)
 
 
 create_react_agent.__wrapped__ = _langgraph_create_react_agent  # type: ignore[attr-defined]

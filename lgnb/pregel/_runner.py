@@ -239,7 +239,12 @@ def _note_no_parent(ctx: TaskContext, exc: ParentCommand, token: Token) -> Paren
     """`exc`, passed on; when no graph encloses this one (a root run, not called from a
     node) nothing can take it, and it leaves the run as LangGraph's does: a note says why
     and what to do (Python 3.11+ shows notes under the traceback)."""
-    if ctx.loop.parent_ctx is None and token.old_value in (None, Token.MISSING) and hasattr(exc, "add_note"):
+    if ctx.loop.parent_ctx is not None or token.old_value not in (None, Token.MISSING):
+        return exc
+    handed = _to_langgraph_task(ctx, exc)
+    if handed is not None:
+        return handed
+    if hasattr(exc, "add_note"):
         exc.add_note(
             f"Node `{ctx.task.name}` returned Command(graph=Command.PARENT, ...), but its graph "
             "runs at the top level: there is no parent graph to take the command. To route "
@@ -247,6 +252,22 @@ def _note_no_parent(ctx: TaskContext, exc: ParentCommand, token: Token) -> Paren
             "add this graph as a node of that graph (or invoke it from one of its nodes)."
         )
     return exc
+
+
+def _to_langgraph_task(ctx: TaskContext, exc: ParentCommand) -> ParentCommand | None:
+    """A command for the graph above this root run, when a task LangGraph runs invoked it
+    (an lgnb agent as a node of `create_swarm` / `create_supervisor`, compiled by
+    LangGraph): addressed to that task's namespace, with LangGraph's `Command`, as a
+    LangGraph subgraph's command reaches its parent's task (which applies it: a
+    handoff). None when no LangGraph task called this run."""
+    conf = ctx.loop.run.address
+    pad = conf.get("__pregel_scratchpad")
+    cmd = exc.args[0]
+    if pad is None or not type(pad).__module__.startswith("langgraph") or cmd.graph != "":
+        return None
+    from lgnb._internal.foreign import _to_langgraph
+
+    return ParentCommand(_to_langgraph(dataclasses.replace(cmd, graph=conf.get("checkpoint_ns", ""))))
 
 
 def _command_for(task: Task, exc: ParentCommand) -> Command | None:

@@ -164,7 +164,19 @@ def candidate_engine(selftest: bool | None = None) -> Engine:
 
 
 def exc_obs(e: BaseException) -> tuple:
+    """An exception as an observable. A NameError raised by the tests' own code is
+    re-raised instead: it is the scenario's bug (a missing import, a typo), not an
+    engine's behaviour, and both engines raising it would otherwise compare equal."""
+    if isinstance(e, NameError) and _raised_in_tests(e):
+        raise e
     return ("raises", type(e).__name__, str(e))
+
+
+def _raised_in_tests(e: BaseException) -> bool:
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and f"{os.sep}tests{os.sep}" in tb.tb_frame.f_code.co_filename
 
 
 def capture(fn: Callable[[], Any]) -> Any:

@@ -189,6 +189,24 @@ def test_react_agent_tool_that_calls_langgraphs_interrupt_pauses_the_agent(diffe
     differential(scenario)
 
 
+def test_the_ported_create_react_agent_deprecation_warning_names_the_callers_line(differential):
+    """LangGraph warns that `create_react_agent` moved to `langchain.agents`, naming the
+    caller's line; through `lgnb.prebuilt` the warning must name the user's line too (a
+    DeprecationWarning is shown by default only when it points at `__main__`)."""
+    def scenario(E):
+        import importlib
+        import os
+
+        prebuilt = importlib.import_module(f"{E.root}.prebuilt")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            prebuilt.create_react_agent(_model(AIMessage(content="hi")), [])
+        return [(type(w.message).__name__, os.path.basename(w.filename)) for w in caught]
+
+    ref = differential(scenario)
+    assert ref == [("LangGraphDeprecatedSinceV10", "test_diff_langgraph_built_agents.py")]
+
+
 def test_a_react_agent_ported_by_swapping_the_prebuilt_import_runs_on_the_engine_imported(differential):
     """`from lgnb.prebuilt import create_react_agent, ToolNode, tools_condition,
     InjectedState` where the program had `langgraph.prebuilt`: the agent is an lgnb graph,
@@ -428,6 +446,55 @@ def test_state_annotated_with_langgraphs_add_messages_and_managed_values(differe
         g.add_conditional_edges("step", lambda s: "step" if s["left"] > 2 else E.END)
         out = g.compile().invoke({"messages": [("user", "go")], "log": []}, {"recursion_limit": 5})
         return [m.content for m in out["messages"]], out["log"]
+
+    differential(scenario)
+
+
+def test_a_ported_schema_with_the_engines_managed_values_builds_langgraph_built_agents(differential):
+    """`from lgnb.managed import RemainingSteps` in a state schema handed to a factory that
+    builds with LangGraph's own StateGraph (prebuilt agents, langgraph_supervisor): the
+    agent builds and reads the managed values, on LangGraph's engine too."""
+
+    def scenario(E):
+        from langchain_core.messages import ToolMessage
+
+        class Agent(E.MessagesState):
+            remaining_steps: E.RemainingSteps
+            is_last_step: E.IsLastStep
+
+        seen = []
+
+        @tool
+        def peek(x: int) -> int:
+            """Echo x."""
+            return x
+
+        def prompt(state):
+            seen.append((state["remaining_steps"], state["is_last_step"]))
+            return state["messages"]
+
+        prebuilt = E.module("prebuilt")
+        agent = prebuilt.create_react_agent(
+            _model(_call("peek", {"x": 1}, "c1"), AIMessage("done", id="a2")), [peek],
+            state_schema=Agent, prompt=prompt)
+        out = agent.invoke({"messages": [HumanMessage("go", id="h")]}, {"recursion_limit": 9})
+
+        # a library graph LangGraph itself runs (built with LangGraph's StateGraph and
+        # compiled by it), whose state schema the ported program supplies
+        from langgraph.graph import StateGraph as LGStateGraph
+
+        steps = []
+
+        def count(state):
+            steps.append((state["remaining_steps"], state["is_last_step"]))
+            return {"messages": [ToolMessage("t", tool_call_id=f"t{len(steps)}", id=f"t{len(steps)}")]}
+
+        lib = LGStateGraph(Agent)
+        lib.add_node("count", count)
+        lib.add_edge("__start__", "count")
+        lib.add_conditional_edges("count", lambda s: "__end__" if s["is_last_step"] else "count")
+        lib.compile().invoke({"messages": []}, {"recursion_limit": 4})
+        return _msgs(out), seen, steps
 
     differential(scenario)
 

@@ -9,6 +9,7 @@ No `from __future__ import annotations`: classes are defined inside scenarios.
 """
 
 import asyncio
+import threading
 import operator
 import time
 from dataclasses import dataclass
@@ -592,12 +593,18 @@ def test_entrypoint_stream_returning_none(differential):
 def test_a_failing_task_among_parallel_tasks_raises_in_the_entrypoint(differential):
     def scenario(E):
         done = []
+        third_done = threading.Event()
 
         @E.func.task
         def work(x: int) -> int:
             if x == 2:
+                # fail once task 3 has finished: whether it starts before a failure
+                # cancels it would be the machine's timing, on both engines
+                third_done.wait(5)
                 raise ValueError(f"cannot process {x}")
             done.append(x)
+            if x == 3:
+                third_done.set()
             return x
 
         @E.func.entrypoint(checkpointer=E.InMemorySaver())

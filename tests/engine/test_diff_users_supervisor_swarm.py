@@ -302,6 +302,32 @@ def test_swarm_remembers_the_active_agent_across_turns(differential, kind, tmp_p
     assert ref[1] == "Bob" and ref[3]["values"]["active_agent"] == "Alice"
 
 
+def test_swarm_of_the_engines_own_agents_compiled_by_langgraph_hands_off(differential):
+    """The literal import swap: the agents come from the engine's `prebuilt` (lgnb graphs on
+    lgnb) and the swarm is compiled as `create_swarm` returns it, so LangGraph runs it with
+    lgnb agents as its nodes. A handoff tool's `Command(graph=PARENT)` must reach the swarm
+    (it raised an unhandled ParentCommand, and the swarm never left Alice)."""
+    def scenario(E):
+        from langgraph_swarm import create_handoff_tool, create_swarm
+
+        alice_model = _model(_calls("a1", ("transfer_to_bob", {}, "t1")), _say("Alice again.", "a2"))
+        bob_model = _model(_say("Ahoy, Bob here!", "b1"), _calls("b2", ("transfer_to_alice", {}, "t2")))
+        prebuilt = E.module("prebuilt")
+        alice = prebuilt.create_react_agent(alice_model, [create_handoff_tool(agent_name="Bob")], name="Alice")
+        bob = prebuilt.create_react_agent(bob_model, [create_handoff_tool(agent_name="Alice")], name="Bob")
+        app = create_swarm([alice, bob], default_active_agent="Alice").compile(
+            checkpointer=E.InMemorySaver())
+        turns = []
+        for text, mid in (("i'd like to speak to Bob", "h1"), ("back to Alice", "h2")):
+            chunks = collect(lambda: app.stream(_hi(text, mid), _cfg(), stream_mode="updates"))
+            values = app.get_state(_cfg()).values
+            turns.append((chunks, values["active_agent"], [m.content for m in values["messages"]]))
+        return turns
+
+    ref = differential(scenario)
+    assert [t[1] for t in ref] == ["Bob", "Alice"]
+
+
 def test_swarm_streams_tokens_and_namespaces_of_the_active_agents(differential):
     """`stream_mode=["messages", "updates", "values"]` with subgraphs on a swarm: every
     token chunk carries the inner node and the agent's namespace."""
