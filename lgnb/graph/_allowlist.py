@@ -1,8 +1,8 @@
 """The types a graph may store in checkpoints, for strict (allowlist) deserialization.
 
 At compile time the graph tells its saver which classes its state can hold — the
-pydantic models, dataclasses and enums its schemas name, plus lgnb's own value types —
-so a checkpoint can be loaded without importing anything else.
+pydantic models, dataclasses, enums and named tuples its schemas name, plus lgnb's own
+value types — so a checkpoint can be loaded without importing anything else.
 """
 
 from __future__ import annotations
@@ -80,6 +80,12 @@ def _collect(typ: Any, out: set[tuple[str, ...]], seen: set[int]) -> None:
         return
     if isinstance(typ, type) and issubclass(typ, Enum):
         out.add((typ.__module__, typ.__name__))
+        return
+    if isinstance(typ, type) and issubclass(typ, tuple) and hasattr(typ, "_fields"):
+        # a NamedTuple (typing's or collections'): stored by name, as LangGraph's serializer does
+        out.add((typ.__module__, typ.__name__))
+        for field in _hints(typ).values():
+            _collect(field, out, seen)
 
 
 def graph_allowlist(schemas: list[Any]) -> set[tuple[str, ...]]:
@@ -105,7 +111,21 @@ def with_allowlist(checkpointer: Any, schemas: list[Any]) -> Any:
     register_safe_types()
     if not hasattr(checkpointer, "with_allowlist"):
         return checkpointer
-    return checkpointer.with_allowlist(graph_allowlist(schemas))
+    clone = checkpointer.with_allowlist(graph_allowlist(schemas))
+    if clone is not checkpointer and _is_strict(getattr(checkpointer, "serde", None)):
+        # lgnb's savers refuse what they were not told of: the saver the user holds
+        # learns the classes too, so reading it directly (`saver.get_tuple(config)`,
+        # `saver.list(config)`, as LangGraph's docs do) loads what its graphs store
+        checkpointer.serde = clone.serde
+        return checkpointer
+    return clone
+
+
+def _is_strict(serde: Any) -> bool:
+    from lgnb.checkpoint.serde import StrictSerializer
+
+    inner = getattr(serde, "serde", serde)  # (an EncryptedSerializer around it)
+    return isinstance(serde, StrictSerializer) or isinstance(inner, StrictSerializer)
 
 
 def remember_allowlist(graph: Any, schemas: list[Any]) -> None:

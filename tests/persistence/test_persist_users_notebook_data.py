@@ -38,7 +38,7 @@ from collections.abc import Callable
 from contextlib import closing, contextmanager
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 from zoneinfo import ZoneInfo
 
 import _diff
@@ -99,6 +99,17 @@ class Point:  # named by no schema below
 
 class Unit(enum.Enum):  # named by no schema below
     KG = "kg"
+
+
+class Coord(NamedTuple):
+    lat: float
+    lon: float
+
+
+class Located(TypedDict):
+    where: Optional[Coord]
+    color: Color
+    sample: Sample
 
 
 class Nb(TypedDict, total=False):
@@ -591,6 +602,43 @@ def test_lgnb_savers_read_a_class_no_schema_names_only_once_allowed(tmp_path: Pa
         assert err[:2] == ("raises", "UnsafeCheckpointTypeError") and "allow=[Unit]" in err[2], err
     with savers.open(E, again=True, allow=(Unit,)) as allowed:
         assert app(allowed).get_state(cfg).values["v"] == {"c": Unit.KG}
+
+
+@pytest.mark.parametrize("kind", ("sqlite", "postgres"))
+def test_the_saver_a_user_holds_reads_the_classes_its_graphs_schemas_name(
+        differential: Any, tmp_path: Path, kind: str) -> None:
+    """LangGraph's docs inspect threads on the saver itself: `saver.get_tuple(config)`,
+    `saver.list(config)`. A named tuple, an enum and a dataclass the schema names round-trip
+    there as through the graph (lgnb's strict saver refused the named tuple when saving, and
+    refused all three when read from the saver rather than the graph)."""
+    savers = _savers(kind, tmp_path)
+
+    def scenario(E: Any) -> Any:
+        def locate(s: Located) -> dict[str, Any]:
+            return {"where": Coord(1.5, 2.5), "color": Color.BLUE,
+                    "sample": Sample(WHEN, np.arange(3), frozenset({"a"}), Decimal("2.5"))}
+
+        g = E.StateGraph(Located)
+        g.add_node("locate", locate)
+        g.add_edge(E.START, "locate")
+        with savers.open(E) as saver:
+            cfg = thread("held")
+            app = g.compile(checkpointer=saver)
+            out = capture(lambda: app.invoke({"where": None}, cfg))
+            got = capture(lambda: _typed(saver.get_tuple(cfg).checkpoint["channel_values"]))
+            listed = capture(lambda: [(t.metadata["step"], _typed(t.checkpoint["channel_values"]))
+                                      for t in saver.list(cfg)])
+            return _typed(out), got, listed
+
+    ref = run(differential, scenario)
+    assert ref[1]["where"][0] == "Coord" and [step for step, _ in ref[2]] == [1, 0, -1]
+
+
+def _typed(values: Any) -> Any:
+    """`show` of each value, with its class's name (a named tuple shows as a tuple)."""
+    if not isinstance(values, dict):
+        return values
+    return {k: (type(v).__name__, show(v)) for k, v in values.items()}
 
 
 # --- the history widget -----------------------------------------------------------------------
