@@ -83,6 +83,11 @@ def _custom_writer(put: Callable[[Any], None], ns: tuple[str, ...], *, plain: bo
     return tagged_writer
 
 
+_TO_LANGGRAPH = frozenset({"values", "updates", "custom", "tasks", "checkpoints", "debug"})
+"""The modes an lgnb run passes to a LangGraph run's stream (`RunContext.langgraph_stream`):
+`messages` reach it by LangGraph's own callback handler, which the nodes' model calls carry."""
+
+
 class StreamSink:
     """The run's one queue of `(namespace, mode, payload)` events; thread-safe.
 
@@ -221,6 +226,10 @@ class RunContext:
         # one run per thread (`_lease`): the strategy asked for, and the lease a root run holds
         self.multitask: str | None = None
         self.lease: Any = None
+        # a root run a task of a graph LangGraph runs invoked (an lgnb agent as a node of
+        # `create_supervisor(...).compile()`): that run's stream when it asked for
+        # subgraphs (LangGraph's `__pregel_stream`), which gets this run's events
+        self.langgraph_stream: Any = None
 
     def emits_for(self, loop: Loop) -> Emits:
         """Where `loop`'s events go: this call's queue (its own graph, or any graph with
@@ -234,6 +243,13 @@ class RunContext:
             if parent.subgraphs and parent.sink is not None:
                 targets.append((parent.sink.put, parent.modes))
             parent = None if parent.keeps_subgraphs else parent.parent
+        run: RunContext | None = self
+        while run is not None:  # (the outermost lgnb run's: one LangGraph task called it)
+            if run.langgraph_stream is not None:
+                stream = run.langgraph_stream
+                targets.append((stream, frozenset(stream.modes) & _TO_LANGGRAPH))
+                break
+            run = run.parent
         return Emits(targets)
 
     def emit(self, loop: Loop, mode: str, payload: Any) -> None:

@@ -260,14 +260,15 @@ def _to_langgraph_task(ctx: TaskContext, exc: ParentCommand) -> ParentCommand | 
     LangGraph): addressed to that task's namespace, with LangGraph's `Command`, as a
     LangGraph subgraph's command reaches its parent's task (which applies it: a
     handoff). None when no LangGraph task called this run."""
-    conf = ctx.loop.run.address
-    pad = conf.get("__pregel_scratchpad")
+    from lgnb.pregel.main import langgraph_task_ns
+
+    lg_ns = langgraph_task_ns(ctx.loop.run.address)
     cmd = exc.args[0]
-    if pad is None or not type(pad).__module__.startswith("langgraph") or cmd.graph != "":
+    if lg_ns is None or cmd.graph not in ("", lg_ns):
         return None
     from lgnb._internal.foreign import _to_langgraph
 
-    return ParentCommand(_to_langgraph(dataclasses.replace(cmd, graph=conf.get("checkpoint_ns", ""))))
+    return ParentCommand(_to_langgraph(dataclasses.replace(cmd, graph=lg_ns)))
 
 
 def _command_for(task: Task, exc: ParentCommand) -> Command | None:

@@ -598,6 +598,15 @@ class Pregel(CompiledGraphBase):
         if parent is not None:
             loop_kwargs["ns"] = config[CONF]["checkpoint_ns"]
             run.resuming = parent.loop.is_resuming
+        elif caller is None and checkpointer is None and (lg_ns := langgraph_task_ns(given)):
+            # invoked by a task of a graph LangGraph runs: its steps run under that task's
+            # namespace, as a LangGraph subgraph's do (node metadata, so LangGraph's
+            # `messages` handler labels their tokens; commands for the parent), and its
+            # events reach that run's stream when it asked for subgraphs
+            loop_kwargs["ns"] = lg_ns
+            stream = given.get("__pregel_stream")
+            if stream is not None and hasattr(stream, "modes"):
+                run.langgraph_stream = stream
         return config, run, loop_kwargs, (stream_mode, prints)
 
     def _open_stream(
@@ -1186,6 +1195,16 @@ def _channels_model(
         if isinstance(channels.get(k), BaseChannel)
     }
     return create_model(name, **fields)  # type: ignore[call-overload]
+
+
+def langgraph_task_ns(conf: dict[str, Any]) -> str | None:
+    """The namespace of the LangGraph task whose `configurable` this is (it carries
+    LangGraph's scratchpad), else None."""
+    pad = conf.get("__pregel_scratchpad")
+    if pad is None or not type(pad).__module__.startswith("langgraph"):
+        return None
+    ns = conf.get("checkpoint_ns")
+    return ns if isinstance(ns, str) and ns else None
 
 
 def _check_not_paused_in_langgraph(graph: Pregel, loop: Loop, config: Any) -> None:

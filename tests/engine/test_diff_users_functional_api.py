@@ -9,8 +9,8 @@ No `from __future__ import annotations`: classes are defined inside scenarios.
 """
 
 import asyncio
-import threading
 import operator
+import threading
 import time
 from dataclasses import dataclass
 from typing import Annotated

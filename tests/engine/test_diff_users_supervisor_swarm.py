@@ -319,13 +319,44 @@ def test_swarm_of_the_engines_own_agents_compiled_by_langgraph_hands_off(differe
             checkpointer=E.InMemorySaver())
         turns = []
         for text, mid in (("i'd like to speak to Bob", "h1"), ("back to Alice", "h2")):
-            chunks = collect(lambda: app.stream(_hi(text, mid), _cfg(), stream_mode="updates"))
+            chunks = collect(lambda inp=_hi(text, mid): app.stream(inp, _cfg(), stream_mode="updates"))
             values = app.get_state(_cfg()).values
             turns.append((chunks, values["active_agent"], [m.content for m in values["messages"]]))
         return turns
 
     ref = differential(scenario)
     assert [t[1] for t in ref] == ["Bob", "Alice"]
+
+
+def test_supervisor_of_the_engines_own_agents_compiled_by_langgraph_streams_their_steps(differential):
+    """The literal import swap for a supervisor: the worker is the engine's own
+    `create_react_agent` and LangGraph compiles and runs `create_supervisor`'s builder. With
+    `subgraphs=True` the worker's steps, its tool's custom event and its tokens arrive under
+    the worker's namespace (lgnb's went to `()` or were lost)."""
+    def scenario(E):
+        from langgraph_supervisor import create_supervisor
+
+        @tool
+        def add_up(a: int, b: int) -> int:
+            """Add two integers."""
+            E.get_stream_writer()({"progress": "adding"})
+            return a + b
+
+        math_model = _model(_calls("m1", ("add_up", {"a": 2, "b": 3}, "a1")), _say("The sum is 5.", "m2"))
+        math = E.module("prebuilt").create_react_agent(math_model, [add_up], name="math_expert")
+        sup_model = _model(_calls("s1", ("transfer_to_math_expert", {}, "t1")), _say("It is 5.", "s2"))
+        app = create_supervisor([math], model=sup_model).compile(checkpointer=E.InMemorySaver())
+        out = []
+        for ns, mode, chunk in app.stream(_hi("2+3?"), _cfg(), subgraphs=True,
+                                          stream_mode=["updates", "custom", "messages"]):
+            if mode == "messages":
+                msg, meta = chunk
+                chunk = (type(msg).__name__, msg.content, meta["langgraph_node"])
+            out.append((tuple(part.split(":")[0] for part in ns), mode, chunk))
+        return out
+
+    ref = differential(scenario)
+    assert (("math_expert",), "custom", {"progress": "adding"}) in ref
 
 
 def test_swarm_streams_tokens_and_namespaces_of_the_active_agents(differential):
