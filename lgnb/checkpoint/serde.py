@@ -214,8 +214,19 @@ class StrictSerializer(JsonPlusSerializer):
         )
 
     def with_allowed(self, allow: Iterable[AllowEntry]) -> StrictSerializer:
-        """A copy that also accepts the given types."""
-        return StrictSerializer(allow=self.allowed | {type_key(e) for e in allow})
+        """A copy that also accepts the given types: of this object's own class, with its
+        own attributes (a user's subclass that logs or compresses stays one)."""
+        import copy
+
+        clone = copy.copy(self)
+        clone.allowed = self.allowed | {type_key(e) for e in allow}
+        JsonPlusSerializer.__init__(
+            clone,
+            pickle_fallback=False,
+            allowed_json_modules=None,
+            allowed_msgpack_modules=tuple(clone.allowed),
+        )
+        return clone
 
     def with_msgpack_allowlist(
         self, extra_allowlist: Iterable[tuple[str, ...] | type]

@@ -239,11 +239,13 @@ def _note_no_parent(ctx: TaskContext, exc: ParentCommand, token: Token) -> Paren
     """`exc`, passed on; when no graph encloses this one (a root run, not called from a
     node) nothing can take it, and it leaves the run as LangGraph's does: a note says why
     and what to do (Python 3.11+ shows notes under the traceback)."""
-    if ctx.loop.parent_ctx is not None or token.old_value not in (None, Token.MISSING):
+    if ctx.loop.parent_ctx is not None:
         return exc
-    handed = _to_langgraph_task(ctx, exc)
+    handed = _to_langgraph_task(ctx, exc)  # (a LangGraph task called this run: nearest)
     if handed is not None:
         return handed
+    if token.old_value not in (None, Token.MISSING):
+        return exc
     if hasattr(exc, "add_note"):
         exc.add_note(
             f"Node `{ctx.task.name}` returned Command(graph=Command.PARENT, ...), but its graph "

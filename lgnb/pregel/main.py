@@ -6,12 +6,13 @@ hand them to a driver. Sync and async entry points share everything but the driv
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from lgnb._internal.callable import CompiledGraphBase
-from lgnb._internal.constants import CONF, CONFIG_KEY_DURABILITY, INTERRUPT
+from lgnb._internal.constants import CONF, CONFIG_KEY_DURABILITY, INTERRUPT, NS_SEP
 from lgnb._internal.context import TASK_CTX, TaskContext
 from lgnb._internal.runnable_compat import register_when_loaded, runnable_attribute
 from lgnb.channels.base import BaseChannel
@@ -444,7 +445,14 @@ class Pregel(CompiledGraphBase):
         # a RunnableConfig is a plain dict at run time; from here on it is handled as one
         config = cast("dict[str, Any] | None", given_config)
         parent = caller = TASK_CTX.get()
-        if parent is not None and _own_lineage(parent, given_config, defaults=self.config):
+        ambient = _langgraph_ambient(caller)
+        if ambient is not None:
+            # invoked from a task of a graph LangGraph runs (its node, or code its node
+            # calls, inside any lgnb task around it): that task's config is the ambient
+            # one, under the call's, as LangGraph's `ensure_config` takes it
+            parent = caller = None
+            config = _under_ambient(ambient, config, configurable=self.checkpointer in (None, False))
+        elif parent is not None and _own_lineage(parent, given_config, defaults=self.config):
             parent = None  # a child given its own thread or checkpoint runs as a root graph
         if parent is not None:
             config = config_inside_node(parent, given_config, defaults=self.config)
@@ -598,7 +606,7 @@ class Pregel(CompiledGraphBase):
         if parent is not None:
             loop_kwargs["ns"] = config[CONF]["checkpoint_ns"]
             run.resuming = parent.loop.is_resuming
-        elif caller is None and checkpointer is None and (lg_ns := langgraph_task_ns(given)):
+        elif checkpointer is None and (lg_ns := langgraph_task_ns(given)):
             # invoked by a task of a graph LangGraph runs: its steps run under that task's
             # namespace, as a LangGraph subgraph's do (node metadata, so LangGraph's
             # `messages` handler labels their tokens; commands for the parent), and its
@@ -1195,6 +1203,39 @@ def _channels_model(
         if isinstance(channels.get(k), BaseChannel)
     }
     return create_model(name, **fields)  # type: ignore[call-overload]
+
+
+def _langgraph_ambient(caller: TaskContext | None) -> dict[str, Any] | None:
+    """LangChain's ambient config when it is a LangGraph task's (LangGraph sets it for
+    each task it runs) nearer than `caller`, the lgnb task around this call if any (the
+    LangGraph task's namespace then extends the caller's); else None. Costs nothing while
+    LangGraph's engine is not loaded."""
+    if "langgraph.pregel.main" not in sys.modules:
+        return None
+    lc = sys.modules.get("langchain_core.runnables.config")
+    config = lc.var_child_runnable_config.get() if lc is not None else None
+    if type(config) is not dict:  # (lgnb's own task configs are `LazyConfig`s)
+        return None
+    conf = config.get(CONF)
+    if type(conf) is not dict or langgraph_task_ns(conf) is None:
+        return None
+    if caller is not None and not conf["checkpoint_ns"].startswith(caller.task.ns + NS_SEP):
+        return None
+    return config
+
+
+def _under_ambient(ambient: dict[str, Any], config: dict[str, Any] | None, *,
+                   configurable: bool) -> dict[str, Any]:
+    """`config` over the ambient LangGraph task config, as LangGraph's `ensure_config`
+    merges them: each key the call gives replaces the ambient one. The ambient
+    `configurable` (the task's thread, namespace and hooks) only for a graph without a
+    saver of its own: one with its own saver runs on the thread its call names."""
+    out = {k: v for k, v in ambient.items()
+           if v is not None and k not in ("run_id", "run_name") and (configurable or k != CONF)}
+    for k, v in (config or {}).items():
+        if v is not None:
+            out[k] = v
+    return out
 
 
 def langgraph_task_ns(conf: dict[str, Any]) -> str | None:

@@ -149,6 +149,37 @@ def test_langgraph_schema_allowlist_extends_the_strict_serializer(db_path) -> No
             saver.get_tuple(stored)
 
 
+def test_a_users_serializer_subclass_stays_on_the_saver_it_holds_once_a_graph_compiles(db_path) -> None:
+    """`serde=` a subclass of StrictSerializer (logging, compression): compiling a graph
+    that teaches the saver its schema's classes keeps that subclass, and its settings, on
+    the saver the user holds and on the graph's."""
+    from typing_extensions import TypedDict
+
+    from lgnb.graph import START, StateGraph
+
+    class Counting(StrictSerializer):
+        def __init__(self, *, allow=()) -> None:
+            super().__init__(allow=allow)
+            self.loads = []
+
+        def loads_typed(self, data):
+            self.loads.append(data[0])
+            return super().loads_typed(data)
+
+    class S(TypedDict, total=False):
+        p: Point
+
+    with SqliteSaver.from_conn_string(db_path, serde=Counting()) as saver:
+        g = StateGraph(S)
+        g.add_node("n", lambda s: {"p": Point(1, 2)})
+        g.add_edge(START, "n")
+        app = g.compile(checkpointer=saver)
+        assert type(saver.serde) is Counting and type(app.checkpointer.serde) is Counting
+        app.invoke({}, config("t"))
+        assert saver.get_tuple(config("t")).checkpoint["channel_values"]["p"] == Point(1, 2)
+        assert saver.serde.loads, "the user's loads_typed was not called"
+
+
 def test_serde_and_allow_are_exclusive(db_path) -> None:
     with pytest.raises(TypeError, match="either serde= or allow="):
         SqliteSaver(str(db_path), serde=StrictSerializer(), allow=[Point])

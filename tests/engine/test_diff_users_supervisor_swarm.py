@@ -359,6 +359,89 @@ def test_supervisor_of_the_engines_own_agents_compiled_by_langgraph_streams_thei
     assert (("math_expert",), "custom", {"progress": "adding"}) in ref
 
 
+@pytest.mark.parametrize("call", ["config", "no_config", "async_no_config", "stream_no_config"])
+def test_a_graph_a_langgraph_node_function_invokes_hands_its_parent_command_to_that_graph(differential, call):
+    """A LangGraph-compiled graph whose function node runs the engine's graph, passing its
+    `config` or not (LangChain's ambient config carries the task): the inner graph's
+    `Command(graph=PARENT)` routes the outer graph, its recursion limit and tags come down."""
+    import asyncio
+    import operator
+    from typing import Annotated
+
+    from langgraph.graph import StateGraph as LangGraphStateGraph
+    from typing_extensions import TypedDict
+
+    class S(TypedDict, total=False):
+        log: Annotated[list, operator.add]
+
+    def scenario(E):
+        seen = []
+
+        def hand_off(state, config):
+            seen.append((config.get("recursion_limit"), sorted(config.get("tags") or [])))
+            return E.Command(graph=E.Command.PARENT, goto="x", update={"log": ["handed"]})
+
+        inner = E.StateGraph(S)
+        inner.add_node("a", hand_off)
+        inner.add_edge(E.START, "a")
+        inner = inner.compile()
+
+        def node(state, config):
+            if call == "config":
+                return inner.invoke(state, config)
+            if call == "no_config":
+                return inner.invoke(state)
+            if call == "async_no_config":
+                raise AssertionError("unused")
+            for _ in inner.stream(state):
+                pass
+            return {}
+
+        async def anode(state):
+            return await inner.ainvoke(state)
+
+        outer = LangGraphStateGraph(S)
+        outer.add_node("call", anode if call == "async_no_config" else node)
+        outer.add_node("x", lambda s: {"log": ["x"]})
+        outer.add_edge("__start__", "call")
+        app = outer.compile()
+        cfg = {"recursion_limit": 7, "tags": ["T"]}
+        if call == "async_no_config":
+            out = asyncio.run(app.ainvoke({"log": []}, cfg))
+        else:
+            out = app.invoke({"log": []}, cfg)
+        return out, seen
+
+    ref = differential(scenario)
+    assert ref[0] == {"log": ["handed", "x"]}
+
+
+def test_a_ported_graph_running_a_langgraph_compiled_swarm_of_the_engines_agents_hands_off(differential):
+    """engine graph -> a swarm LangGraph compiled -> the engine's agents: Alice's handoff
+    reaches the swarm in between, not the ported graph around it."""
+    def scenario(E):
+        from langgraph_swarm import create_handoff_tool, create_swarm
+
+        prebuilt = E.module("prebuilt")
+        alice = prebuilt.create_react_agent(_model(_calls("a1", ("transfer_to_bob", {}, "t1"))),
+                                            [create_handoff_tool(agent_name="bob")], name="alice")
+        bob = prebuilt.create_react_agent(_model(_say("bob here", "b1")), [], name="bob")
+        swarm = create_swarm([alice, bob], default_active_agent="alice").compile()
+
+        def team(state, config):
+            out = swarm.invoke({"messages": state["messages"]}, config)
+            return {"messages": out["messages"][len(state["messages"]):]}
+
+        g = E.StateGraph(E.MessagesState)
+        g.add_node("team", team)
+        g.add_edge(E.START, "team")
+        out = g.compile().invoke(_hi())
+        return [(type(m).__name__, m.content) for m in out["messages"]]
+
+    ref = differential(scenario)
+    assert ref[-1] == ("AIMessage", "bob here")
+
+
 def test_swarm_streams_tokens_and_namespaces_of_the_active_agents(differential):
     """`stream_mode=["messages", "updates", "values"]` with subgraphs on a swarm: every
     token chunk carries the inner node and the agent's namespace."""
