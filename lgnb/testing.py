@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -44,8 +45,11 @@ class ScriptedChatModel(BaseChatModel):
 
     Streams a reply's text a word at a time and each tool call as tool-call chunks of
     `args_chunk` characters of its JSON arguments, waiting `delay` seconds before each
-    chunk; `invoke` gives the message the chunks add up to. A tool call without an `id`
-    gets ``call-<n>``. `calls` counts the replies given so far.
+    chunk; `invoke` gives the message the chunks add up to. `calls` counts the replies
+    given so far. Each reply's message id (``scripted-<n>-<random>``) and the id of a tool
+    call given without one (``call-<n>-<i>-<random>``) are unique, as a real model's are:
+    `add_messages` replaces a message with the same id, so several models in one graph (or
+    `calls` reset on a thread that has their earlier replies) must not repeat them.
     """
 
     replies: list[Any]
@@ -67,8 +71,9 @@ class ScriptedChatModel(BaseChatModel):
                              "{'content': ..., 'tool_calls': [...]} dicts)")
         reply = self.replies[self.calls % len(self.replies)]
         self.calls += 1
+        token = uuid.uuid4().hex[:8]
         if isinstance(reply, str):
-            return {"content": reply, "tool_calls": []}
+            return {"content": reply, "tool_calls": [], "id": f"scripted-{self.calls}-{token}"}
         if not isinstance(reply, Mapping):
             raise TypeError(f"ScriptedChatModel reply {self.calls} is a {type(reply).__name__}: give a "
                             "string or a {'content': ..., 'tool_calls': [...]} dict")
@@ -78,13 +83,14 @@ class ScriptedChatModel(BaseChatModel):
                 raise ValueError(f"ScriptedChatModel reply {self.calls}: tool call {i} needs a 'name' "
                                  "(and 'args', a dict)")
             calls.append({"name": call["name"], "args": dict(call.get("args") or {}),
-                          "id": call.get("id") or f"call-{self.calls}-{i}"})
-        return {"content": str(reply.get("content") or ""), "tool_calls": calls}
+                          "id": call.get("id") or f"call-{self.calls}-{i}-{token}"})
+        return {"content": str(reply.get("content") or ""), "tool_calls": calls,
+                "id": f"scripted-{self.calls}-{token}"}
 
     def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
                 run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
         reply = self._next_reply()
-        mid = f"scripted-{self.calls}"
+        mid = reply["id"]
         words = reply["content"].split(" ") if reply["content"] else []
         pieces: list[AIMessageChunk] = [
             AIMessageChunk(content=word if i == 0 else " " + word, id=mid) for i, word in enumerate(words)

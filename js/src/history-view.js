@@ -70,12 +70,15 @@ function initialText(f) {
 // One input per state key; `edits` keeps what was typed across redraws (keyed by checkpoint).
 function forkField(f, cid, edits, errors) {
   const key = `${cid}\u0000${f.key}`;
-  if (f.too_big) { // not sent to the page: shown, not editable here
+  if (f.too_big || f.locked) { // not sent to the page, or no JSON value: shown, not editable here
+    const why = f.too_big
+      ? `${f.too_big.toLocaleString()} characters: too big to edit here (fork from code: view.fork(id, {...}))`
+      : `holds ${f.locked}: not editable as text here (fork from code: view.fork(id, {...}))`;
     return {
       key: f.key,
-      el: h("div", { class: "lgnb-fork-field", "data-testid": "too-big" },
+      el: h("div", { class: "lgnb-fork-field", "data-testid": f.too_big ? "too-big" : "locked" },
         h("span", { class: "lgnb-fork-label" }, h("span", { class: "lgnb-fork-key", text: f.key }), ` ${f.kind}`),
-        h("span", { class: "lgnb-too-big", text: `${f.too_big.toLocaleString()} characters: too big to edit here (fork from code: view.fork(id, {...}))` })),
+        h("span", { class: "lgnb-too-big", text: why })),
       changed: () => false,
       raw: () => null,
     };

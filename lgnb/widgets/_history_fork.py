@@ -19,8 +19,13 @@ SCALAR_KINDS = {"string": str, "integer": int, "number": (int, float), "boolean"
 FORM_TEXT_MAX = 100_000
 
 
+_REDUCER_CHANNELS = frozenset({"BinaryOperatorAggregate", "Topic", "DeltaChannel"})
+"""Channels whose updates go through a reducer (lgnb's or LangGraph's classes, and their
+subclasses: lgnb's `MessagesChannel` is `add_messages`)."""
+
+
 def _is_reducer(channel: Any) -> bool:
-    return type(channel).__name__ in ("BinaryOperatorAggregate", "Topic")
+    return any(klass.__name__ in _REDUCER_CHANNELS for klass in type(channel).__mro__)
 
 
 def _field_kind(schema: Mapping[str, Any] | None, value: Any) -> str:
@@ -52,12 +57,16 @@ def schema_properties(graph: Any) -> dict[str, Any]:
         except Exception:  # noqa: BLE001 - a schema we cannot read: the fields fall back to JSON
             schema = None
         if isinstance(schema, Mapping):
+            defs = schema.get("$defs")
             for k, v in (schema.get("properties") or {}).items():
+                if defs and isinstance(v, Mapping) and "$ref" in json.dumps(v, default=str):
+                    # a nested TypedDict or model: its `$ref` points into the root's `$defs`
+                    v = {**v, "$defs": defs}
                 props.setdefault(str(k), v)
     return props
 
 
-def fork_form(graph: Any, checkpoint_id: str, values: Any) -> dict[str, Any]:
+def fork_form(graph: Any, checkpoint_id: str, values: Any, *, raw: Any = None) -> dict[str, Any]:
     """The fork form of a checkpoint: one field per state key (from the state schema;
     ``json`` text for what has no field), and the nodes the update may be made as.
 
@@ -66,7 +75,10 @@ def fork_form(graph: Any, checkpoint_id: str, values: Any) -> dict[str, Any]:
     reducer starts empty: what is sent there goes through the reducer (appended, ...).
     A field whose text is over `FORM_TEXT_MAX` characters has ``too_big`` (its length)
     and no value or text: it is not sent to the page (fork with it from code).
-    `values`: the checkpoint's values as JSON.
+    `values`: the checkpoint's values as JSON; `raw`: the same as stored. A plain field
+    whose stored value is no JSON value (a datetime, bytes, a set, a tuple, an enum, a
+    model...) has ``locked`` (what it holds) and no value or text: edited as text it
+    would come back as a string or a list, another type than the nodes expect.
     """
     values = values if isinstance(values, Mapping) else {}
     props = schema_properties(graph)
@@ -87,6 +99,8 @@ def fork_form(graph: Any, checkpoint_id: str, values: Any) -> dict[str, Any]:
                  "schema": jsonable(props.get(key)) if key in props else None}
         if len(text) > FORM_TEXT_MAX:
             field.update(value=None, text="", too_big=len(text))
+        elif not reducer and isinstance(raw, Mapping) and key in raw and not _json_native(raw[key]):
+            field.update(value=None, text="", kind="json", locked=_held(raw[key]))
         fields.append(field)
     nodes = [str(n) for n in (getattr(graph, "nodes", None) or {}) if not str(n).startswith("__")]
     return {"id": checkpoint_id, "fields": fields, "as_node": nodes}
@@ -110,6 +124,10 @@ def parse_edits(form: Mapping[str, Any], edits: Mapping[str, Any]) -> dict[str, 
             errors[key] = (f"too big to edit in the page ({field['too_big']:,} characters): fork from code, "
                            f"view.fork({checkpoint_id!r}, {{{key!r}: ...}})")
             continue
+        if field.get("locked"):
+            errors[key] = (f"holds {field['locked']}, which text would turn into another type: fork "
+                           f"from code, view.fork({checkpoint_id!r}, {{{key!r}: ...}})")
+            continue
         try:
             value = _parse_field(kind, raw)
         except ValueError as exc:
@@ -127,6 +145,30 @@ def parse_edits(form: Mapping[str, Any], edits: Mapping[str, Any]) -> dict[str, 
     if errors:
         raise ForkError(errors)
     return values or None
+
+
+def _json_native(value: Any) -> bool:
+    """Whether `value` is JSON as it is (what the page's text gives back, same types)."""
+    kind = type(value)
+    if value is None or kind in (str, bool, int, float):
+        return True
+    if kind is list:
+        return all(_json_native(v) for v in value)
+    if kind is dict:
+        return all(type(k) is str and _json_native(v) for k, v in value.items())
+    return False
+
+
+def _held(value: Any) -> str:
+    """What a locked field holds, for the page: "a datetime value", "a list holding a
+    bytes value"."""
+    kind = type(value)
+    if kind in (list, dict):
+        inner = value if kind is list else value.values()
+        for v in inner:
+            if not _json_native(v):
+                return f"a {kind.__name__} holding {_held(v)}"
+    return f"a {kind.__name__} value"
 
 
 def _parse_field(kind: str, raw: Any) -> Any:

@@ -254,7 +254,8 @@ class HistoryView(View):
                             "as_node": [], "error": "the checkpoint could not be read"}}
             return
         try:
-            form = self.fork_form(c.id, values=jsonable(getattr(snap, "values", None), limit=10**9))
+            raw = getattr(snap, "values", None)
+            form = self.fork_form(c.id, values=jsonable(raw, limit=10**9), raw=raw)
         except Exception as exc:  # noqa: BLE001 - the details still show; the form says why not
             form = {"id": c.id, "fields": [], "as_node": [], "error": f"{type(exc).__name__}: {exc}"}
         self.details = {"id": c.id, **snapshot_details(snap), "form": form}
@@ -294,11 +295,15 @@ class HistoryView(View):
         return {"a": a, "b": b, "a_step": self._step(a), "b_step": self._step(b), **out}
 
     # -- fork ----------------------------------------------------------------------------
-    def fork_form(self, checkpoint_id: str, *, values: Any = None) -> dict[str, Any]:
+    def fork_form(self, checkpoint_id: str, *, values: Any = None, raw: Any = None) -> dict[str, Any]:
         """The fork form of a checkpoint (see `lgnb.widgets._history_fork.fork_form`);
-        `values`: the checkpoint's values as JSON, when already read."""
-        values = self.values_at(checkpoint_id) if values is None else values
-        return fork_form(self.graph, checkpoint_id, values)
+        `values`: the checkpoint's values as JSON and `raw` as stored, when already read."""
+        if values is None:
+            self._not_on_loop("fork_form")
+            snap = self._reader.state(self.checkpoint_config(checkpoint_id))
+            raw = getattr(snap, "values", None)
+            values = jsonable(raw, limit=10**9)
+        return fork_form(self.graph, checkpoint_id, values, raw=raw)
 
     def parse_edits(self, checkpoint_id: str, edits: Mapping[str, Any]) -> dict[str, Any] | None:
         """The values to send for the page's edited fields (``{key: text}``, booleans as

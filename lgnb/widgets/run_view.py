@@ -244,6 +244,14 @@ def first_step(graph: Any) -> int:
     return 1
 
 
+def _refused_resume(exc: BaseException) -> bool:
+    """An error by which the engine refused a resume before saving anything (its answer
+    did not match `response_schema`; a question no longer pending), on either engine."""
+    from lgnb.errors import is_invalid_resume
+
+    return is_invalid_resume(exc) or any(k.__name__ == "UnknownInterruptError" for k in type(exc).__mro__)
+
+
 def _command_type(graph: Any) -> Any:
     """`Command` from the graph's own library (lgnb or langgraph)."""
     root = type(graph).__module__.split(".")[0]
@@ -333,6 +341,10 @@ class Run:
         self._pump: Pump | None = None
         self._answers: list[dict[str, Any]] = []
         self._held: dict[str, tuple[Any, str]] = {}
+        # a resume's undo, until its segment settles: what the run showed and held before
+        # (answers on record, held answers, the questions); a refused resume puts it back
+        self._undo: tuple[int, dict[str, tuple[Any, str]], list[Any], dict[str, Any]] | None = None
+        self._refused: BaseException | None = None  # raised once by the next wait()
         self._requests: set[Any] = set()  # request ids of the page already handled (one action once)
         self._tools: dict[str, Any] | None = None
         self._noted_models: list[str] = []  # text-only streaming models the notice named
@@ -490,6 +502,8 @@ class Run:
         else:  # keyed too: Command(resume=None) unkeyed is no answer for LangGraph
             command = _command_type(self.graph)(resume={ids[0]: value})
             answered = {ids[0]: value}
+        self._undo = (len(self._answers), dict(self._held), list(self._reducer.interrupts),
+                      dict(self._reducer.payloads))
         at = time.strftime("%H:%M:%S")
         nodes = {i["id"]: i.get("node", "") for i in self._reducer.interrupts}
         values = {i["id"]: i.get("value") for i in self._reducer.interrupts}
@@ -762,6 +776,10 @@ class Run:
         if self._status not in ("running", "pending"):
             return
         self._elapsed_before += time.monotonic() - self._t0
+        undo, self._undo = self._undo, None
+        if undo is not None and exc is not None and not cancelled and _refused_resume(exc):
+            self._unresume(undo, exc)
+            return
         paused = self._reducer.paused
         if self._reducer.values is not None:
             self._result = self._reducer.values
@@ -788,6 +806,27 @@ class Run:
                 stopped = stopped_by(self._reducer.interrupts)
                 self._show(breakpoint={"next": list(self._reducer.next_nodes),
                                        **({"stopped": stopped} if stopped else {})})
+            self._flush(snapshot=True)
+        except Exception as failure:  # noqa: BLE001 - the view's trouble never keeps a run from settling
+            self._view_failed(failure)
+        finally:
+            self._release()
+
+    def _unresume(self, undo: tuple[int, dict[str, tuple[Any, str]], list[Any], dict[str, Any]],
+                  exc: BaseException) -> None:
+        """The engine refused the answer (it did not match the question's `response_schema`,
+        or names a question no longer pending) and saved nothing: the thread still waits,
+        so the run does too — its questions, forms and held answers back, the refused answer
+        off the record, the reason on the form; the next `wait()` raises it."""
+        answered, held, interrupts, payloads = undo
+        del self._answers[answered:]
+        self._held = held
+        self._reducer.interrupts, self._reducer.payloads, self._reducer.paused = interrupts, payloads, True
+        self._status, self._refused = "interrupted", exc
+        try:
+            self._reducer.end_segment(finished=False)
+            self._show(form_error=f"Could not resume: {type(exc).__name__}: {exc} (nothing was saved: "
+                                  "answer again)", error={})
             self._flush(snapshot=True)
         except Exception as failure:  # noqa: BLE001 - the view's trouble never keeps a run from settling
             self._view_failed(failure)
@@ -826,6 +865,9 @@ class Run:
     def _outcome(self) -> Any:
         if self._status == "error" and self._error is not None:
             raise self._error
+        refused, self._refused = self._refused, None
+        if refused is not None:
+            raise refused
         return self._result
 
     # -- traffic to the browser ------------------------------------------------------

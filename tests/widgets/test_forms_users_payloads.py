@@ -284,6 +284,32 @@ def test_a_response_schema_answer_missing_a_required_field_resumes_nothing() -> 
                                    "status": "interrupted", "answers": [], "next": ("ask",)})
 
 
+class Review(BaseModel):
+    approved: bool
+    score: int
+
+
+def test_an_answer_from_code_the_response_schema_refuses_leaves_the_run_waiting() -> None:
+    """`run.resume(bad)` where `interrupt(..., response_schema=Review)` refuses the value: the
+    engine saves nothing and the thread still asks, so the view keeps its form, the refused
+    answer is not on record, `wait()` raises why once, and a good answer then resumes."""
+    def scenario(E: Any) -> Any:
+        graph = echo(E, {"question": "Review"}, response_schema=Review)(E)
+        r = paused(graph, {"log": []})
+        r.resume({"approved": "maybe", "score": "x"})
+        refused = _diff.capture(lambda: r.wait(timeout=TIMEOUT))
+        after = (r.status, len(r.forms), r.answers, r.view.form_error.startswith("Could not resume"),
+                 [i.value for i in graph.get_state(_cfg()).interrupts])
+        r.resume({"approved": True, "score": 3})
+        out = settle(r)
+        return {"refused": refused[:2], "after": after, "then": (r.status, out["log"], len(r.answers))}
+
+    ref = differential(scenario)
+    assert ref["refused"] == ("raises", "ValidationError")
+    assert ref["after"] == ("interrupted", 1, [], True, [{"question": "Review"}])
+    assert ref["then"] == ("done", ["Review(approved=True, score=3)"], 1)
+
+
 # ------------------------------------------------------------ LangChain HumanInTheLoopMiddleware
 class ToolChat(FakeMessagesListChatModel):
     """Scripted replies an agent can bind tools to."""

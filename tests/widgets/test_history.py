@@ -325,6 +325,84 @@ def test_fork_with_edits_from_the_page(eng: Any) -> None:
     assert sent[-1]["ok"] is False and "nope" in view.fork_errors[""] and view.error == view.fork_errors[""]
 
 
+class Address(TypedDict):
+    city: str
+    zip: str
+
+
+class Kept(TypedDict, total=False):
+    n: int
+    addr: Address
+    when: Any
+    tags: Any
+
+
+def _one_step(eng: Any, schema: Any, update: dict[str, Any]) -> Any:
+    b = eng.StateGraph(schema)
+    b.add_node("step", lambda s: update)
+    b.add_edge(eng.START, "step")
+    return b.compile(checkpointer=eng.InMemorySaver())
+
+
+def _form_at_the_end(view: HistoryView) -> tuple[str, dict[str, Any]]:
+    last = next(c["id"] for c in view.timeline["checkpoints"] if c["latest"])
+    view._msg_select({"id": last})
+    return last, {f["key"]: f for f in view.details["form"]["fields"]}
+
+
+def test_a_messages_key_of_the_fork_form_goes_through_add_messages(eng: Any) -> None:
+    """A `MessagesState` key is a reducer field on either engine's graph: it starts empty
+    and what is typed is added by `add_messages` (lgnb's channel for it is its own class)."""
+    from langchain_core.messages import AIMessage
+
+    g = _one_step(eng, eng.MessagesState, {"messages": [AIMessage("reply", id="a1")]})
+    g.invoke({"messages": [("user", "q1")]}, CFG)
+    view = history(g, CFG)
+    sent = captured(view)
+    cid, fields = _form_at_the_end(view)
+    assert fields["messages"]["reducer"] is True and fields["messages"]["text"] == ""
+    view._msg_fork({"kind": "fork", "request": 1, "id": cid,
+                    "values": {"messages": '[{"type": "human", "content": "q2"}]'}})
+    assert sent[-1]["ok"] is True, sent[-1]
+    messages = g.get_state(view.checkpoint_config(view.selected)).values["messages"]
+    assert [(m.type, m.content) for m in messages] == [("human", "q1"), ("ai", "reply"), ("human", "q2")]
+
+
+def test_a_nested_typeddict_key_is_checked_against_its_definition_then_forked(eng: Any) -> None:
+    g = _one_step(eng, Kept, {"n": 1})
+    g.invoke({"n": 0, "addr": {"city": "Lyon", "zip": "69001"}}, CFG)
+    view = history(g, CFG)
+    sent = captured(view)
+    cid, fields = _form_at_the_end(view)
+    assert fields["addr"]["kind"] == "json" and "$ref" in str(fields["addr"]["schema"])
+    view._msg_fork({"kind": "fork", "request": 1, "id": cid, "values": {"addr": '{"city": "Nice"}'}})
+    assert sent[-1]["ok"] is False and "does not match the state schema" in view.fork_errors["addr"]
+    view._msg_fork({"kind": "fork", "request": 2, "id": cid, "values": {"addr": '{"city": "Nice", "zip": "06000"}'}})
+    assert sent[-1]["ok"] is True, sent[-1]
+    assert g.get_state(view.checkpoint_config(view.selected)).values["addr"] == {"city": "Nice", "zip": "06000"}
+
+
+def test_a_key_holding_no_json_value_is_shown_locked_and_an_edit_is_refused(eng: Any) -> None:
+    """A datetime or a set would come back from the page as a string or a list: such a
+    field shows what it holds, is not editable there, and an edit sent anyway changes
+    nothing."""
+    import datetime as dt
+
+    when = dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+    g = _one_step(eng, Kept, {"n": 1})
+    g.invoke({"n": 0, "when": when, "tags": {"x"}}, CFG)
+    view = history(g, CFG)
+    sent = captured(view)
+    cid, fields = _form_at_the_end(view)
+    assert fields["when"]["locked"] == "a datetime value" and fields["when"]["text"] == ""
+    assert fields["tags"]["locked"] == "a set value" and "locked" not in fields["n"]
+    before = len(list(g.get_state_history(CFG)))
+    view._msg_fork({"kind": "fork", "request": 1, "id": cid, "values": {"when": '"2025-01-01"'}})
+    assert sent[-1]["ok"] is False and "fork from code" in view.fork_errors["when"]
+    assert len(list(g.get_state_history(CFG))) == before
+    assert g.get_state(CFG).values["when"] == when
+
+
 def test_replay_streams_into_its_own_view_and_a_double_click_starts_one(eng: Any) -> None:
     g = doc_graph(eng, delay=0.3)
     g.invoke({"topic": "tea", "count": 0, "draft": True, "notes": []}, CFG)

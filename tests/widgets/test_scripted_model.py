@@ -122,3 +122,26 @@ def test_a_bad_script_says_what_to_give() -> None:
 def test_text_only_replies_end_on_a_last_chunk() -> None:
     chunks = list(ScriptedChatModel(replies=["a b"]).stream("x"))
     assert [c.content for c in chunks] == ["a", " b"] and chunks[-1].chunk_position == "last"
+
+
+@pytest.mark.parametrize("engine", ["lgnb", "langgraph"])
+def test_two_scripted_models_in_one_graph_keep_both_replies(engine: str) -> None:
+    """Each model numbers its replies from 1: with ids repeated across models, `add_messages`
+    replaced one model's reply by the other's, and a multi-agent demo lost messages. The
+    same holds when `calls` is reset on a thread that has earlier replies."""
+    if engine == "lgnb":
+        from lgnb.graph import START, MessagesState, StateGraph
+    else:
+        from langgraph.graph import START, MessagesState, StateGraph
+
+    left, right = ScriptedChatModel(replies=["left says hi"]), ScriptedChatModel(replies=["right says hi"])
+    g = StateGraph(MessagesState)
+    g.add_node("left", lambda s: {"messages": [left.invoke(s["messages"])]})
+    g.add_node("right", lambda s: {"messages": [right.invoke(s["messages"])]})
+    g.add_edge(START, "left")
+    g.add_edge("left", "right")
+    out = g.compile().invoke({"messages": [HumanMessage("go")]})
+    assert [m.content for m in out["messages"]] == ["go", "left says hi", "right says hi"]
+    left.calls = 0
+    again = g.compile().invoke(out)
+    assert len(again["messages"]) == 5
