@@ -141,7 +141,8 @@ def what_if(updates: Iterable[Mapping[str, Any]], reducer: str | Callable[[Any, 
             result = reapply(before, writes, reducer, channel=channel, has_before=has_before, typ=typ)
         real, real_error = update.get("after"), update.get("error")
         same = result["error"] is None and real_error is None and (
-            _equal(result["value"], real) or _equal(_jsonable(result["value"]), real))
+            _equal(result["value"], real) or _equal(_jsonable(result["value"]), real)
+            or _same_but_new_ids(result["value"], real, before, writes))
         out.append({"channel": channel, "reducer": name, "real_reducer": update.get("reducer"),
                     "before": before, "writes": writes, "real": real, "real_error": real_error,
                     "whatif": result["value"], "error": result["error"], "same": same})
@@ -174,6 +175,41 @@ def _jsonable(value: Any) -> Any:
     from lgnb.pregel.records import to_jsonable
 
     return to_jsonable(value)
+
+
+def _same_but_new_ids(whatif: Any, real: Any, before: Any, writes: Sequence[Any]) -> bool:
+    """Equal but for the ids a reducer gave messages written without one (`add_messages`
+    assigns a fresh uuid each time it runs: the run's and the re-application's differ)."""
+    known: set[str] = set()
+    _ids(before, known)
+    for w in writes:
+        _ids(w, known)
+    return _equal(_without_new_ids(_jsonable(whatif), known), _without_new_ids(real, known))
+
+
+def _ids(value: Any, out: set[str], depth: int = 0) -> None:
+    if depth > 20:
+        return
+    if isinstance(value, Mapping):
+        if isinstance(value.get("id"), str):
+            out.add(value["id"])
+        for v in value.values():
+            _ids(v, out, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _ids(v, out, depth + 1)
+    elif isinstance(getattr(value, "id", None), str):  # a message object
+        out.add(value.id)
+
+
+def _without_new_ids(value: Any, known: set[str]) -> Any:
+    """`value` (JSON) with the `id` of each message dict that is not in `known` dropped."""
+    if isinstance(value, list):
+        return [_without_new_ids(v, known) for v in value]
+    if isinstance(value, Mapping) and "type" in value and isinstance(value.get("id"), str) \
+            and value["id"] not in known:
+        return {k: v for k, v in value.items() if k != "id"}
+    return value
 
 
 def _equal(a: Any, b: Any) -> bool:

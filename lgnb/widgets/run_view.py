@@ -791,6 +791,8 @@ class Run:
             self._status = "interrupted" if paused else "done"
         try:
             self._reducer.end_segment(finished=self._status == "done")
+            if self.view.form_error:  # a click refused while the run ran (a second click, a
+                self._show(form_error="")  # second page): stale once it settles
             if self._status == "error" and exc is not None:
                 node, patch = self._reducer.error_patch(exc)
                 if patch is not None:

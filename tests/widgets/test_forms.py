@@ -143,6 +143,29 @@ def test_stale_form_sends_nothing(eng: Any) -> None:
     assert r.answers == []
 
 
+def test_a_second_click_refused_while_the_run_resumes_leaves_no_error_once_it_is_done(eng: Any) -> None:
+    """The same answer sent twice with two request ids (the output open in two views, or a
+    click and a cell): the second is refused while the run runs, and its red error must not
+    outlive the run it was about."""
+    import time
+
+    def review(state: Any) -> Any:
+        name = eng.interrupt("Name?")
+        time.sleep(0.3)
+        return {"messages": [("ai", f"hello {name}")]}
+
+    r = run(one_node(eng, review), {"messages": []}, display=False)
+    r.wait(timeout=30)
+    (form,) = r.view.forms
+    picks = [{"part": 0, "choice": "send", "inputs": {"answer": "Ada"}}]
+    assert answer(r, form["id"], picks, request=1)["ok"] is True
+    second = answer(r, form["id"], picks, request=2)
+    assert second["ok"] is False and "still running" in second["error"]
+    r.wait(timeout=30)
+    assert r.status == "done" and r.view.form_error == ""
+    assert len(r.answers) == 1  # the refused click is not on record
+
+
 def test_schema_form_validates_in_the_kernel(eng: Any) -> None:
     schema = {"type": "object", "required": ["title", "count"], "properties": {
         "title": {"type": "string", "minLength": 3}, "count": {"type": "integer", "minimum": 1},

@@ -1318,6 +1318,23 @@ def test_what_if_re_applies_an_overwrite_as_an_overwrite() -> None:
     assert differential(scenario) == (["fresh"], True, False, True)
 
 
+def test_what_if_with_add_messages_on_a_reply_written_without_an_id_is_the_same() -> None:
+    """A node returns `("ai", "hi")`: `add_messages` gives it a fresh id in the run and
+    another when re-applied; the teacher's "same reducer" check must still say same."""
+    def scenario(E: Any) -> Any:
+        g = E.StateGraph(E.MessagesState)
+        g.add_node("reply", lambda s: {"messages": [("ai", "hi")]})
+        g.add_edge(E.START, "reply")
+        lens = Lens(g.compile(), {"messages": [HumanMessage("q", id="q")]})
+        lens.run()
+        step = lens.steps[-1]
+        (row,) = lens.what_if("add_messages", step=step["index"], channels=["messages"])
+        (other,) = lens.what_if("operator.add", step=step["index"], channels=["messages"])
+        return row["same"], [m["content"] for m in row["real"]], other["same"]
+
+    assert differential(scenario) == (True, ["q", "hi"], False)
+
+
 def test_a_task_writing_one_key_twice_shows_two_writes_and_what_if_re_applies_both() -> None:
     """A node returning two `Command(update=...)`s (as a ToolNode whose tools each return one):
     two writes to `log`, not LangGraph's folded `{"$writes": [...]}`; last value refuses them."""
