@@ -488,6 +488,8 @@ class StreamReducer:
                         self.payloads[iid] = field("value", intr)
                 continue
             key = node_key(ns, str(node))
+            if cached:
+                self._did_not_run(key)
             shown = fold(delta)  # bounded like the state panel's values: a huge write never ships whole
             listed = self._listed[1].setdefault(key, [])
             if cached and shown in listed:
@@ -577,6 +579,17 @@ class StreamReducer:
         scope = ns_key(ns)
         running = {k for sc, k in self.active.values() if sc == scope}
         return running.pop() if len(running) == 1 else ""
+
+    def _did_not_run(self, key: str) -> None:
+        """A cached write of `key`: a task whose writes a resume kept (it finished before the
+        interrupt) or a node-cache hit. Its task was announced, but its function did not
+        run and no result will come: it is no run of the node, and is not running."""
+        if self.runs.get(key, 0) > 0:
+            self.runs[key] -= 1
+        for tid, (_, running) in list(self.active.items()):
+            if running == key:
+                del self.active[tid]
+                break
 
     def _in_task(self, ns: tuple[str, ...], key: str) -> str:
         """`key` as shown when its namespace runs inside one of several tasks of a root node

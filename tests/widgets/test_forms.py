@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import operator
 import threading
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
+from typing_extensions import TypedDict
 
 from lgnb.widgets import run
 from lgnb.widgets._forms import form_for
@@ -164,6 +166,38 @@ def test_a_second_click_refused_while_the_run_resumes_leaves_no_error_once_it_is
     r.wait(timeout=30)
     assert r.status == "done" and r.view.form_error == ""
     assert len(r.answers) == 1  # the refused click is not on record
+
+
+class Logged(TypedDict, total=False):
+    log: Annotated[list, operator.add]
+
+
+def test_a_parallel_node_kept_by_the_resume_is_not_counted_as_run_again(eng: Any) -> None:
+    """`fetch` and `ask` run in one step, `ask` pauses. On the answer the engine keeps
+    `fetch`'s writes (its task is announced, its function does not run): the view's
+    runs count says fetch ran once and ask twice, as the functions were called."""
+    calls: list[str] = []
+
+    def fetch(state: Any) -> Any:
+        calls.append("fetch")
+        return {"log": ["fetched"]}
+
+    def ask(state: Any) -> Any:
+        calls.append("ask")
+        return {"log": [eng.interrupt("Go?")]}
+
+    g = eng.StateGraph(Logged)
+    g.add_node("fetch", fetch)
+    g.add_node("ask", ask)
+    g.add_edge(eng.START, "fetch")
+    g.add_edge(eng.START, "ask")
+    r = run(g.compile(checkpointer=eng.InMemorySaver()), {"log": []}, display=False)
+    r.wait(timeout=30)
+    (form,) = r.view.forms
+    assert answer(r, form["id"], [{"part": 0, "choice": "send", "inputs": {"answer": "yes"}}])["ok"] is True
+    r.wait(timeout=30)
+    assert r.status == "done" and sorted(calls) == ["ask", "ask", "fetch"]
+    assert r.view.runs == {"ask": 2, "fetch": 1} and r.view.reruns == ["ask"]
 
 
 def test_schema_form_validates_in_the_kernel(eng: Any) -> None:
