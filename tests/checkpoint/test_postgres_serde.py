@@ -243,12 +243,15 @@ def test_without_the_graph_the_saver_refuses_user_classes_and_the_opt_ins_load_t
     postgres_url: str,
 ) -> None:
     """A bare saver knows only the default types; `allow=[...]` and the unsafe opt-in
-    both load the model and the dataclass the graph stored."""
+    both load the model and the dataclass the graph stored. (The saver the graph compiled
+    with learned them: it reads them as they are.)"""
     thread_id = _thread()
     cfg = {"configurable": {"thread_id": thread_id}}
     with PostgresSaver.from_conn_string(postgres_url) as saver:
         saver.setup()
         _card_graph(saver).invoke(CARD, cfg)
+        assert saver.get_tuple(cfg).checkpoint["channel_values"]["who"] == CARD["who"]
+    with PostgresSaver.from_conn_string(postgres_url) as saver:
         with pytest.raises(UnsafeCheckpointTypeError, match=r"PostgresSaver\.from_conn_string\(url, allow="):
             saver.get_tuple(cfg)
     for options in ({"allow": [Profile, Point]}, {"allow_unsafe_deserialization": True}):
