@@ -202,13 +202,17 @@ def _ids(value: Any, out: set[str], depth: int = 0) -> None:
         out.add(value.id)
 
 
+_MESSAGE_TYPES = frozenset({"human", "ai", "tool", "system", "function", "chat", "remove"})
+
+
 def _without_new_ids(value: Any, known: set[str]) -> Any:
-    """`value` (JSON) with the `id` of each message dict that is not in `known` dropped."""
+    """`value` (JSON) with the `id` of each message that is not in `known` (one a reducer
+    gave it) replaced by one placeholder: a message without an id still differs."""
     if isinstance(value, list):
         return [_without_new_ids(v, known) for v in value]
-    if isinstance(value, Mapping) and "type" in value and isinstance(value.get("id"), str) \
-            and value["id"] not in known:
-        return {k: v for k, v in value.items() if k != "id"}
+    if (isinstance(value, Mapping) and value.get("type") in _MESSAGE_TYPES and "content" in value
+            and isinstance(value.get("id"), str) and value["id"] not in known):
+        return {**value, "id": "<new>"}
     return value
 
 

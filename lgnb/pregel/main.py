@@ -445,13 +445,15 @@ class Pregel(CompiledGraphBase):
         # a RunnableConfig is a plain dict at run time; from here on it is handled as one
         config = cast("dict[str, Any] | None", given_config)
         parent = caller = TASK_CTX.get()
-        ambient = _langgraph_ambient(caller)
+        ambient, in_langgraph = _ambient_config(caller)
         if ambient is not None:
             # invoked from a task of a graph LangGraph runs (its node, or code its node
-            # calls, inside any lgnb task around it): that task's config is the ambient
-            # one, under the call's, as LangGraph's `ensure_config` takes it
+            # calls, inside any lgnb task around it), or from a LangChain runnable (a
+            # chain, a tool) outside any graph: its config is the ambient one, under the
+            # call's, as LangGraph's `ensure_config` takes it
             parent = caller = None
-            config = _under_ambient(ambient, config, configurable=self.checkpointer in (None, False))
+            config = _under_ambient(ambient, config, configurable=not in_langgraph
+                                    or self.checkpointer in (None, False))
         elif parent is not None and _own_lineage(parent, given_config, defaults=self.config):
             parent = None  # a child given its own thread or checkpoint runs as a root graph
         if parent is not None:
@@ -1205,23 +1207,23 @@ def _channels_model(
     return create_model(name, **fields)  # type: ignore[call-overload]
 
 
-def _langgraph_ambient(caller: TaskContext | None) -> dict[str, Any] | None:
-    """LangChain's ambient config when it is a LangGraph task's (LangGraph sets it for
-    each task it runs) nearer than `caller`, the lgnb task around this call if any (the
-    LangGraph task's namespace then extends the caller's); else None. Costs nothing while
-    LangGraph's engine is not loaded."""
-    if "langgraph.pregel.main" not in sys.modules:
-        return None
+def _ambient_config(caller: TaskContext | None) -> tuple[dict[str, Any] | None, bool]:
+    """LangChain's ambient config, when this call should run under it, and whether it is a
+    LangGraph task's: a LangGraph task's (LangGraph sets it for each task it runs) nearer
+    than `caller`, the lgnb task around this call if any (its namespace then extends the
+    caller's); with no lgnb task around, any (a chain's or a tool's run). Else None: inside
+    an lgnb task the task's config serves (`config_inside_node`)."""
     lc = sys.modules.get("langchain_core.runnables.config")
     config = lc.var_child_runnable_config.get() if lc is not None else None
     if type(config) is not dict:  # (lgnb's own task configs are `LazyConfig`s)
-        return None
+        return None, False
     conf = config.get(CONF)
-    if type(conf) is not dict or langgraph_task_ns(conf) is None:
-        return None
-    if caller is not None and not conf["checkpoint_ns"].startswith(caller.task.ns + NS_SEP):
-        return None
-    return config
+    lg_ns = langgraph_task_ns(conf) if type(conf) is dict else None
+    if caller is None:
+        return config, lg_ns is not None
+    if lg_ns is not None and lg_ns.startswith(caller.task.ns + NS_SEP):
+        return config, True
+    return None, False
 
 
 def _under_ambient(ambient: dict[str, Any], config: dict[str, Any] | None, *,

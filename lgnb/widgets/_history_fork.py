@@ -82,6 +82,7 @@ def fork_form(graph: Any, checkpoint_id: str, values: Any, *, raw: Any = None) -
     """
     values = values if isinstance(values, Mapping) else {}
     props = schema_properties(graph)
+    types = _key_types(graph)
     channels = getattr(graph, "channels", None) or {}
     keys = [*props, *(k for k in values if k not in props)]
     fields = []
@@ -101,6 +102,9 @@ def fork_form(graph: Any, checkpoint_id: str, values: Any, *, raw: Any = None) -
             field.update(value=None, text="", too_big=len(text))
         elif not reducer and isinstance(raw, Mapping) and key in raw and not _json_native(raw[key]):
             field.update(value=None, text="", kind="json", locked=_held(raw[key]))
+        elif not reducer and (typed := _not_json_type(types.get(key))):
+            # empty now (None, []), but typed so that text would give it another type
+            field.update(value=None, text="", kind="json", locked=f"values of type {typed}")
         fields.append(field)
     nodes = [str(n) for n in (getattr(graph, "nodes", None) or {}) if not str(n).startswith("__")]
     return {"id": checkpoint_id, "fields": fields, "as_node": nodes}
@@ -157,6 +161,59 @@ def _json_native(value: Any) -> bool:
     if kind is dict:
         return all(type(k) is str and _json_native(v) for k, v in value.items())
     return False
+
+
+def _key_types(graph: Any) -> dict[str, Any]:
+    """The state keys' annotations, from the graph's state schema (empty when unknown)."""
+    import typing
+
+    schema = getattr(getattr(graph, "builder", None), "state_schema", None)
+    if schema is None:
+        return {}
+    fields = getattr(schema, "model_fields", None)
+    if isinstance(fields, Mapping):  # a pydantic model
+        return {k: f.annotation for k, f in fields.items()}
+    try:
+        return dict(typing.get_type_hints(schema, include_extras=True))
+    except Exception:  # noqa: BLE001 - unresolvable hints: judged by value only
+        return {}
+
+
+def _not_json_type(tp: Any, depth: int = 0) -> str | None:
+    """What in annotation `tp` the page's JSON text cannot give back (a datetime, a model,
+    a set, an enum...), named; None when JSON text gives values of this type (and for
+    `Any` or no annotation: the value decides)."""
+    import types as pytypes
+    import typing
+
+    from typing_extensions import is_typeddict
+
+    if tp is None or tp is typing.Any or tp is type(None) or depth > 10:
+        return None
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Annotated:
+        return _not_json_type(args[0], depth + 1)
+    if origin is typing.Union or isinstance(tp, pytypes.UnionType):
+        return next((n for a in args if (n := _not_json_type(a, depth + 1))), None)
+    if origin is typing.Literal:
+        return None if all(type(a) in (str, int, bool, float) or a is None for a in args) else "literal value"
+    if origin in (list, typing.List) or (origin is not None and getattr(origin, "__name__", "") in ("Sequence", "MutableSequence")):  # noqa: UP006
+        inner = _not_json_type(args[0], depth + 1) if args else None
+        return f"list of {inner}" if inner else None
+    if origin in (dict, typing.Dict) or (origin is not None and getattr(origin, "__name__", "") in ("Mapping", "MutableMapping")):  # noqa: UP006
+        if args and args[0] is not str:
+            return f"dict keyed by {getattr(args[0], '__name__', args[0])}"
+        inner = _not_json_type(args[1], depth + 1) if len(args) > 1 else None
+        return f"dict of {inner}" if inner else None
+    if origin is not None:
+        return getattr(origin, "__name__", str(origin))
+    if tp in (str, int, float, bool, list, dict):
+        return None
+    if is_typeddict(tp):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        return next((n for a in hints.values() if (n := _not_json_type(a, depth + 1))), None)
+    return getattr(tp, "__name__", str(tp))
 
 
 def _held(value: Any) -> str:

@@ -303,7 +303,23 @@ class HistoryView(View):
             snap = self._reader.state(self.checkpoint_config(checkpoint_id))
             raw = getattr(snap, "values", None)
             values = jsonable(raw, limit=10**9)
-        return fork_form(self.graph, checkpoint_id, values, raw=raw)
+        return fork_form(self._own_graph(), checkpoint_id, values, raw=raw)
+
+    def _own_graph(self) -> Any:
+        """The graph whose checkpoints the view shows: a subgraph's, for a view on a
+        subgraph's namespace (its state keys, reducers and nodes make the fork form),
+        else the graph given."""
+        ns = str((self.config.get("configurable") or {}).get("checkpoint_ns") or "")
+        if not ns:
+            return self.graph
+        from lgnb.pregel._options import recast_ns
+
+        path = recast_ns(ns, keep_numbers=False)
+        try:
+            found = dict(self.graph.get_subgraphs(namespace=path, recurse=True))
+        except Exception:  # noqa: BLE001 - a graph that cannot list them: the given graph's form
+            return self.graph
+        return found.get(path, self.graph)
 
     def parse_edits(self, checkpoint_id: str, edits: Mapping[str, Any]) -> dict[str, Any] | None:
         """The values to send for the page's edited fields (``{key: text}``, booleans as

@@ -821,9 +821,18 @@ class Run:
         so the run does too — its questions, forms and held answers back, the refused answer
         off the record, the reason on the form; the next `wait()` raises it."""
         answered, held, interrupts, payloads = undo
-        del self._answers[answered:]
-        self._held = held
         self._reducer.interrupts, self._reducer.payloads, self._reducer.paused = interrupts, payloads, True
+        # several answered at once: the engine kept those it accepted (their nodes ran)
+        # and still asks the others; the view follows the thread
+        pending = set(self._thread_pending())
+        if pending:
+            self._reducer.interrupts = [i for i in interrupts if i["id"] in pending]
+            self._reducer.payloads = {k: v for k, v in payloads.items() if k in pending}
+        sent = {a["interrupt_id"] for a in self._answers[answered:]}
+        self._answers[answered:] = [a for a in self._answers[answered:]
+                                    if pending and a["interrupt_id"] not in pending]
+        # a held answer that went out is no longer held: accepted, or refused (asked again)
+        self._held = {k: v for k, v in held.items() if k not in sent and (not pending or k in pending)}
         self._status, self._refused = "interrupted", exc
         try:
             self._reducer.end_segment(finished=False)

@@ -312,6 +312,40 @@ def test_three_node_chain_is_one_graph_run_with_a_run_per_node(differential):
     differential(scenario)
 
 
+def test_a_graph_a_chain_invokes_without_config_runs_under_the_chains_run(differential):
+    """`RunnableLambda(lambda x: app.invoke(...))` called with a tracer, tags, metadata and a
+    recursion limit, the graph invoked without a config: LangChain's ambient config carries
+    them, so the graph's run nests under the lambda's and its nodes see the limit."""
+    from langchain_core.runnables import RunnableLambda
+
+    def scenario(E):
+        app = chain3(E)
+        seen = []
+
+        def call(x):
+            out = app.invoke({"log": []})
+            seen.append(len(out["log"]))
+            return out
+
+        lam = RunnableLambda(call, name="wrapper")
+
+        def probe(state, config):
+            seen.append((config.get("recursion_limit"), sorted(config.get("tags") or []),
+                         (config.get("metadata") or {}).get("user")))
+            return {}
+
+        g = E.StateGraph(S)
+        g.add_node("probe", probe)
+        g.add_edge(E.START, "probe")
+        probe_app = g.compile()
+        probed = RunnableLambda(lambda x: probe_app.invoke({"log": []}), name="prober")
+        result = traced(lambda c: lam.invoke(1, c))
+        probed.invoke(1, {"tags": ["mine"], "metadata": {"user": "u1"}, "recursion_limit": 7})
+        return result, seen
+
+    differential(scenario)
+
+
 def test_three_node_chain_traced_while_streaming_updates(differential):
     """The same chain run with `stream(stream_mode="updates")`: the same tree."""
 

@@ -310,6 +310,45 @@ def test_an_answer_from_code_the_response_schema_refuses_leaves_the_run_waiting(
     assert ref["then"] == ("done", ["Review(approved=True, score=3)"], 1)
 
 
+class Scored(BaseModel):
+    score: int = Field(le=10)
+
+
+def test_two_answers_sent_at_once_one_refused_leave_only_the_refused_question_open() -> None:
+    """`a` and `b` ask in parallel; both answers go out together and `b`'s is refused by its
+    schema. The engine keeps `a`'s (its node ran) and asks `b` again: the view shows `b`
+    only, `a`'s answer stays on record, and answering `b` finishes the run."""
+    def scenario(E: Any) -> Any:
+        class Two(TypedDict):
+            log: Annotated[list, operator.add]
+
+        def asker(name: str) -> Any:
+            def node(state: Any) -> Any:
+                return {"log": [f"{name}:{E.interrupt(name, response_schema=Scored).score}"]}
+            return node
+
+        g = E.StateGraph(Two)
+        g.add_node("a", asker("a"))
+        g.add_node("b", asker("b"))
+        g.add_edge(E.START, "a")
+        g.add_edge(E.START, "b")
+        graph = g.compile(checkpointer=E.InMemorySaver())
+        r = paused(graph, {"log": []})
+        ids = {i["value"]: i["id"] for i in r.interrupts}
+        r.resume({ids["a"]: {"score": 1}, ids["b"]: {"score": 99}})
+        refused = _diff.capture(lambda: r.wait(timeout=TIMEOUT))
+        after = (r.status, [i["value"] for i in r.interrupts], [a["node"] for a in r.answers],
+                 [i.value for i in graph.get_state(_cfg()).interrupts])
+        r.resume({"score": 2})
+        out = settle(r)
+        return {"refused": refused[:2], "after": after, "then": (r.status, sorted(out["log"]), len(r.answers))}
+
+    ref = differential(scenario)
+    assert ref["refused"] == ("raises", "ValidationError")
+    assert ref["after"] == ("interrupted", ["b"], ["a"], ["b"])
+    assert ref["then"] == ("done", ["a:1", "b:2"], 2)
+
+
 # ------------------------------------------------------------ LangChain HumanInTheLoopMiddleware
 class ToolChat(FakeMessagesListChatModel):
     """Scripted replies an agent can bind tools to."""

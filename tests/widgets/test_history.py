@@ -4,6 +4,7 @@ the Timeline model and on nodes/edges parsed back from the DOT, not on string sn
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import operator
 import re
@@ -12,7 +13,7 @@ import time
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Annotated, Any
+from typing import Annotated, Any, Optional
 
 import nbformat
 import pytest
@@ -335,6 +336,7 @@ class Kept(TypedDict, total=False):
     addr: Address
     when: Any
     tags: Any
+    due: Optional[dt.datetime]
 
 
 def _one_step(eng: Any, schema: Any, update: dict[str, Any]) -> Any:
@@ -396,11 +398,48 @@ def test_a_key_holding_no_json_value_is_shown_locked_and_an_edit_is_refused(eng:
     cid, fields = _form_at_the_end(view)
     assert fields["when"]["locked"] == "a datetime value" and fields["when"]["text"] == ""
     assert fields["tags"]["locked"] == "a set value" and "locked" not in fields["n"]
+    # empty at this checkpoint, but its type is no JSON value either: locked by its type
+    assert fields["due"]["locked"] == "values of type datetime" and "locked" not in fields["addr"]
     before = len(list(g.get_state_history(CFG)))
     view._msg_fork({"kind": "fork", "request": 1, "id": cid, "values": {"when": '"2025-01-01"'}})
     assert sent[-1]["ok"] is False and "fork from code" in view.fork_errors["when"]
     assert len(list(g.get_state_history(CFG))) == before
     assert g.get_state(CFG).values["when"] == when
+
+
+class SubNotes(TypedDict, total=False):
+    notes: Annotated[list, operator.add]
+    inner: int
+
+
+class ParentNotes(TypedDict, total=False):
+    notes: list
+    top: str
+
+
+def test_a_view_on_a_subgraphs_namespace_forks_with_the_subgraphs_keys_reducers_and_nodes(eng: Any) -> None:
+    """The parent's `notes` is a plain list, the subgraph's an `operator.add` list: the fork
+    form of the subgraph's history must be the subgraph's (the parent's made a teacher's
+    edit of the prefilled list append it all again)."""
+    sb = eng.StateGraph(SubNotes)
+    sb.add_node("s1", lambda s: {"notes": ["s1"], "inner": 1})
+    sb.add_node("s2", lambda s: {"notes": [eng.interrupt("more?")]})
+    sb.add_edge(eng.START, "s1")
+    sb.add_edge("s1", "s2")
+    pb = eng.StateGraph(ParentNotes)
+    pb.add_node("child", sb.compile())
+    pb.add_edge(eng.START, "child")
+    g = pb.compile(checkpointer=eng.InMemorySaver())
+    g.invoke({"notes": ["p"], "top": "t"}, CFG)
+    ns = g.get_state(CFG, subgraphs=True).tasks[0].state.config["configurable"]["checkpoint_ns"]
+    view = history(g, {"configurable": {"thread_id": "t1", "checkpoint_ns": ns}})
+    sent = captured(view)
+    cid, fields = _form_at_the_end(view)
+    assert sorted(fields) == ["inner", "notes"] and fields["notes"]["reducer"] is True
+    assert fields["notes"]["text"] == "" and view.details["form"]["as_node"] == ["s1", "s2"]
+    view._msg_fork({"kind": "fork", "request": 1, "id": cid, "values": {"notes": '["typed"]'}})
+    assert sent[-1]["ok"] is True, sent[-1]
+    assert g.get_state(view.checkpoint_config(view.selected)).values["notes"] == ["p", "s1", "typed"]
 
 
 def test_replay_streams_into_its_own_view_and_a_double_click_starts_one(eng: Any) -> None:

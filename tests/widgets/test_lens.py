@@ -338,3 +338,19 @@ def test_text_shows_send_count(eng: Any) -> None:
     lens = Lens(L.fan_out(eng, _send(eng)), {"items": [1, 2, 3], "done": []})
     lens.run()
     assert "work ×3" in lens.text()
+
+
+def test_what_if_forgives_only_the_fresh_ids_of_messages() -> None:
+    """A reducer that stamps an `id` on plain event dicts changed the value: what-if with
+    `operator.add` is different. Only a message's id a reducer gave it is ignored."""
+    from lgnb.whatif import what_if
+
+    events = {"channel": "events", "before": [], "writes": [[{"type": "click", "x": 1}]],
+              "after": [{"type": "click", "x": 1, "id": "ev-1"}]}
+    (row,) = what_if([events], "operator.add")
+    assert row["same"] is False
+    reply = {"type": "ai", "content": "hi"}
+    messages = {"channel": "messages", "before": [], "writes": [[reply]],
+                "after": [{**reply, "id": "run-given"}]}
+    (same,) = what_if([messages], "operator.add")
+    assert same["same"] is False  # operator.add gives no id: a real difference
