@@ -1236,6 +1236,7 @@ def test_the_stop_button_during_a_parallel_step_saves_what_langgraph_saves(diffe
         out = []
         for d in ("sync", "async", "exit"):
             calls = []
+            slow_started = threading.Event()
 
             def fast(s):
                 calls.append("fast")
@@ -1243,6 +1244,7 @@ def test_the_stop_button_during_a_parallel_step_saves_what_langgraph_saves(diffe
 
             def slow(s):
                 calls.append("slow")
+                slow_started.set()
                 time.sleep(0.6)
                 return {"log": ["slow"]}
 
@@ -1250,7 +1252,15 @@ def test_the_stop_button_during_a_parallel_step_saves_what_langgraph_saves(diffe
                            checkpointer=E.InMemorySaver())
             cfg = _cfg()
             main = threading.main_thread().ident
-            timer = threading.Timer(0.25, lambda: signal.pthread_kill(main, signal.SIGINT))
+
+            def stop_button(started=slow_started):
+                # while `slow` runs (not a fixed delay: a loaded machine may not have
+                # reached it yet, and the reference then ran to its end)
+                started.wait(10)
+                time.sleep(0.1)
+                signal.pthread_kill(main, signal.SIGINT)
+
+            timer = threading.Thread(target=stop_button)
             timer.start()
             try:
                 app.invoke({"log": []}, cfg, durability=d)
