@@ -1246,7 +1246,7 @@ def test_async_send_workers_route_into_a_deferred_join(differential):
             return E.Command(goto=[E.Send("w", {"i": i}) for i in range(3)])
 
         async def w(s):
-            await asyncio.sleep(0.01 * (3 - s["i"]))
+            await asyncio.sleep(0.1 * (3 - s["i"]))  # 0.1 s apart: the order holds on a loaded machine
             return E.Command(goto="join", update={"log": [s["i"]]})
 
         async def join(s):
