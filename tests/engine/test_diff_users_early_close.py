@@ -46,7 +46,7 @@ from typing_extensions import TypedDict
 
 WORK = 0.02
 """How long a node works after its first event (a lone node is still running then)."""
-SLOW_START = 0.1
+SLOW_START = 0.3
 """The slow parallel node writes its first event this late after the fast one finished
 (the fast one's update reaches the consumer first, with room for a loaded machine)."""
 SLOW_WORK = 0.06

@@ -65,7 +65,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         elif hasattr(report, "wasxfail"):
             outcome = "xfail" if report.skipped else "xpass"
         _write({"id": report.nodeid, "outcome": outcome, "message": _message(report),
-                "private": private or [], "when": report.when})
+                "private": private or [], "when": report.when, "duration": round(report.duration, 3)})
     elif report.when == "teardown" and report.failed:
         _write({"id": report.nodeid, "outcome": "teardown-error", "message": _message(report),
                 "private": private or [], "when": "teardown"})

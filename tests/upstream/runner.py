@@ -70,6 +70,7 @@ def _postgres_fixtures(text: str, url: str) -> str:
     """
     base = url.rsplit("/", 1)[0] + "/"
     text = text.replace('"postgres://postgres:postgres@localhost:5442/"', repr(base))
+    text = _pooled_databases(text)
     if "NO_DOCKER = os.getenv" in text:
         text = text.replace("    if NO_DOCKER\n    else", "    if NO_POSTGRES\n    else")
         text = text.replace(
@@ -77,6 +78,30 @@ def _postgres_fixtures(text: str, url: str) -> str:
             'NO_DOCKER = os.getenv("NO_DOCKER", "false") == "true"; NO_POSTGRES = False',
         )
     return text
+
+
+# a fixture's own database, made and dropped per test -> one of `pg_databases.py`'s pool
+_PER_TEST_DATABASE = (
+    ('database = f"test_{uuid4().hex[:16]}"', "database = _lgnb_pg.lease(DEFAULT_POSTGRES_URI)"),
+    ('await conn.execute(f"CREATE DATABASE {database}")', 'await conn.execute("SELECT 1")'),
+    ('conn.execute(f"CREATE DATABASE {database}")', 'conn.execute("SELECT 1")'),
+    ('await conn.execute(f"DROP DATABASE {database}")', "_lgnb_pg.release(DEFAULT_POSTGRES_URI, database)"),
+    ('conn.execute(f"DROP DATABASE {database}")', "_lgnb_pg.release(DEFAULT_POSTGRES_URI, database)"),
+)
+
+
+def _pooled_databases(text: str) -> str:
+    """A conftest's per-test `CREATE DATABASE` / `DROP DATABASE` made a lease and a release
+    of an emptied database (`pg_databases.py`: the same empty database per test, without
+    the two statements that took most of the suite's time)."""
+    if "CREATE DATABASE" not in text:
+        return text
+    for old, new in _PER_TEST_DATABASE:
+        text = text.replace(old, new)
+    if "CREATE DATABASE" in text or "DROP DATABASE" in text:
+        raise SystemExit("a conftest makes its PostgreSQL databases in a way runner._PER_TEST_DATABASE "
+                         "does not know: update the patterns (or the pinned sdist changed)")
+    return "from tests import _lgnb_pg\n" + text
 
 
 def unpack(sdist: Path, work: Path, *, rewrite: bool, postgres: str | None,
@@ -110,6 +135,7 @@ def unpack(sdist: Path, work: Path, *, rewrite: bool, postgres: str | None,
             stats["private"] += len(result.private)
         py.write_text(text, encoding="utf-8")
     shutil.copy(HERE / "private_name.py", work / "tests" / "_lgnb_private.py")
+    shutil.copy(HERE / "pg_databases.py", work / "tests" / "_lgnb_pg.py")
     if not (work / "tests" / "__init__.py").exists():  # tests import `tests.unit_tests...`
         (work / "tests" / "__init__.py").write_text("")
     (work / "pytest.ini").write_text(suite.ini)

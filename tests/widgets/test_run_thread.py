@@ -26,9 +26,11 @@ class S(TypedDict):
 
 
 class Work:
-    """The node of the run named "old" blocks until `go` (or 5 s) and ignores the cancel."""
+    """The node of the run named "old" blocks until `go` (or `patience` seconds) and ignores
+    the cancel."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, patience: float = 60) -> None:
+        self.patience = patience
         self.started = threading.Event()
         self.go = threading.Event()
         self.returned = threading.Event()
@@ -37,7 +39,7 @@ class Work:
     def __call__(self, s: S, runtime: Runtime) -> dict:
         if s["who"] == "old":
             self.started.set()
-            self.go.wait(5)
+            self.go.wait(self.patience)
             self.saw_cancel.append(runtime.cancel_requested)
             self.returned.set()
         return {"log": [f"work:{s['who']}"]}
@@ -182,7 +184,7 @@ def test_a_langgraph_graph_on_lgnb_sqlite_holds_the_thread_for_other_processes(s
     import sys
     import textwrap
 
-    work = Work()
+    work = Work(patience=120)  # held until the other process answered (it starts slowly under load)
     g = langgraph_graph(saver, work)
     first = lgnb.run(g, {"who": "old", "log": []}, CFG, display=False)
     assert work.started.wait(10)
