@@ -4,7 +4,6 @@ first token soon after the cell is executed (measured in the page)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
