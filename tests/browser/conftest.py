@@ -1,5 +1,4 @@
-"""Browser fixtures: one JupyterLab and one Chromium per session, a fresh page (in a new
-browser context) per test.
+"""Browser fixtures: one JupyterLab per session, one Chromium page per test.
 
 Needs the built front end (`lgnb/static/lgnb.js`; CI builds it first) and Debian's
 Chromium (`chromium_path` from tests/conftest.py: skipped locally, a failure in CI).
@@ -17,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from lab import BUNDLE, Lab, chromium_browser, context_page, jupyter_lab  # noqa: E402
+from lab import BUNDLE, Lab, chromium_page, jupyter_lab  # noqa: E402
 
 ARTIFACTS = Path(os.environ.get("LGNB_BROWSER_ARTIFACTS", "/tmp/lgnb-browser-artifacts"))
 
@@ -31,16 +30,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         yield server
 
 
-@pytest.fixture(scope="session")
-def browser(chromium_path: str, chromium_args: list[str]) -> Iterator[Any]:
-    """Debian's Chromium, launched once for the session."""
-    with chromium_browser(chromium_path, args=chromium_args) as b:
-        yield b
-
-
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    with context_page(browser) as p:
+def page(chromium_path: str, chromium_args: list[str]) -> Iterator[Any]:
+    with chromium_page(chromium_path, args=chromium_args) as p:
         p.lgnb_errors = []  # type: ignore[attr-defined]
         p.on("pageerror", lambda e: p.lgnb_errors.append(str(e)))
         # widget message handlers swallow exceptions: lgnb reports them with console.error

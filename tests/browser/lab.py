@@ -147,36 +147,17 @@ def wait_kernel_idle(page: Any, *, timeout: float = 60.0) -> None:
 
 
 @contextmanager
-def chromium_browser(executable: str, *, args: list[str] | None = None) -> Iterator[Any]:
-    """Debian's Chromium under Playwright (no browser download), closed on exit. A test
-    session launches it once (2-3 s on a 2-core machine) and gives each test a page of
-    its own context (`context_page`)."""
+def chromium_page(executable: str, *, args: list[str] | None = None,
+                  viewport: dict[str, int] | None = None) -> Iterator[Any]:
+    """A Playwright page in Debian's Chromium (no browser download)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, headless=True, args=args or CHROMIUM_ARGS)
         try:
-            yield browser
+            context = browser.new_context(viewport=viewport or {"width": 1400, "height": 1000})
+            page = context.new_page()
+            page.set_default_timeout(30_000)
+            yield page
         finally:
             browser.close()
-
-
-@contextmanager
-def context_page(browser: Any, *, viewport: dict[str, int] | None = None) -> Iterator[Any]:
-    """A page in a new browser context of `browser`: no cookies, storage or cache of an
-    earlier test's (as a new browser), closed with its context on exit."""
-    context = browser.new_context(viewport=viewport or {"width": 1400, "height": 1000})
-    try:
-        page = context.new_page()
-        page.set_default_timeout(30_000)
-        yield page
-    finally:
-        context.close()
-
-
-@contextmanager
-def chromium_page(executable: str, *, args: list[str] | None = None,
-                  viewport: dict[str, int] | None = None) -> Iterator[Any]:
-    """A Playwright page in a Chromium of its own (one-off scripts and the wheel test)."""
-    with chromium_browser(executable, args=args) as browser, context_page(browser, viewport=viewport) as page:
-        yield page
