@@ -50,6 +50,10 @@ SLOW_START = 0.3
 """The slow parallel node writes its first event this late after the fast one finished
 (the fast one's update reaches the consumer first, with room for a loaded machine)."""
 SLOW_WORK = 0.06
+HOLD = 0.1
+"""How long a "hold" consumer awaits before closing: the node whose chunk it stopped at
+(WORK after its first event) ends meanwhile, the slow parallel node (SLOW_START after the
+fast one ended) has not started its work, on both engines, with room for a loaded machine."""
 
 
 class S(TypedDict, total=False):
@@ -245,7 +249,7 @@ async def _aconsume(app: Any, how: str, mode: Any, stop: Callable[[Any], bool], 
         got.append(chunk)
         if stop(chunk):
             if how == "hold":
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(HOLD)
             await agen.aclose()
             return got
 
