@@ -1289,9 +1289,11 @@ def test_the_stop_button_during_a_live_streams_lone_task_saves_what_langgraph_sa
         out = []
         for d in ("sync", "async", "exit"):
             calls = []
+            slow_started = threading.Event()
 
             def slow(s):
                 calls.append("slow")
+                slow_started.set()
                 time.sleep(0.6)
                 return {"log": ["slow"]}
 
@@ -1303,7 +1305,13 @@ def test_the_stop_button_during_a_live_streams_lone_task_saves_what_langgraph_sa
             app = g.compile(checkpointer=E.InMemorySaver())
             cfg = _cfg()
             main = threading.main_thread().ident
-            timer = threading.Timer(0.25, lambda: signal.pthread_kill(main, signal.SIGINT))
+
+            def stop_button(started=slow_started):
+                started.wait(10)  # while `slow` runs, not after a fixed delay (see above)
+                time.sleep(0.1)
+                signal.pthread_kill(main, signal.SIGINT)
+
+            timer = threading.Thread(target=stop_button)
             timer.start()
             try:
                 for _ in app.stream({"log": []}, cfg, stream_mode=["updates", "custom"], durability=d):

@@ -175,19 +175,31 @@ def test_a_stop_while_a_postgres_write_waits_keeps_the_connection_and_the_write(
         cfg = {"configurable": {"thread_id": thread}}
         blocker.execute("BEGIN")
         blocker.execute("LOCK TABLE checkpoints IN EXCLUSIVE MODE")
-        stop = threading.Timer(0.3, _thread.interrupt_main)
-        release = threading.Timer(0.8, lambda: blocker.execute("COMMIT"))
-        stop.start()
-        release.start()
-        began = time.monotonic()
+        released: list[float] = []
+
+        def stop_then_release() -> None:
+            # the stop is pressed once the run's write waits for the lock (not after a fixed
+            # delay: a loaded machine may not have reached the write yet), released 0.5 s later
+            with psycopg.connect(postgres_url, autocommit=True) as watcher:
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and not watcher.execute(
+                        "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'checkpoints'::regclass"
+                ).fetchone()[0]:
+                    time.sleep(0.01)
+            _thread.interrupt_main()
+            time.sleep(0.5)
+            released.append(time.monotonic())
+            blocker.execute("COMMIT")
+
+        presser = threading.Thread(target=stop_then_release)
+        presser.start()
         try:
             with pytest.raises(KeyboardInterrupt):
                 app.invoke({"n": 0, "log": []}, cfg)
-            waited = time.monotonic() - began
+            stopped = time.monotonic()
         finally:
-            stop.join()
-            release.join()
-        assert waited >= 0.7, "the stop should wait for the blocked write to finish"
+            presser.join()
+        assert released and stopped >= released[0], "the stop should wait for the blocked write to finish"
         assert not saver.conn.closed
         snap = app.get_state(cfg)
         assert snap.metadata["step"] == -1 and snap.next == ("__start__",)

@@ -28,6 +28,7 @@ import _thread
 import asyncio
 import operator
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -45,12 +46,28 @@ class S(TypedDict):
     log: Annotated[list, operator.add]
 
 
-def _press_when(ready: threading.Event, *, real_signal: bool = False) -> threading.Thread:
+def _main_runs(code: Any) -> bool:
+    """Whether the main thread is running `code` now (or something it called)."""
+    frame = sys._current_frames().get(MAIN)  # type: ignore[arg-type]
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _press_when(ready: threading.Event, *, real_signal: bool = False,
+                inside: Any = None) -> threading.Thread:
     """A thread that presses stop once `ready` is set: `interrupt_main()` for a main thread
-    running Python code, a real SIGINT for one blocked on a lock."""
+    running Python code, a real SIGINT for one blocked on a lock. `inside`: and once the
+    main thread runs this function (on a loaded machine, a node in another thread can
+    start before the main thread has reached the `wait()` the stop is meant for)."""
 
     def press() -> None:
         if ready.wait(10):
+            deadline = time.monotonic() + 10
+            while inside is not None and not _main_runs(inside.__code__) and time.monotonic() < deadline:
+                time.sleep(0.002)
             if real_signal:
                 signal.pthread_kill(MAIN, signal.SIGINT)  # type: ignore[arg-type]
             else:
@@ -289,7 +306,7 @@ def _wait_until_unlocked(path: str, threads_before: set[threading.Thread]) -> st
 def _stop_while(wait: Any, started: threading.Event, release: threading.Event) -> None:
     """Press stop (a real SIGINT) once the blocking node started, while the main thread is
     in `wait()`: the call re-raises KeyboardInterrupt; then let the node end."""
-    presser = _press_when(started, real_signal=True)
+    presser = _press_when(started, real_signal=True, inside=wait)
     try:
         with pytest.raises(KeyboardInterrupt):
             wait()
