@@ -226,6 +226,13 @@ class StreamReducer:
         """Node keys running now (in start order, no duplicates)."""
         return list(dict.fromkeys(k for _, k in self.active.values()))
 
+    def next_seq(self) -> int:
+        """A sequence number for a change made to the content outside the patches (a row
+        taken back): the content's snapshot then carries it, so the page, whose patches are
+        all older, loads that snapshot in place of what they built."""
+        self._seq += 1
+        return self._seq
+
     # -- helpers ---------------------------------------------------------------
     def _patch(self, kind: str, pid: Any, **fields: Any) -> Patch:
         self._seq += 1

@@ -342,8 +342,9 @@ class Run:
         self._answers: list[dict[str, Any]] = []
         self._held: dict[str, tuple[Any, str]] = {}
         # a resume's undo, until its segment settles: what the run showed and held before
-        # (answers on record, held answers, the questions); a refused resume puts it back
-        self._undo: tuple[int, dict[str, tuple[Any, str]], list[Any], dict[str, Any]] | None = None
+        # (answers on record, held answers, the questions, error rows); a refused resume
+        # puts it back
+        self._undo: tuple[int, dict[str, tuple[Any, str]], list[Any], dict[str, Any], int] | None = None
         self._refused: BaseException | None = None  # raised once by the next wait()
         self._requests: set[Any] = set()  # request ids of the page already handled (one action once)
         self._tools: dict[str, Any] | None = None
@@ -503,7 +504,7 @@ class Run:
             command = _command_type(self.graph)(resume={ids[0]: value})
             answered = {ids[0]: value}
         self._undo = (len(self._answers), dict(self._held), list(self._reducer.interrupts),
-                      dict(self._reducer.payloads))
+                      dict(self._reducer.payloads), len(self._store.errors))
         at = time.strftime("%H:%M:%S")
         nodes = {i["id"]: i.get("node", "") for i in self._reducer.interrupts}
         values = {i["id"]: i.get("value") for i in self._reducer.interrupts}
@@ -814,13 +815,18 @@ class Run:
         finally:
             self._release()
 
-    def _unresume(self, undo: tuple[int, dict[str, tuple[Any, str]], list[Any], dict[str, Any]],
+    def _unresume(self, undo: tuple[int, dict[str, tuple[Any, str]], list[Any], dict[str, Any], int],
                   exc: BaseException) -> None:
         """The engine refused the answer (it did not match the question's `response_schema`,
         or names a question no longer pending) and saved nothing: the thread still waits,
         so the run does too — its questions, forms and held answers back, the refused answer
-        off the record, the reason on the form; the next `wait()` raises it."""
-        answered, held, interrupts, payloads = undo
+        off the record (and the error row the node's refusal left: it is no error of the
+        run, which goes on once answered again), the reason on the form; the next `wait()`
+        raises it."""
+        answered, held, interrupts, payloads, errors = undo
+        if len(self._store.errors) > errors:
+            del self._store.errors[errors:]
+            self._store.seq = self._reducer.next_seq()  # the page reloads the snapshot
         self._reducer.interrupts, self._reducer.payloads, self._reducer.paused = interrupts, payloads, True
         # several answered at once: the engine kept those it accepted (their nodes ran)
         # and still asks the others; the view follows the thread

@@ -292,22 +292,38 @@ class Review(BaseModel):
 def test_an_answer_from_code_the_response_schema_refuses_leaves_the_run_waiting() -> None:
     """`run.resume(bad)` where `interrupt(..., response_schema=Review)` refuses the value: the
     engine saves nothing and the thread still asks, so the view keeps its form, the refused
-    answer is not on record, `wait()` raises why once, and a good answer then resumes."""
+    answer is not on record, `wait()` raises why once, and a good answer then resumes. The
+    refusal is said on the form, not listed among the run's errors (before, the finished run
+    still showed the ValidationError under `ask`), on the page too: its content is reloaded."""
     def scenario(E: Any) -> Any:
         graph = echo(E, {"question": "Review"}, response_schema=Review)(E)
         r = paused(graph, {"log": []})
+        page, patched = [], [0]  # the content snapshots the page is sent; its patches' last seq
+        r.view.observe(lambda change: page.append(change["new"]), names="snapshot")
+        send = r.view.send
+
+        def sent(msg: Any, buffers: Any = None) -> None:
+            if msg.get("kind") == "patches":
+                patched[0] = max([patched[0], *(p["seq"] for p in msg["patches"])])
+            send(msg, buffers)
+
+        r.view.send = sent
         r.resume({"approved": "maybe", "score": "x"})
         refused = _diff.capture(lambda: r.wait(timeout=TIMEOUT))
+        del r.view.send
+        # the page loads a snapshot newer than the patches it applied (the error row's among them)
         after = (r.status, len(r.forms), r.answers, r.view.form_error.startswith("Could not resume"),
-                 [i.value for i in graph.get_state(_cfg()).interrupts])
+                 [i.value for i in graph.get_state(_cfg()).interrupts], r.content["errors"],
+                 page[-1]["errors"], page[-1]["seq"] > patched[0] > 0)
         r.resume({"approved": True, "score": 3})
         out = settle(r)
-        return {"refused": refused[:2], "after": after, "then": (r.status, out["log"], len(r.answers))}
+        return {"refused": refused[:2], "after": after,
+                "then": (r.status, out["log"], len(r.answers), r.content["errors"], page[-1]["errors"])}
 
     ref = differential(scenario)
     assert ref["refused"] == ("raises", "ValidationError")
-    assert ref["after"] == ("interrupted", 1, [], True, [{"question": "Review"}])
-    assert ref["then"] == ("done", ["Review(approved=True, score=3)"], 1)
+    assert ref["after"] == ("interrupted", 1, [], True, [{"question": "Review"}], [], [], True)
+    assert ref["then"] == ("done", ["Review(approved=True, score=3)"], 1, [], [])
 
 
 class Scored(BaseModel):
