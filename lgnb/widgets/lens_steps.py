@@ -144,6 +144,16 @@ class StepBuilder:
         self._starting = self._resume_values = resuming
         self._command_update = update
 
+    def questions(self) -> tuple[list[dict[str, Any]], dict[str, Any], Any]:
+        """The questions the run waits on (to ask them again: `ask_again`)."""
+        return list(self.interrupts), dict(self.payloads), self._raised
+
+    def ask_again(self, questions: tuple[list[dict[str, Any]], dict[str, Any], Any]) -> None:
+        """The engine refused the answers to `questions` (as `questions()` gave them) and
+        saved nothing: the run waits on them again."""
+        interrupts, payloads, self._raised = questions
+        self.interrupts, self.payloads, self.paused = list(interrupts), dict(payloads), True
+
     def end_segment(self, error: BaseException | None = None) -> dict[str, Any] | None:
         """The stream ended (done, interrupted, or `error`): close the open step."""
         if self._start_values is not None:

@@ -51,7 +51,7 @@ from lgnb.widgets._title import view_title
 from lgnb.widgets.graph_view import GraphMixin, check_graph
 from lgnb.widgets.lens_edges import EdgeTracer, drawn_edges
 from lgnb.widgets.lens_steps import REDUCED_NOTICE, StepBuilder, public_step, reducer_names
-from lgnb.widgets.run_view import NO_CHECKPOINTER, _command_type, _has_checkpointer
+from lgnb.widgets.run_view import NO_CHECKPOINTER, _command_type, _has_checkpointer, _refused_resume
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -457,10 +457,28 @@ class Lens:
             raise ValueError(f"{len(ids)} interrupts are pending (ids {', '.join(ids)}): resume with {{id: value}}")
         else:  # keyed, as the run view does: an unkeyed Command(resume=None) is no answer for LangGraph
             command = Command(resume={ids[0]: value})
+        questions = self._builder.questions()
         self._next_input, self._gen, self._status = command, None, "paused"
         self._held = {}
         self.view.forms, self.view.interrupts, self.view.form_error = [], [], ""
-        return self._advance()
+        step = self._advance()
+        if self._status == "error" and self._error is not None and _refused_resume(self._error):
+            self._ask_again(questions, self._error)
+        return step
+
+    def _ask_again(self, questions: tuple[list[dict[str, Any]], dict[str, Any], Any], exc: BaseException) -> None:
+        """The engine refused the answer (it did not match the question's `response_schema`,
+        or names a question no longer pending) and saved nothing: the thread still waits, so
+        the lens does too — its questions and forms back, the reason on the form, and raised
+        to the caller. The step that ran and refused stays in the trace (it is what the
+        engine did); answering again runs that step anew."""
+        self._builder.ask_again(questions)
+        self._status, self._error = "interrupted", None
+        self._publish(None)
+        self.view.error = {}
+        self.view.form_error = (f"Could not resume: {type(exc).__name__}: {exc} "
+                                "(nothing was saved: answer again)")
+        raise exc
 
     def _resume_from_view(self, content: Mapping[str, Any]) -> None:
         request, iid, value = content.get("id"), str(content.get("interrupt_id") or ""), content.get("value")

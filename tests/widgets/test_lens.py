@@ -206,6 +206,37 @@ def test_an_answer_to_a_question_the_lens_no_longer_asks_is_refused_and_sends_no
     assert lens.status == "interrupted" and len(lens.view.forms) == 1
 
 
+def test_an_answer_the_response_schema_refuses_leaves_the_lens_asking_and_a_good_one_goes_on(eng: Any) -> None:
+    """`lens.resume(bad)` where `interrupt(..., response_schema=Review)` refuses the value:
+    the engine saves nothing, so the lens still asks (its form back, the reason on it, no
+    run error shown) and `resume` raises why; a good answer then runs the node. Before, the
+    lens stayed in "error" and refused every later answer while the thread still asked."""
+    import pytest
+    from pydantic import BaseModel, ValidationError
+
+    class Review(BaseModel):
+        approved: bool
+
+    def ask(state: L.Plain) -> dict[str, Any]:
+        return {"value": repr(eng.interrupt({"question": "ok?"}, response_schema=Review))}
+
+    g = eng.StateGraph(L.Plain)
+    g.add_node("ask", ask)
+    g.add_edge(eng.START, "ask")
+    lens = Lens(g.compile(checkpointer=eng.InMemorySaver()), {"value": ""})
+    lens.run()
+    assert lens.status == "interrupted"
+    with pytest.raises(ValidationError):
+        lens.resume({"approved": "maybe"})
+    assert lens.status == "interrupted" and len(lens.view.forms) == 1 and lens.view.error == {}
+    assert lens.view.status == "interrupted"
+    assert lens.view.form_error.startswith("Could not resume: ValidationError")
+    lens.resume({"approved": True})
+    lens.run()
+    assert lens.status == "done" and lens.result == {"value": "Review(approved=True)"}
+    assert lens.view.form_error == "" and lens.view.forms == []
+
+
 def test_a_breakpoint_is_stepped_past_from_the_page(eng: Any) -> None:
     """`interrupt_before` asks nothing: the lens says so, shows no form, and the page's
     Step (then Run) continues the run from the breakpoint, on either engine."""
