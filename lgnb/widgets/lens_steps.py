@@ -150,9 +150,13 @@ class StepBuilder:
 
     def ask_again(self, questions: tuple[list[dict[str, Any]], dict[str, Any], Any]) -> None:
         """The engine refused the answers to `questions` (as `questions()` gave them) and
-        saved nothing: the run waits on them again."""
+        saved nothing: the run waits on them again. The step that ran and raised the refusal
+        is marked ``"refused"`` (not ``"error"``): the run did not fail, and the good answer
+        runs that step number again."""
         interrupts, payloads, self._raised = questions
         self.interrupts, self.payloads, self.paused = list(interrupts), dict(payloads), True
+        if self.steps and self.steps[-1]["status"] == "error":
+            self.steps[-1]["status"] = "refused"
 
     def end_segment(self, error: BaseException | None = None) -> dict[str, Any] | None:
         """The stream ended (done, interrupted, or `error`): close the open step."""

@@ -471,10 +471,11 @@ class Lens:
         or names a question no longer pending) and saved nothing: the thread still waits, so
         the lens does too — its questions and forms back, the reason on the form, and raised
         to the caller. The step that ran and refused stays in the trace (it is what the
-        engine did); answering again runs that step anew."""
+        engine did), marked "refused"; answering again runs that step anew."""
         self._builder.ask_again(questions)
         self._status, self._error = "interrupted", None
-        self._publish(None)
+        steps = self._builder.steps
+        self._publish(steps[-1] if steps else None)  # (its row now says "refused")
         self.view.error = {}
         self.view.form_error = (f"Could not resume: {type(exc).__name__}: {exc} "
                                 "(nothing was saved: answer again)")

@@ -231,10 +231,15 @@ def test_an_answer_the_response_schema_refuses_leaves_the_lens_asking_and_a_good
     assert lens.status == "interrupted" and len(lens.view.forms) == 1 and lens.view.error == {}
     assert lens.view.status == "interrupted"
     assert lens.view.form_error.startswith("Could not resume: ValidationError")
+    # the trail says the step refused the answer; the run did not fail
+    assert [s["status"] for s in lens.view.summary][-1] == "refused"
     lens.resume({"approved": True})
     lens.run()
     assert lens.status == "done" and lens.result == {"value": "Review(approved=True)"}
     assert lens.view.form_error == "" and lens.view.forms == []
+    statuses = [(s["step"], s["status"]) for s in lens.view.summary]
+    assert "error" not in dict(statuses).values() and (statuses[-2][1], statuses[-1][1]) == ("refused", "done")
+    assert statuses[-2][0] == statuses[-1][0]  # the good answer ran that step number again
 
 
 def test_a_breakpoint_is_stepped_past_from_the_page(eng: Any) -> None:
