@@ -131,7 +131,7 @@ def _build(shape: str, engine: str, tokens: int = TOKENS[0]) -> Callable[[], Any
         import engines
 
         size, steps = divmod(tokens, 1000)  # packed by main(): N * 1000 + steps
-        g = bench_costs._messages_graph(engines.load(engine), steps)
+        g = bench_costs.message_loop(engines.load(engine), steps)
         hist = bench_costs._history(size)
         return lambda: g.invoke({"messages": list(hist), "n": 0})
     if shape == "keys":

@@ -83,3 +83,22 @@ def test_bench_instructions_child_runs_a_shape_in_a_moved_layout_without_valgrin
     p = run_script("bench_instructions.py", "--child", "react", "--k", "1", "--engine", "lgnb", "--layout", "3")
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.strip().endswith(str(Path("lgnb") / "graph" / "__init__.py")), p.stdout
+
+
+def test_every_bench_instructions_shape_runs_as_a_child_on_each_engine():
+    # each shape's child, as `bench_instructions.py` starts it under callgrind (sizes packed
+    # in --tokens as its main() packs them, the smallest), on lgnb and on LangGraph; the
+    # `history` shape once broke unnoticed when a bench helper it used was renamed
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_instructions", ROOT / "bench" / "bench_instructions.py")
+    assert spec is not None and spec.loader is not None
+    bi = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bi)
+    sizes = {"messages": bi.TOKENS[0], "history": bi.HISTORY[0] * 1000 + 2, "keys": bi.KEYS[0] * 1000 + 2}
+    for shape in bi.SHAPES:
+        for engine in ("lgnb", "langgraph"):
+            p = run_script("bench_instructions.py", "--child", shape, "--k", "0", "--engine", engine,
+                           "--tokens", str(sizes.get(shape, bi.TOKENS[0])))
+            assert p.returncode == 0, f"{shape} on {engine}:\n{p.stdout}{p.stderr}"
+            assert p.stdout.strip().endswith(str(Path(engine) / "graph" / "__init__.py")), (shape, engine, p.stdout)
