@@ -24,7 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_costs import _history, _messages_graph  # noqa: E402
+from bench_costs import _history  # noqa: E402
+from graphs import message_loop  # noqa: E402
 from engines import load  # noqa: E402
 
 
@@ -33,7 +34,7 @@ def _run_cpu(engine: object, messages: int, steps: int, reps: int) -> float:
 
     best = float("inf")
     for _ in range(reps):
-        graph = _messages_graph(engine, steps)
+        graph = message_loop(engine, steps)
         history = _history(messages)
         began = time.process_time()
         run(graph, {"messages": history, "n": 0}, {"recursion_limit": steps + 10}, display=False).wait(timeout=600)

@@ -102,3 +102,12 @@ def test_every_bench_instructions_shape_runs_as_a_child_on_each_engine():
                            "--tokens", str(sizes.get(shape, bi.TOKENS[0])))
             assert p.returncode == 0, f"{shape} on {engine}:\n{p.stdout}{p.stderr}"
             assert p.stdout.strip().endswith(str(Path(engine) / "graph" / "__init__.py")), (shape, engine, p.stdout)
+
+
+def test_every_bench_script_imports():
+    # a script whose imports broke (a helper renamed in another bench module) fails here,
+    # not months later when someone runs it
+    scripts = sorted(p.stem for p in (ROOT / "bench").glob("*.py"))
+    code = "import sys; sys.path.insert(0, 'bench')\nfor name in sys.argv[1:]:\n    __import__(name)"
+    p = subprocess.run([sys.executable, "-c", code, *scripts], capture_output=True, text=True, cwd=ROOT, timeout=240)
+    assert p.returncode == 0, p.stdout + p.stderr
