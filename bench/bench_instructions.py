@@ -20,9 +20,13 @@ Shapes (nodes are trivial, ``x += 1``-style, so the engine's own cost dominates)
   ``"async"``, the default; with trivial nodes both engines save inline or as soon as the
   step ends). ``saved-lg``: the same with LangGraph's ``InMemorySaver`` under either engine
   (a saver a ported program imports from ``langgraph``, which lgnb does not own).
+- ``updates``: the same chain, ``stream(...)`` with its default mode (``updates``, not
+  live: the nodes run in the calling thread), consumed — how most programs stream.
 - ``send``: one step of a 100-way ``Send`` fan-out to a trivial node (``invoke``).
 - ``wide``: 100 nodes in a row over a 1,000-key state (all keys in the input), each node
   reading the state and writing one key.
+- ``values``: the ``wide`` graph streamed with ``stream_mode="values"`` (a 1,000-key
+  chunk per step), consumed; against ``wide``: what the ``values`` mode adds per step.
 - ``react``: ``graphs.react(20)`` (agent with a fake tool-calling chat model <-> a tool
   node, 41 node executions), ``invoke``; the figure is per node execution.
   ``--engine floor`` runs the same node functions in a plain Python loop: an engine's own
@@ -87,7 +91,8 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
 PRELOAD = ""  # --preload: imported by the child (and passed on to it) before anything else
-SHAPES = ("chain", "stream", "send", "wide", "messages", "react", "history", "keys", "saved", "saved-lg")
+SHAPES = ("chain", "stream", "updates", "send", "wide", "values", "messages", "react", "history", "keys",
+          "saved", "saved-lg")
 NODES = 100
 WIDE_KEYS = 1000
 REACT_TURNS = 20
@@ -158,7 +163,7 @@ def _build(shape: str, engine: str, tokens: int = TOKENS[0]) -> Callable[[], Any
     StateGraph, START, END = graph.StateGraph, graph.START, graph.END
     Send = importlib.import_module(f"{engine}.types").Send
 
-    if shape in ("chain", "stream", "saved", "saved-lg"):
+    if shape in ("chain", "stream", "updates", "saved", "saved-lg"):
         b = StateGraph(_Chain)
         for i in range(NODES):
             b.add_node(f"n{i}", lambda s: {"x": s["x"] + 1})
@@ -176,6 +181,8 @@ def _build(shape: str, engine: str, tokens: int = TOKENS[0]) -> Callable[[], Any
         g = b.compile()
         if shape == "chain":
             return lambda: g.invoke({"x": 0}, cfg)
+        if shape == "updates":  # `stream()` as most programs call it: not live
+            return lambda: sum(1 for _ in g.stream({"x": 0}, cfg))
         modes = ["updates", "custom"]
         return lambda: sum(1 for _ in g.stream({"x": 0}, cfg, stream_mode=modes))
     if shape == "send":
@@ -185,7 +192,7 @@ def _build(shape: str, engine: str, tokens: int = TOKENS[0]) -> Callable[[], Any
         b.add_edge("work", END)
         g = b.compile()
         return lambda: g.invoke({"out": []})
-    if shape == "wide":
+    if shape in ("wide", "values"):
         schema = TypedDict("Wide", {f"k{i}": int for i in range(WIDE_KEYS)})  # type: ignore[misc]
         b = StateGraph(schema)
 
@@ -200,6 +207,8 @@ def _build(shape: str, engine: str, tokens: int = TOKENS[0]) -> Callable[[], Any
         g = b.compile()
         inp = {f"k{i}": 0 for i in range(WIDE_KEYS)}
         cfg = {"recursion_limit": NODES + 10}
+        if shape == "values":  # each chunk a fresh 1,000-key dict, consumed and dropped
+            return lambda: sum(1 for _ in g.stream(dict(inp), cfg, stream_mode="values"))
         return lambda: g.invoke(dict(inp), cfg)
     raise SystemExit(f"unknown shape {shape!r}: choose from {', '.join(SHAPES)}")
 

@@ -681,19 +681,26 @@ def _task_ends(loop: Loop, task: Task, exc: BaseException | None, errors: list[B
     return _commit(loop, task, exc, errors)
 
 
-def _step_here(loop: Loop, runtime: Any, control: RunControl | None) -> None:
+def _step_here(loop: Loop, runtime: Any, control: RunControl | None, *,
+               defer: bool = False, tasks: list[Task] | None = None) -> list[BaseException] | None:
     """`_step` for a sync run that nobody drains before its end (`run_to_end`): a step of
     one task runs here as plain calls, its saves included, so no generator of the driver
     is on the stack while the node runs (every exception raised in the node walks each
     one) and no request makes a round trip through them — ~3% of a ReAct node's engine
     overhead. A step of several tasks, or with a step timeout, is `_step`'s. `control`:
-    the run's `_cancellable` control."""
-    tasks = loop.runnable_tasks()
+    the run's `_cancellable` control.
+
+    `defer`: a stream that is not live (`_plain_steps`), whose lone task's events are
+    handed over at the next step's start anyway: the step's errors are returned instead
+    of raised, for the caller to hand the consumer the events so far first, where `_step`
+    does (the caller checked the step has one task and no timeout: `tasks`, the step's)."""
+    if tasks is None:
+        tasks = loop.runnable_tasks()
     if not tasks:
-        return
+        return None
     if len(tasks) > 1 or loop.step_timeout:
         answer(_step(loop, runtime, _THREADS))
-        return
+        return None
     run = loop.run
     recorder = loop.recorder
     default = loop.retry_policy
@@ -731,7 +738,21 @@ def _step_here(loop: Loop, runtime: Any, control: RunControl | None) -> None:
             tasks.insert(i, handler)
     if errors:
         exc = None  # (see `_raise_step_errors`)
+        if defer:
+            return errors
         _raise_step_errors(errors)
+    return None
+
+
+def _plain_steps(loop: Loop, ex: Any) -> bool:
+    """Whether a drained sync stream's lone-task steps may run as `_step_here`'s plain
+    calls: the stream is not live (its node runs in this thread either way, and nothing
+    of the step reaches the consumer before the step ends but a failure's events, which
+    `_run` hands over before raising, as `_step` does) and no node has an error handler
+    (`_step` hands over a failure's events before its handler runs)."""
+    if ex.is_async or loop.live:
+        return False
+    return not any(node.error_handler is not None for node in loop.nodes.values())
 
 
 def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
@@ -800,7 +821,9 @@ def _step(loop: Loop, runtime: Any, ex: Any) -> Generator[Request, Any, None]:
             # (a consumer changing a chunk cannot change the state), as LangGraph does,
             # and at once when it failed, the step runs more, or the stream is live
             # (LangGraph runs a live stream's every task in its pool and yields as each ends)
-            if loop.drained and (loop.live or exc is not None or handler is not None or len(tasks) > 1):
+            # — but not between a failed task and its error handler: on LangGraph a consumer
+            # that stops at the failure's events does not stop the handler
+            if loop.drained and handler is None and (loop.live or exc is not None or len(tasks) > 1):
                 yield _EMIT
             if errors and _failed(errors):
                 break
@@ -1144,6 +1167,7 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             yield (on_resume, aon_resume, (loop,))
         cached = loop.graph.cache is not None
         here = not ex.is_async and not loop.drained  # `run_to_end`: steps as plain calls
+        plain = not here and _plain_steps(loop, ex)  # a stream's lone tasks, likewise
         control = _cancellable(run)
         while loop.tick():
             if loop.io:
@@ -1159,6 +1183,12 @@ def _run(loop: Loop, input: Any, resuming: bool | None, ex: Any) -> Generator[Re
             try:
                 if here:
                     _step_here(loop, runtime, control)
+                elif plain and not loop.step_timeout and len(tasks := loop.runnable_tasks()) == 1:
+                    failed = _step_here(loop, runtime, control, defer=True, tasks=tasks)
+                    tasks = None  # (this frame lives as long as the run: hold no task)
+                    if failed:
+                        yield _EMIT  # the failure's events first, as `_step` hands them over
+                        _raise_step_errors(failed)
                 else:
                     yield from _step(loop, runtime, ex)
             except BaseException:

@@ -1678,3 +1678,87 @@ def test_each_retry_is_logged_at_info_with_the_task_the_wait_and_the_error(diffe
     differential(scenario, expect=({"n": 3}, [
         ("INFO", "Retrying task f after 0.01 seconds (attempt 1) after ConnectionError reset by peer", True),
         ("INFO", "Retrying task f after 0.02 seconds (attempt 2) after ConnectionError reset by peer", True)]))
+
+
+def test_a_stream_stopped_at_a_failed_tasks_event_runs_no_error_handler_after_it(differential):
+    """A consumer of `stream(stream_mode="tasks")` that stops at the result of a task that
+    failed: does the node's error handler (same step) still run, and does the node after
+    it? On LangGraph the handler runs (it belongs to the step the consumer stopped in); the
+    next step does not. A plain stream and a live one (`custom` too: tasks in threads)."""
+
+    def scenario(E):
+        out = []
+        for stop in (True, False):
+            ran: list[str] = []
+
+            def fail(s):
+                ran.append("a")
+                raise ValueError("boom")
+
+            def handler(state, error: E.errors.NodeError):
+                ran.append("handler")
+                return {"log": [f"handled {error.node}"]}
+
+            def after(s):
+                ran.append("b")
+                return {"log": ["b"]}
+
+            g = E.StateGraph(S)
+            g.add_node("a", fail, error_handler=handler)
+            g.add_node("b", after)
+            g.add_edge(E.START, "a")
+            g.add_edge("a", "b")
+            app = g.compile()
+            for modes in ("tasks", ["tasks", "custom"]):  # plain, and live (a thread per task)
+                ran.clear()
+                seen = []
+                for chunk in app.stream({"log": []}, stream_mode=modes):
+                    if isinstance(modes, list):
+                        chunk = chunk[1]
+                    seen.append({k: v for k, v in chunk.items() if k in ("name", "error", "result")})
+                    if stop and chunk.get("error"):
+                        break
+                out.append((stop, modes, seen, list(ran)))
+        return out
+
+    differential(scenario)
+
+
+def test_an_astream_stopped_at_a_failed_tasks_event_runs_no_error_handler_after_it(differential):
+    """`astream`'s side of the test above (async nodes)."""
+
+    async def scenario(E):
+        out = []
+        for stop in (True, False):
+            ran: list[str] = []
+
+            async def fail(s):
+                ran.append("a")
+                raise ValueError("boom")
+
+            async def handler(state, error: E.errors.NodeError):
+                ran.append("handler")
+                return {"log": [f"handled {error.node}"]}
+
+            async def after(s):
+                ran.append("b")
+                return {"log": ["b"]}
+
+            g = E.StateGraph(S)
+            g.add_node("a", fail, error_handler=handler)
+            g.add_node("b", after)
+            g.add_edge(E.START, "a")
+            g.add_edge("a", "b")
+            app = g.compile()
+            seen = []
+            stream = app.astream({"log": []}, stream_mode="tasks")
+            async for chunk in stream:
+                seen.append({k: v for k, v in chunk.items() if k in ("name", "error", "result")})
+                if stop and chunk.get("error"):
+                    break
+            await stream.aclose()
+            await asyncio.sleep(0.05)
+            out.append((stop, seen, ran))
+        return out
+
+    differential(scenario)
