@@ -1680,6 +1680,16 @@ def test_each_retry_is_logged_at_info_with_the_task_the_wait_and_the_error(diffe
         ("INFO", "Retrying task f after 0.02 seconds (attempt 2) after ConnectionError reset by peer", True)]))
 
 
+def _handled_then_next(E, fail, handler, after):
+    """START -> a -> b, `fail` as `a` with `handler` as its error handler, `after` as `b`."""
+    g = E.StateGraph(S)
+    g.add_node("a", fail, error_handler=handler)
+    g.add_node("b", after)
+    g.add_edge(E.START, "a")
+    g.add_edge("a", "b")
+    return g.compile()
+
+
 def test_a_stream_stopped_at_a_failed_tasks_event_runs_no_error_handler_after_it(differential):
     """A consumer of `stream(stream_mode="tasks")` that stops at the result of a task that
     failed: does the node's error handler (same step) still run, and does the node after
@@ -1703,12 +1713,7 @@ def test_a_stream_stopped_at_a_failed_tasks_event_runs_no_error_handler_after_it
                 ran.append("b")
                 return {"log": ["b"]}
 
-            g = E.StateGraph(S)
-            g.add_node("a", fail, error_handler=handler)
-            g.add_node("b", after)
-            g.add_edge(E.START, "a")
-            g.add_edge("a", "b")
-            app = g.compile()
+            app = _handled_then_next(E, fail, handler, after)
             for modes in ("tasks", ["tasks", "custom"]):  # plain, and live (a thread per task)
                 ran.clear()
                 seen = []
@@ -1744,12 +1749,7 @@ def test_an_astream_stopped_at_a_failed_tasks_event_runs_no_error_handler_after_
                 ran.append("b")
                 return {"log": ["b"]}
 
-            g = E.StateGraph(S)
-            g.add_node("a", fail, error_handler=handler)
-            g.add_node("b", after)
-            g.add_edge(E.START, "a")
-            g.add_edge("a", "b")
-            app = g.compile()
+            app = _handled_then_next(E, fail, handler, after)
             seen = []
             stream = app.astream({"log": []}, stream_mode="tasks")
             async for chunk in stream:
