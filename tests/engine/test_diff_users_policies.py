@@ -1762,3 +1762,105 @@ def test_an_astream_stopped_at_a_failed_tasks_event_runs_no_error_handler_after_
         return out
 
     differential(scenario)
+
+
+def _stop_after_every_chunk(E, build, modes):
+    """For each k, a fresh thread whose stream the consumer stops after its k-th chunk:
+    the chunks seen, and what the checkpointer then holds (state, next, pending tasks'
+    errors, the history's steps). The last k runs the stream to its end."""
+    out = []
+    k, total = 0, None
+    while total is None or k <= total:
+        app, cfg = build(E), _cfg()
+        seen = []
+        try:
+            for chunk in app.stream({"log": []}, cfg, stream_mode=modes):
+                if len(seen) == k:
+                    break
+                seen.append(chunk)
+            else:
+                total = len(seen)
+        except ValueError as exc:  # the graph without a handler fails at its last chunk
+            seen.append(("raised", str(exc)))
+            total = len(seen) - 1
+        state = app.get_state(cfg)
+        out.append((k, seen, state.values, state.next,
+                    [(t.name, repr(t.error)) for t in state.tasks],
+                    [(s.metadata["step"], s.next) for s in app.get_state_history(cfg)]))
+        k += 1
+    return out
+
+
+def test_a_stream_stopped_after_any_chunk_leaves_the_checkpoints_langgraph_leaves(differential):
+    """A consumer may stop a stream anywhere (a notebook cell interrupted, a `break` on the
+    first answer). Whatever chunk it stops after, the thread's checkpoints then hold what
+    LangGraph's hold: the steps finished before that chunk was yielded, the pending writes
+    of the step it belongs to, the node to run next. A graph whose failing node has an
+    error handler, the same graph without one (the run fails), each with a checkpointer,
+    in plain modes (lone tasks run as calls) and live ones (`custom`: tasks in threads)."""
+
+    def scenario(E):
+        def fail(s):
+            raise ValueError("boom")
+
+        def handler(state, error: E.errors.NodeError):
+            return {"log": [f"handled {error.node}"]}
+
+        def build(with_handler):
+            def make(E):
+                g = _line(E, "first", "a", "b", fns={"a": fail},
+                          a={"error_handler": handler} if with_handler else {})
+                return g.compile(checkpointer=E.InMemorySaver())
+            return make
+
+        out = []
+        for with_handler in (True, False):
+            for modes in ("updates", "tasks", "values", "debug", ["updates", "custom"], ["tasks", "values"]):
+                out.append((with_handler, modes, _stop_after_every_chunk(E, build(with_handler), modes)))
+        return out
+
+    differential(scenario)
+
+
+def test_an_astream_stopped_after_any_chunk_leaves_the_checkpoints_langgraph_leaves(differential):
+    """`astream`'s side of the test above (async nodes and handler)."""
+
+    async def scenario(E):
+        async def fail(s):
+            raise ValueError("boom")
+
+        async def handler(state, error: E.errors.NodeError):
+            return {"log": [f"handled {error.node}"]}
+
+        async def first(s):
+            return {"log": ["first"]}
+
+        out = []
+        for with_handler in (True, False):
+            for modes in ("updates", "tasks", ["updates", "custom"], ["tasks", "values"]):
+                rows, k, total = [], 0, None
+                while total is None or k <= total:
+                    app = _line(E, "first", "a", "b", fns={"first": first, "a": fail},
+                                a={"error_handler": handler} if with_handler else {}).compile(
+                        checkpointer=E.InMemorySaver())
+                    cfg, seen = _cfg(), []
+                    stream = app.astream({"log": []}, cfg, stream_mode=modes)
+                    try:
+                        async for chunk in stream:
+                            if len(seen) == k:
+                                break
+                            seen.append(chunk)
+                        else:
+                            total = len(seen)
+                    except ValueError as exc:
+                        seen.append(("raised", str(exc)))
+                        total = len(seen) - 1
+                    await stream.aclose()
+                    state = await app.aget_state(cfg)
+                    rows.append((k, seen, state.values, state.next, [(t.name, repr(t.error)) for t in state.tasks],
+                                 [(s.metadata["step"], s.next) async for s in app.aget_state_history(cfg)]))
+                    k += 1
+                out.append((with_handler, modes, rows))
+        return out
+
+    differential(scenario)
