@@ -21,7 +21,7 @@ from typing import Any
 
 import comm as comm_package
 import pytest
-from _kernels import start_kernel
+from _kernels import running_kernel
 from comm.base_comm import BaseComm
 from widget_fakes import FakeStreamingChat
 from widget_graphs import _engine
@@ -81,12 +81,8 @@ def _patch_texts(messages: list[dict[str, Any]]) -> list[str]:
 
 @pytest.fixture
 def kernel() -> Iterator[Any]:
-    km, kc = start_kernel()
-    try:
+    with running_kernel() as (_, kc):
         yield kc
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
 
 
 def test_in_a_real_kernel_the_view_streams_while_another_cell_sleeps_and_a_busy_cell_reads_status_at_once(

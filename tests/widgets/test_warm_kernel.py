@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _kernels import start_kernel
+from _kernels import running_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,13 +30,9 @@ BESIDE = ("import threading\n"
 
 @contextmanager
 def kernel() -> Iterator[Any]:
-    km, kc = start_kernel(cwd=str(ROOT))
-    kc.manager = km  # (the stop button: `kc.manager.interrupt_kernel()`)
-    try:
+    with running_kernel(cwd=str(ROOT)) as (km, kc):
+        kc.manager = km  # (the stop button: `kc.manager.interrupt_kernel()`)
         yield kc
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
 
 
 def run(kc: Any, code: str) -> str:
