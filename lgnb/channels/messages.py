@@ -83,12 +83,21 @@ def _local_refcount() -> int:
     return _getrefcount(probe)
 
 
+def _boxed_refcount() -> int:
+    """What `sys.getrefcount` says of a list a local variable and one tuple refer to (a
+    `value_after` record, unpacked in `_adopt`)."""
+    probe: list = []
+    box = (probe,)  # noqa: F841 - the second reference is the point
+    return _getrefcount(probe)
+
+
 REUSE_FROM = 256
 """Histories shorter than this are copied: below ~256 messages a copy costs no more than
 checking that a retired list can be reused (measured on CPython 3.11)."""
 
 _getrefcount = sys.getrefcount
 _ONLY_LOCAL = _local_refcount()
+_ONLY_BOXED = _boxed_refcount()
 
 _APPENDABLE: dict[type, bool] = {}
 """Message classes `_appended` takes, by class (filled as they are met)."""
@@ -258,12 +267,15 @@ class MessagesChannel(BinaryOperatorAggregate):
 
     def _adopt(self, fresh: tuple[Any, list, list, dict[Any, int]]) -> list | None:
         """`fresh`'s list if it is still exactly the value the write gives: nothing
-        written here since, every message of the update appended (none replaced), and
-        the list as `value_after` returned it. Checking costs one pointer comparison
-        per message of the history (no reference counts touched), a copy costs two."""
+        written here since, every message of the update appended (none replaced), the
+        list as `value_after` returned it, and nobody holding it any more (its reference
+        count: a router that kept the state it read, or passed its list in a `Send`,
+        holds it, and may change it later; LangGraph's state never shares the list its
+        edge read). Checking costs one pointer comparison per message of the history (no
+        reference counts touched), a copy costs two."""
         update, base, merged, record = fresh
         own = self._own
-        if own is None or self.value is not base:
+        if own is None or self.value is not base or _getrefcount(merged) != _ONLY_BOXED:
             return None
         n = len(base)
         tail = merged[n:]

@@ -40,3 +40,13 @@ def ref_engine():
 def pytest_report_header(config):
     mode = "SELFTEST (langgraph vs langgraph)" if _diff.selftest_enabled() else "langgraph vs lgnb"
     return f"lgnb differential engine suite: {mode}"
+
+
+@pytest.fixture(params=["copied", "shared"])
+def views(request, monkeypatch):
+    """Run a state-view scenario with lgnb's default threshold and with sharing forced."""
+    if request.param == "shared":
+        from lgnb.pregel import _view
+
+        monkeypatch.setattr(_view, "SHARE_FROM", 0)
+    return request.param

@@ -362,7 +362,8 @@ def test_channel_and_its_copies_match_langgraph_add_messages_on_random_histories
 
 def test_the_write_takes_the_fresh_reads_list_only_while_the_edge_left_it_alone(monkeypatch):
     """One copy of the history per step, not two: the step's write adopts the list a
-    conditional edge read, when that list is untouched and the write only appends."""
+    conditional edge read, when that list is untouched, the write only appends and the
+    edge let go of it (a list someone still holds could change under the state)."""
     from lgnb.channels import messages
     from lgnb.channels.messages import MessagesChannel
     from lgnb.graph.message import add_messages
@@ -373,16 +374,26 @@ def test_the_write_takes_the_fresh_reads_list_only_while_the_edge_left_it_alone(
     ch.update([[AIMessage("index built", id="a0")]])
     update = AIMessage("appended", id="a1")
     peek = ch.value_after(update)
+    read = id(peek)
+    del peek  # the edge returned: its list is the channel's only (the record holds it alive)
     ch.update([update])
-    assert ch.get() is peek and [m.id for m in peek][-2:] == ["a0", "a1"]
+    assert id(ch.get()) == read and [m.id for m in ch.get()][-2:] == ["a0", "a1"]
+
+    update = AIMessage("kept by the edge", id="a1b")
+    kept = ch.value_after(update)  # a router that keeps the list it read
+    ch.update([update])
+    assert ch.get() is not kept and ch.get() == kept
+    ch.update([[AIMessage("later", id="a1c")]])
+    assert [m.id for m in kept][-1] == "a1b"  # what it kept never changes
 
     update = AIMessage("appended too", id="a2")
     peek = ch.value_after(update)
-    peek[0], peek[1] = peek[1], peek[0]  # the edge reorders its own list
+    peek[0], peek[1] = peek[1], peek[0]  # the edge reorders its own list, then lets go
+    del peek
     ch.update([update])
-    assert ch.get() is not peek and [m.id for m in ch.get()][:2] == ["h0", "h1"]
+    assert [m.id for m in ch.get()][:2] == ["h0", "h1"]
 
     update = HumanMessage("h0 replaced", id="h0")  # a replacement is not adopted, still right
     peek = ch.value_after(update)
     ch.update([update])
-    assert ch.get() is not peek and ch.get()[0].content == "h0 replaced" and len(ch.get()) == 8
+    assert ch.get() is not peek and ch.get()[0].content == "h0 replaced" and len(ch.get()) == 10
