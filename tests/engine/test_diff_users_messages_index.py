@@ -11,8 +11,8 @@ import time
 from typing import Annotated
 
 import pytest
+from _builders import _cfg, _chain, _conversation_loop, _ids, _msgs_graph
 from _diff import capture
-from _fast_paths import _cfg, _chain, _ids, _msgs_graph
 from typing_extensions import TypedDict
 
 
@@ -557,17 +557,9 @@ def test_a_router_logs_the_whole_state_of_a_long_conversation(differential):
     still show what the router saw."""
 
     def scenario(E):
-        from langchain_core.messages import AIMessage, HumanMessage
-
-        class M(TypedDict):
-            messages: Annotated[list, E.add_messages]
-            turn: int
+        from langchain_core.messages import HumanMessage
 
         audit = []
-
-        def agent(s):
-            t = s.get("turn", 0)
-            return {"messages": [AIMessage(f"t{t}", id=f"ai{t}")], "turn": t + 1}
 
         def route(s):
             audit.append(s)
@@ -577,13 +569,7 @@ def test_a_router_logs_the_whole_state_of_a_long_conversation(differential):
             s["messages"].append(HumanMessage("in place", id=f"ip{s['turn']}"))
             return {}
 
-        g = E.StateGraph(M)
-        g.add_node("agent", agent)
-        g.add_node("tools", tools)
-        g.add_edge(E.START, "agent")
-        g.add_conditional_edges("agent", route, ["tools", E.END])
-        g.add_edge("tools", "agent")
-        app = g.compile()
+        app = _conversation_loop(E, route, tools)
         out = []
         for n in (3, 300):
             audit.clear()

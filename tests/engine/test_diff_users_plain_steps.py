@@ -16,7 +16,7 @@ from typing import Annotated
 
 import pytest
 from _diff import acollect, capture, collect, steps_as_multisets
-from _fast_paths import S, _cfg, _chain, _ids
+from _builders import S, _cfg, _chain, _ids
 from typing_extensions import TypedDict
 
 _VAR = contextvars.ContextVar("fast_paths_var", default="unset")

@@ -12,6 +12,7 @@ import time
 from typing import Annotated
 
 import pytest
+from _builders import _chain
 from _diff import acollect, capture, collect
 from typing_extensions import TypedDict
 
@@ -28,17 +29,6 @@ def _wide(n, extra=None):
 def _zeros(n):
     """An input setting every key of `_wide(n)` to 0."""
     return {f"k{i}": 0 for i in range(n)}
-
-
-def _chain(E, State, *fns, **compile_kw):
-    g = E.StateGraph(State)
-    prev = E.START
-    for i, fn in enumerate(fns):
-        g.add_node(f"n{i}", fn)
-        g.add_edge(prev, f"n{i}")
-        prev = f"n{i}"
-    g.add_edge(prev, E.END)
-    return g.compile(**compile_kw)
 
 
 def _messages_after(E, *fns):

@@ -14,7 +14,7 @@ import time
 from typing import Annotated
 
 import pytest
-from _fast_paths import S, _cfg, _chain, _hist_values
+from _builders import S, _cfg, _chain, _conversation_loop, _hist_values, _routed_loop
 from typing_extensions import TypedDict
 
 
@@ -288,13 +288,7 @@ def test_a_router_that_mutates_its_state(differential, views):
             seen.append(dict(s))
             return {"log": ["b"]}
 
-        g = E.StateGraph(S)
-        g.add_node("a", a)
-        g.add_node("b", b)
-        g.add_edge(E.START, "a")
-        g.add_conditional_edges("a", route, ["b", E.END])
-        g.add_edge("b", "a")
-        app = g.compile()
+        app = _routed_loop(E, S, a, route, b)
         return app.invoke({"count": 0, "log": [], "note": "n"}), seen
 
     differential(scenario)
@@ -326,13 +320,7 @@ def test_a_router_that_mutates_a_reduced_list_does_not_change_the_state(differen
             seen.append((list(s["log"]), [m.id for m in s["messages"]]))
             return {}
 
-        g = E.StateGraph(M)
-        g.add_node("a", a)
-        g.add_node("b", b)
-        g.add_edge(E.START, "a")
-        g.add_conditional_edges("a", route, ["b", E.END])
-        g.add_edge("b", "a")
-        app = g.compile()
+        app = _routed_loop(E, M, a, route, b)
         res = app.invoke({"messages": [HumanMessage("hi", id="h")], "log": []})
         return res["log"], [m.id for m in res["messages"]], seen
 
@@ -344,17 +332,9 @@ def test_a_router_that_mutates_a_long_conversation(differential, views):
     and pops from the `messages` list it reads; the node after it and the result."""
 
     def scenario(E):
-        from langchain_core.messages import AIMessage, HumanMessage
-
-        class M(TypedDict):
-            messages: Annotated[list, E.add_messages]
-            turn: int
+        from langchain_core.messages import HumanMessage
 
         seen = []
-
-        def agent(s):
-            t = s.get("turn", 0)
-            return {"messages": [AIMessage(f"t{t}", id=f"ai{t}")], "turn": t + 1}
 
         def route(s):
             s["messages"].append(HumanMessage("injected", id=f"inj{s['turn']}"))
@@ -365,13 +345,7 @@ def test_a_router_that_mutates_a_long_conversation(differential, views):
             seen.append((len(s["messages"]), s["messages"][0].id, s["messages"][-1].id))
             return {"messages": [HumanMessage("tool", id=f"tool{s['turn']}")]}
 
-        g = E.StateGraph(M)
-        g.add_node("agent", agent)
-        g.add_node("tools", tools)
-        g.add_edge(E.START, "agent")
-        g.add_conditional_edges("agent", route, ["tools", E.END])
-        g.add_edge("tools", "agent")
-        app = g.compile()
+        app = _conversation_loop(E, route, tools)
         history = [HumanMessage(f"h{i}", id=f"h{i}") for i in range(300)]
         res = app.invoke({"messages": history})
         return len(res["messages"]), [m.id for m in res["messages"][-8:]], res["messages"][0].id, seen
@@ -416,17 +390,30 @@ def test_parallel_branches_mutating_their_inputs_do_not_see_each_other(different
     differential(scenario)
 
 
-def test_pydantic_state_mutated_in_place_by_a_node(differential, views):
-    """A pydantic state: `state.items.append(x)` and `state.count = 5` without returning
-    them; then `return state` from another node."""
+@pytest.mark.parametrize("kind", ["pydantic", "dataclass"])
+def test_a_model_state_mutated_in_place_by_a_node(differential, views, kind):
+    """A pydantic or dataclass state: `state.items.append(x)` and `state.count = 5`
+    without returning them; then `return state` (the instance itself) from another node."""
 
     def scenario(E):
-        from pydantic import BaseModel
+        if kind == "pydantic":
+            from pydantic import BaseModel
 
-        class PS(BaseModel):
-            items: list = []
-            count: int = 0
-            note: str = ""
+            class State(BaseModel):
+                items: list = []
+                count: int = 0
+                note: str = ""
+
+            def dump(s):
+                return s.model_dump()
+        else:
+            @dataclasses.dataclass
+            class State:
+                items: list = dataclasses.field(default_factory=list)
+                count: int = 0
+                note: str = ""
+
+            dump = dataclasses.asdict
 
         seen = []
 
@@ -436,52 +423,16 @@ def test_pydantic_state_mutated_in_place_by_a_node(differential, views):
             return {"note": "a"}
 
         def b(s):
-            seen.append(s.model_dump())
+            seen.append(dump(s))
             s.items.append("b")
             s.count += 1
             return s
 
         def c(s):
-            seen.append(s.model_dump())
+            seen.append(dump(s))
             return {}
 
-        app = _chain(E, PS, a, b, c)
-        inp = {"items": ["x"], "count": 0}
-        res = app.invoke(inp)
-        return res, seen, inp
-
-    differential(scenario)
-
-
-def test_dataclass_state_mutated_in_place_by_a_node(differential, views):
-    """A dataclass state: in-place list append, attribute assignment, and returning the
-    dataclass instance itself."""
-
-    def scenario(E):
-        @dataclasses.dataclass
-        class DS:
-            items: list = dataclasses.field(default_factory=list)
-            count: int = 0
-            note: str = ""
-
-        seen = []
-
-        def a(s):
-            s.items.append("a")
-            s.count = 5
-            return {"note": "a"}
-
-        def b(s):
-            seen.append(dataclasses.asdict(s))
-            s.items.append("b")
-            s.count += 1
-            return s
-
-        def c(s):
-            seen.append(dataclasses.asdict(s))
-            return {}
-
-        app = _chain(E, DS, a, b, c)
+        app = _chain(E, State, a, b, c)
         inp = {"items": ["x"], "count": 0}
         res = app.invoke(inp)
         return res, seen, inp

@@ -5,24 +5,13 @@ No `from __future__ import annotations`: state classes are defined inside scenar
 """
 
 import pytest
+from _builders import _chain
 from _diff import collect
 from typing_extensions import TypedDict
-
 
 # lgnb copies a state of fewer than `SHARE_FROM` keys for each node; these scenarios use
 # 4-key states, so sharing is switched on for every size to test it
 pytestmark = pytest.mark.usefixtures("share_small_states")
-
-
-def _chain(E, State, *fns):
-    g = E.StateGraph(State)
-    prev = E.START
-    for i, fn in enumerate(fns):
-        g.add_node(f"n{i}", fn)
-        g.add_edge(prev, f"n{i}")
-        prev = f"n{i}"
-    g.add_edge(prev, E.END)
-    return g.compile()
 
 
 def _state():
