@@ -18,6 +18,7 @@ the records through `format_record`. It is *complete* once the barrier was cross
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -25,6 +26,9 @@ from typing import Any
 from lgnb.pregel.records import format_record, to_jsonable
 from lgnb.widgets._forms import RAISED_ID
 from lgnb.widgets._stream import RaisedBy, normalize
+
+_SETTLE_S = 1.0
+"""How long the lens waits for LangGraph's background thread to save a step's writes."""
 
 PUSH = "__pregel_push"
 REDUCED_NOTICE = ("This graph is not an lgnb graph: the lens builds its steps from the public "
@@ -596,7 +600,7 @@ class StepBuilder:
         if self._saved_writes is None or not isinstance(parent, Mapping) or step is None or not step["execute"]:
             return
         try:
-            saved = self._saved_writes(parent)
+            saved = self._settled_writes(parent, {str(t["id"]) for t in step["execute"]["tasks"]})
         except Exception:  # noqa: BLE001 - a saver that cannot be read here: the streams' writes stay
             return
         by_task: dict[str, list[list[Any]]] = {}
@@ -608,6 +612,23 @@ class StepBuilder:
                 if write not in task["writes"]:
                     task["writes"].append(write)
                 self._fired.add(write[0])
+
+    def _settled_writes(self, parent: Mapping[str, Any], task_ids: set[str]) -> Any:
+        """The saved writes of checkpoint `parent` once every task in `task_ids` has some.
+
+        LangGraph saves a task's writes in a background thread, even with
+        durability="sync" (which waits for the checkpoint, not the writes), so right after
+        a step they may not all be there yet; read too early, a missing route write lit
+        the edge the task did not take. Waits at most `_SETTLE_S` (a task that wrote
+        nothing at all never shows up)."""
+        assert self._saved_writes is not None
+        deadline = time.monotonic() + _SETTLE_S
+        while True:
+            saved = self._saved_writes(parent)
+            have = {str(w[0]) for w in saved or () if len(w) >= 3}
+            if task_ids <= have or time.monotonic() >= deadline:
+                return saved
+            time.sleep(0.005)
 
     def _on_updates(self, payload: Any) -> bool:
         if not isinstance(payload, Mapping) or "__interrupt__" not in payload:

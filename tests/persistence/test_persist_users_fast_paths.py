@@ -1212,7 +1212,7 @@ def test_messages_in_a_plain_list_edited_in_place_and_returned(differential, tmp
         with _saver(E, kind, tmp_path, "msgs", request) as saver:
             app, cfg = _Sync(g.compile(checkpointer=saver)), _thread()
             outs = [app.invoke({"n": 0}, cfg), app.invoke({"n": 1 + app.get_state(cfg).values["n"]}, cfg)]
-            return outs, _everything(app, cfg)
+            return outs, _everything_settled(app, cfg)  # the returned list grows in place
 
     differential(scenario)
 

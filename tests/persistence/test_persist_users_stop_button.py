@@ -107,12 +107,14 @@ def _where(name: str) -> str:
 
 
 def _after(app: Any, cfg: dict, ran: list[str]) -> dict[str, Any]:
-    """What the user does after the stop: look, resume, list the history."""
+    """What the user does after the stop: look, resume, list the history. `ran` is
+    compared sorted: parallel nodes start in worker threads, in an order that varies
+    (under load, on Python 3.13); the history gives the order of the steps."""
     snap = app.get_state(cfg)
     seen = {"state": (snap.values, snap.next, sorted((t.name, t.result) for t in snap.tasks)),
-            "ran_before_resume": list(ran)}
+            "ran_before_resume": sorted(ran)}
     seen["resume"] = app.invoke(None, cfg)
-    seen["ran"] = list(ran)
+    seen["ran"] = sorted(ran)
     seen["history"] = [(h.metadata["step"], h.next) for h in app.get_state_history(cfg)]
     return seen
 

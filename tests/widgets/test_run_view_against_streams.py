@@ -22,6 +22,8 @@ import asyncio
 import json
 import operator
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -749,13 +751,23 @@ def test_an_error_inside_a_subgraph_names_the_node_that_raised() -> None:
 
 
 def test_one_failing_branch_of_a_parallel_step_is_the_error_shown() -> None:
-    """One branch fails while another succeeds: the view shows the failing branch's error."""
+    """One branch fails after another succeeded: the view shows the good branch's update and
+    the failing branch's error. (`bad` waits for `good`: the two run in threads, and whether
+    an update that ends after the error is streamed is thread timing on LangGraph.)"""
 
     def build(E: Any) -> Any:
+        done = threading.Event()
+
+        def good(state: Any) -> Any:
+            done.set()
+            return {"log": ["good"]}
+
         def bad(state: Any) -> Any:
+            done.wait(5)
+            time.sleep(0.05)  # good's writes are in before the error
             raise ZeroDivisionError("division by zero")
 
-        g = chat_graph(E, {"good": lambda s: {"log": ["good"]}, "bad": bad},
+        g = chat_graph(E, {"good": good, "bad": bad},
                        [(E.START, "good"), (E.START, "bad")], state=Log)
         return g, {"log": []}, None
 

@@ -73,8 +73,14 @@ Versions = dict[str, Any]
 Key = tuple[str, str, str]  # thread_id, checkpoint_ns, checkpoint_id
 
 
+compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""`json.dumps(value, ensure_ascii=False, separators=(",", ":"))`, the text version maps
+and metadata are stored as, without building a `JSONEncoder` per call as `json.dumps`
+does for any non-default option (two per checkpoint)."""
+
+
 def _dumps(versions: Mapping[str, Any]) -> str:
-    return json.dumps(versions, separators=(",", ":"), ensure_ascii=False)
+    return compact_json(versions)
 
 
 class RefsEncoder:

@@ -112,7 +112,7 @@ def _configurable(config: RunnableConfig) -> Mapping[str, Any]:
 
 def _metadata_json(metadata: Mapping[str, Any]) -> str:
     try:
-        return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+        return _refs.compact_json(metadata)
     except (TypeError, ValueError) as exc:
         bad = [
             k for k, v in metadata.items() if not _json_ok(v)

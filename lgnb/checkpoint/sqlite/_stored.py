@@ -21,7 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
 
 from lgnb.checkpoint.sqlite import _appends
-from lgnb.checkpoint.sqlite._refs import resolve_rows
+from lgnb.checkpoint.sqlite._refs import compact_json, resolve_rows
 from lgnb.checkpoint.sqlite._store import SqliteStore, _config, load_checkpoint
 from lgnb.checkpoint.stored import StoredValue as BaseStoredValue
 
@@ -129,7 +129,7 @@ def list_stored(
 def _read_row(store: SqliteStore, conn: Any, row: Sequence[Any], inline_max: int
               ) -> tuple[list[StoredValue], list[StoredValue]]:
     thread_id, ns, checkpoint_id, _parent, _type, _blob, _meta, versions = row
-    refs = json.dumps(versions, separators=(",", ":"), ensure_ascii=False)
+    refs = compact_json(versions)
     values = [
         _appended(thread_id, ns, channel, version, btype, store)
         if btype.startswith(_appends.PREFIX)
