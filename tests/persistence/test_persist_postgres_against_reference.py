@@ -827,7 +827,10 @@ def test_async_saver_failure_in_async_fan_out_keeps_the_sibling_writes(pg):
                 app = g.compile(checkpointer=saver)
                 out.append(await _diff.acapture(lambda: app.ainvoke({"log": []}, cfg)))
                 st = await app.aget_state(cfg)
-                out.append((st.next, sorted((t.name, repr(t.error), t.result) for t in st.tasks)))
+                # c's CancelledError is saved in the background as the run ends: whether it
+                # lands varies on LangGraph itself (memory and PostgreSQL disagree under load)
+                out.append((st.next, sorted((t.name, "<cancelled or not saved>" if t.error is None or isinstance(
+                    t.error, asyncio.CancelledError) else repr(t.error), t.result) for t in st.tasks)))
             async with savers.aopen() as saver:
                 app = g.compile(checkpointer=saver)
                 out.append(await app.ainvoke(None, cfg))

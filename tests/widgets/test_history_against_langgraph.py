@@ -29,6 +29,7 @@ import importlib
 import operator
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
@@ -457,10 +458,18 @@ def diamond(E: Any, saver: Any, fail: dict[str, bool] | None = None) -> Any:
     saved checkpoint of step 2 may hold the join barrier's later state (a shared set saved
     after step 3 changed it) and list a phantom `d` in next (tests/persistence,
     test_full_history_of_branches_of_different_length_joined); lgnb saves what step 2 had."""
+    b1_done = threading.Event()
+
     def mk(name: str) -> Any:
         def node(s: Log) -> dict[str, Any]:
             if fail is not None and name == "c" and fail.get("c"):
+                # after b1 is done: a sibling still running when c fails is cancelled, and
+                # LangGraph then saves a CancelledError for it (thread timing, not the program)
+                b1_done.wait(5)
+                time.sleep(0.05)
                 raise ValueError("c is down <b>now</b>")
+            if name == "b1":
+                b1_done.set()
             return {"log": [name]}
         return node
 
@@ -960,15 +969,22 @@ def test_retry_a_failed_step_from_the_view_after_the_fix(tmp_path: Path) -> None
 
     def build(E: Any, saver: Any) -> Any:  # no join barrier: replays run with the default durability
         fail["c"] = True
+        b1_done = threading.Event()
+
+        def b1(s: Log) -> dict[str, Any]:
+            b1_done.set()
+            return {"log": ["b1"]}
 
         def c(s: Log) -> dict[str, Any]:
             if fail["c"]:
+                b1_done.wait(5)  # as in `diamond`: no sibling left running to be cancelled
+                time.sleep(0.05)
                 raise ValueError("c is down")
             return {"log": ["c"]}
 
         b = E.StateGraph(Log)
         b.add_node("a", lambda s: {"log": ["a"]})
-        b.add_node("b1", lambda s: {"log": ["b1"]})
+        b.add_node("b1", b1)
         b.add_node("c", c)
         b.add_node("d", lambda s: {"log": ["d"]})
         b.add_edge(E.START, "a")
