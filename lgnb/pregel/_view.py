@@ -49,6 +49,7 @@ def _kept_refcount() -> int:
 
     class Holder:
         __slots__ = ("snapshot",)
+        snapshot: StateInput
 
     holder = Holder()
     probe = holder.snapshot = StateInput()

@@ -71,17 +71,6 @@ INSERT OR IGNORE INTO lgnb_checkpoints ({SELECT_CHECKPOINT_COLUMNS}, run_id)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
-# A new checkpoint stored as a delta on `refs_base` (?9), inserted only while that base
-# row is still there (a prune from another process may have deleted it since): one
-# statement for the check and the insert. No row inserted means the base is gone or the
-# checkpoint exists already; the saver tells which and takes the slow path.
-INSERT_DELTA_CHECKPOINT = f"""
-INSERT OR IGNORE INTO lgnb_checkpoints ({SELECT_CHECKPOINT_COLUMNS}, run_id)
-SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
-WHERE EXISTS (SELECT 1 FROM lgnb_checkpoints
-              WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?9)
-"""
-
 _WRITE_COLUMNS = (
     "(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, "
     "ref, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"

@@ -582,22 +582,19 @@ class SqliteStore:
             None if run_id is None else str(run_id),
         )
         with self.writing() as conn:
+            if refs_base is not None and not _refs.base_exists(conn, key, refs_base):
+                # deleted since it was saved (a prune from another process): full map
+                refs, refs_base, memo = _refs.full(key, checkpoint["channel_versions"])
+                row = (*row[:7], refs, None, row[9])
             lists = self._bases_checked(conn, lists, blobs, values, large)
             if large:
                 conn.executemany(_sql.INSERT_VALUE, large)
             if blobs:
                 conn.executemany(_sql.INSERT_BLOB, blobs)
-            if refs_base is not None and conn.execute(_sql.INSERT_DELTA_CHECKPOINT, row).rowcount:
-                pass  # the usual step: a delta on the checkpoint saved last, still there
-            else:
-                if refs_base is not None and not _refs.base_exists(conn, key, refs_base):
-                    # deleted since it was saved (a prune from another process): full map
-                    refs, refs_base, memo = _refs.full(key, checkpoint["channel_versions"])
-                    row = (*row[:7], refs, None, row[9])
-                if conn.execute(_sql.INSERT_CHECKPOINT, row).rowcount == 0:
-                    # saved before: the rows based on it keep their versions, then it changes
-                    _refs.materialize_based_on(conn, key)
-                    conn.execute(_sql.UPSERT_CHECKPOINT, row)
+            if conn.execute(_sql.INSERT_CHECKPOINT, row).rowcount == 0:
+                # saved before: the rows based on it keep their versions, then it changes
+                _refs.materialize_based_on(conn, key)
+                conn.execute(_sql.UPSERT_CHECKPOINT, row)
         self.refs.saved(memo)
         for _at, list_key, text, saved in lists:
             if saved is None:
