@@ -924,8 +924,9 @@ def test_two_branches_of_one_thread_grown_in_turn(differential, tmp_path, reques
                 main = app.update_state(main, {"plan": ["grow"] * (n - 1) + ["grow"]}, as_node="work")
                 outs.append(app.invoke(None, {**main, **R}))
                 main = app.get_state(main).config
-            hist, states = _everything(app, cfg)
-            pages = [list(app.get_state_history(cfg, before=s.config, limit=5)) for s in hist[::6]]
+            # turn 11 edits the first item in place: results as `_settled` says
+            hist, states = _everything_settled(app, cfg)
+            pages = [_settled(list(app.get_state_history(cfg, before=s.config, limit=5))) for s in hist[::6]]
             return outs, hist, states, pages, app.get_state(tip), app.get_state(main)
 
     differential(scenario)
