@@ -174,6 +174,8 @@ class Loop(ResumeMixin):
         self.is_nested = is_nested
         self.is_run_root = not is_nested if run_root is None else run_root
         self.parent_ctx = parent_ctx
+        # the tags list this loop's tasks share (`RunContext.task_config`), made at its first task
+        self.task_tags: list[str] | None = None
         self.run_manager: Any = None
         self.runtime: Any = None
         self.interrupt_before = interrupt_before

@@ -311,6 +311,25 @@ class RunContext:
         self._address_metadata = (self.address, found)  # read-only to callers: they copy it
         return found
 
+    def _task_tags(self, loop: Loop, parent: Any, own: Any, node_tags: Any) -> list[str]:
+        """The `tags` of a task's config. As on LangGraph, the tasks of one graph run share
+        one list, copied from the caller's config when the run starts (a subgraph's: from
+        its parent task's, so it has the parent's tags): a tag a node appends to
+        `config["tags"]` in place is seen by the tasks planned after it, not by the caller
+        or the enclosing graph. A subgraph's own tags (`with_config`) are in its list; a
+        node with tags of its own gets a list of its own."""
+        shared = loop.task_tags
+        if shared is None:
+            if parent is not None and parent.loop.run is self:
+                base = parent.config.get("tags")
+            else:
+                base = self.user_config.get("tags")
+            shared = list(base or ())
+            if own:  # a subgraph's `with_config(tags=...)`: after the caller's
+                shared += [t for t in own.get("tags") or () if t not in shared]
+            loop.task_tags = shared
+        return [*shared, *node_tags] if node_tags else shared
+
     def task_config(self, loop: Loop, task: Task) -> dict[str, Any]:
         """The RunnableConfig a node sees (what LangGraph passes as `config`).
 
@@ -347,12 +366,9 @@ class RunContext:
             for key, value in address.items():
                 metadata.setdefault(key, value)
         configurable = dict(user.get(CONF) or ())
-        tags = list(user.get("tags") or ())
+        tags = self._task_tags(loop, parent, own, node.tags)
         if own:
             configurable = {**(own.get(CONF) or {}), **configurable}
-            tags += [t for t in own.get("tags") or () if t not in tags]  # after the caller's
-        if node.tags:
-            tags += node.tags
         configurable["checkpoint_ns"] = task.ns
         configurable["checkpoint_id"] = None  # (LangGraph: a task runs at no checkpoint of its own)
         # the checkpoints this task runs at, its graph's and the enclosing graphs' (by namespace);

@@ -910,12 +910,101 @@ def test_a_node_that_edits_its_config_in_place(differential):
     differential(_config_editing_scenario(edit_tags=False))
 
 
-@pytest.mark.xfail(strict=True, reason="a tag a node appends to `config['tags']` in place is seen by "
-                   "every later node in LangGraph (one list per run), by none in lgnb")
 def test_a_node_that_appends_a_tag_to_its_config_in_place(differential):
     """The same program where the node also does `config["tags"].append("tag-a")` (adding a
-    tracing tag for what follows): LangGraph's later nodes see the tag."""
+    tracing tag for what follows): the nodes after it see the tag (one list per run, as on
+    LangGraph), the caller's config does not change."""
     differential(_config_editing_scenario(edit_tags=True))
+
+
+def _tag_probe(seen, name, append=None):
+    def fn(s, config):
+        seen.append((name, list(config.get("tags", ["<none>"]))))
+        if append:
+            config.setdefault("tags", []).append(append)
+        return {"log": [name]}
+
+    return fn
+
+
+@pytest.mark.parametrize("how", ["invoke", "stream", "ainvoke"])
+@pytest.mark.parametrize("caller_tags", [["t"], None])
+def test_tags_appended_in_place_reach_later_nodes_a_subgraph_and_sends_but_not_the_caller(
+        differential, how, caller_tags):
+    """A node appends a tag in place, then a subgraph runs (its first node appends another),
+    then a node fans out with `Send`s, then a subgraph with tags of its own (`with_config`)
+    runs: which tags each node sees. A subgraph starts from its parent task's tags, and
+    what its nodes append stays inside it; with no tags from the caller the appends stay
+    in their own node."""
+
+    def scenario(E):
+        seen = []
+        sub = E.StateGraph(S)
+        sub.add_node("s1", _tag_probe(seen, "s1", "from-s1"))
+        sub.add_node("s2", _tag_probe(seen, "s2"))
+        sub.add_edge(E.START, "s1")
+        sub.add_edge("s1", "s2")
+        tagged = E.StateGraph(S)
+        tagged.add_node("o1", _tag_probe(seen, "o1", "from-o1"))
+        tagged.add_node("o2", _tag_probe(seen, "o2"))
+        tagged.add_edge(E.START, "o1")
+        tagged.add_edge("o1", "o2")
+        g = E.StateGraph(S)
+        g.add_node("a", _tag_probe(seen, "a", "from-a"))
+        g.add_node("sub", sub.compile())
+        g.add_node("fan", _tag_probe(seen, "fan", "from-fan"))
+        g.add_node("w", lambda arg, config: seen.append(("w", arg, list(config.get("tags", ["<none>"]))))
+                   or {"log": ["w"]})
+        g.add_node("own", tagged.compile().with_config(tags=["own-tag"]))
+        g.add_node("last", _tag_probe(seen, "last"))
+        g.add_edge(E.START, "a")
+        g.add_edge("a", "sub")
+        g.add_edge("sub", "fan")
+        g.add_conditional_edges("fan", lambda s: [E.Send("w", i) for i in range(3)], ["w"])
+        g.add_edge("w", "own")
+        g.add_edge("own", "last")
+        app = g.compile()
+        cfg = {"tags": list(caller_tags)} if caller_tags else {}
+        if how == "invoke":
+            app.invoke({"log": []}, cfg)
+        elif how == "stream":
+            list(app.stream({"log": []}, cfg, stream_mode=["updates", "custom"]))
+        else:
+            asyncio.run(app.ainvoke({"log": []}, cfg))
+        return sorted(seen, key=repr), cfg
+
+    differential(scenario)
+
+
+def test_a_tag_appended_by_a_task_call_reaches_the_later_task_calls(differential):
+    """The functional API: an `@task` appends a tag to its config; the next `@task` call
+    and the entrypoint itself afterwards, as LangGraph shows them."""
+
+    def scenario(E):
+        seen = []
+
+        @E.func.task
+        def first(x, config):
+            seen.append(("first", list(config.get("tags", ["<none>"]))))
+            config.setdefault("tags", []).append("from-first")
+            return x + 1
+
+        @E.func.task
+        def second(x, config):
+            seen.append(("second", list(config.get("tags", ["<none>"]))))
+            return x * 2
+
+        @E.func.entrypoint()
+        def main(x, config):
+            y = first(x).result()
+            z = second(y).result()
+            seen.append(("main", list(config.get("tags", ["<none>"]))))
+            return z
+
+        cfg = {"tags": ["t"]}
+        return main.invoke(1, cfg), seen, cfg
+
+    differential(scenario)
 
 
 def test_a_node_that_edits_its_runtime_context_and_a_shared_send_arg(differential):

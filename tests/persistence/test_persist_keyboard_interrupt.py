@@ -177,13 +177,17 @@ def test_a_stop_while_a_postgres_write_waits_keeps_the_connection_and_the_write(
         blocker.execute("LOCK TABLE checkpoints IN EXCLUSIVE MODE")
         released: list[float] = []
 
+        run_pid = saver.conn.info.backend_pid
+
         def stop_then_release() -> None:
-            # the stop is pressed once the run's write waits for the lock (not after a fixed
-            # delay: a loaded machine may not have reached the write yet), released 0.5 s later
+            # the stop is pressed once the run's own write waits for the lock (not after a
+            # fixed delay: a loaded machine may not have reached the write yet; not on another
+            # session's wait: other test workers share the database), released 0.5 s later
             with psycopg.connect(postgres_url, autocommit=True) as watcher:
-                deadline = time.monotonic() + 20
+                deadline = time.monotonic() + 60
                 while time.monotonic() < deadline and not watcher.execute(
-                        "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'checkpoints'::regclass"
+                        "SELECT count(*) FROM pg_locks WHERE NOT granted AND pid = %s "
+                        "AND relation = 'checkpoints'::regclass", (run_pid,)
                 ).fetchone()[0]:
                     time.sleep(0.01)
             _thread.interrupt_main()
