@@ -45,7 +45,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=300, help="turns (3 checkpoints each)")
     args = parser.parse_args()
-    path = os.path.join(tempfile.mkdtemp(prefix="lgnb-bench-copy-"), "threads.sqlite")
+    with tempfile.TemporaryDirectory(prefix="lgnb-bench-copy-") as workdir:
+        _measure(os.path.join(workdir, "threads.sqlite"), args.turns)
+
+
+def _measure(path: str, turns: int) -> None:
     config = {"configurable": {"thread_id": "chat"}}
     builder = StateGraph(Chat)
     builder.add_node("reply", _reply)
@@ -53,7 +57,7 @@ def main() -> None:
     with LangGraphSqliteSaver.from_conn_string(path) as saver:
         graph = builder.compile(checkpointer=saver)
         began = time.process_time()
-        for i in range(args.turns):
+        for i in range(turns):
             graph.invoke({"messages": [HumanMessage(f"turn {i}")]}, config)
         wrote = time.process_time() - began
         checkpoints = sum(1 for _ in saver.list(config))
@@ -68,7 +72,7 @@ def main() -> None:
         began = time.process_time()
         saver.get_tuple(config)
         again = time.process_time() - began
-    print(f"{checkpoints} checkpoints LangGraph saved ({size // 1024} KB, {args.turns} turns)")
+    print(f"{checkpoints} checkpoints LangGraph saved ({size // 1024} KB, {turns} turns)")
     print(f"LangGraph: saving them {wrote * 1000:.0f} ms CPU, reading the latest "
           f"{lg_read * 1000:.2f} ms")
     print(f"lgnb: first read (the copy) {copied * 1000:.0f} ms = "

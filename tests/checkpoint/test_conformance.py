@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,21 @@ from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 from lgnb.checkpoint.sqlite import SqliteSaver
 from lgnb.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+_made: list[str] = []
+
 
 def _fresh_path() -> Path:
-    return Path(tempfile.mkdtemp(prefix="lgnb-conformance-")) / "threads.sqlite"
+    """A new file for each saver the suite opens (its factories take no fixtures); the
+    directories go when this module's tests are done."""
+    _made.append(tempfile.mkdtemp(prefix="lgnb-conformance-"))
+    return Path(_made[-1]) / "threads.sqlite"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _remove_the_files() -> Iterator[None]:
+    yield
+    while _made:
+        shutil.rmtree(_made.pop(), ignore_errors=True)
 
 
 @checkpointer_test(name="lgnb.SqliteSaver")
