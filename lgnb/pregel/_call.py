@@ -227,6 +227,8 @@ def _make_task(parent: TaskContext, call: Call) -> Task:
         triggers=(PUSH,),
         ns=f"{base_ns}:{tid}",
     )
+    if parent._config is not None:  # (what the caller added to its metadata in place too)
+        task.metadata = dict(parent._config.get("metadata") or {})
     return task
 
 

@@ -75,13 +75,21 @@ def config_inside_node(
     Its config is, as LangGraph layers it: the caller's, then the invoked graph's own
     `defaults` (`with_config`: LangChain's `create_agent` names its agent in the metadata
     this way), then the `config` given to the call. `metadata` and `configurable` merge
-    key by key, tags add up, other keys are replaced.
+    key by key, tags add up, other keys are replaced. The caller's `tags` and
+    `configurable` are the calling task's as they are now (LangGraph's nested graph reads
+    the task's config from LangChain's context): what the node added to them in place,
+    its node's tags and the enclosing checkpoints (`checkpoint_map`) carry over; the
+    task's hooks (`__pregel_*`) do not (the nested tasks get theirs), the run's flags do.
     """
     base = parent.loop.run.user_config
     merged: dict[str, Any] = {
-        k: v for k, v in base.items() if k not in ("callbacks", "run_name", "run_id")
+        k: v for k, v in base.items() if k not in ("callbacks", "run_name", "run_id", "tags")
     }
-    conf = dict(base.get(CONF) or {})
+    task = parent.config
+    if task.get("tags"):
+        merged["tags"] = list(task["tags"])
+    conf = dict(base.get(CONF) or {})  # (the run's own `__pregel_*` flags, v3 streams')
+    conf.update((k, v) for k, v in (task.get(CONF) or {}).items() if not k.startswith("__pregel_"))
     layers: tuple[Mapping[str, Any], ...] = (defaults or {}, config or {})
     for layer in layers:
         for k, v in layer.items():

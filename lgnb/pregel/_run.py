@@ -348,6 +348,8 @@ class RunContext:
                 metadata = {**(own.get("metadata") or {}), **metadata}
         else:
             metadata = dict(user.get("metadata") or {})
+        if task.metadata is not None:  # a `@task` call: its caller's, as LangGraph's
+            metadata = dict(task.metadata)
         node = task.node
         if node.metadata:
             metadata.update(node.metadata)

@@ -183,6 +183,10 @@ def _traced_finish(ctx: TaskContext, output: Any, is_async: bool) -> Program[Non
         # after a RunnableSequence node's steps, each its own step of the node's sequence
         step = getattr(writer, "trace_step", 3) + len(getattr(node.bound, "steps", None) or (0,)) - 1
         manager = ctx.node_run.get_child(f"seq:step:{step}")
+        if tags := ctx.config.get("tags"):
+            # as LangChain's `configure` does with the config's tags for the router's run:
+            # they move after the step's own tag (`['seq:step:3', 't1', 't2']`)
+            manager.add_tags(tags)
         name = getattr(branch.path, "name", None) or getattr(branch.path, "__name__", branch.name)
         if name == "<lambda>":  # a lambda router has no name in LangGraph: its sync run is
             name = None if is_async else "RunnableCallable"  # named by class, its async "Unnamed"

@@ -48,6 +48,8 @@ class Task:
         self.triggers = triggers
         self.writes: list[tuple[str, Any]] = []
         self.ns = ns
+        # a `@task` call's: the calling task's config metadata when it called (None: the
+        # caller never read its config), which the call's config starts from, as LangGraph's
         self.metadata: dict[str, Any] | None = None
         self.error: BaseException | None = None
         self.interrupts: tuple = ()
