@@ -535,6 +535,42 @@ def test_a_node_that_interrupts_and_is_resumed(differential, how):
     differential(scenario)
 
 
+def _every_kind_of_task(E, observe: Any) -> tuple[Any, Any]:
+    """`(app, main)`: a graph whose chain node `a`, `Send` worker `w` and subgraph node `s1`
+    each call `observe(name, config)`, and an entrypoint `main` whose own body and `@task`
+    `t` do too."""
+
+    def probe(name):
+        def node(state, config):
+            observe(name, config)
+            return {"log": [name]}
+
+        return node
+
+    sub = E.StateGraph(S)
+    sub.add_node("s1", probe("s1"))
+    sub.add_edge(E.START, "s1")
+    g = E.StateGraph(S)
+    g.add_node("a", probe("a"))
+    g.add_node("w", probe("w"))
+    g.add_node("sub", sub.compile())
+    g.add_edge(E.START, "a")
+    g.add_conditional_edges("a", lambda s: [E.Send("w", 1)], ["w"])
+    g.add_edge("w", "sub")
+
+    @E.func.task
+    def t(x, config):
+        observe("task", config)
+        return x
+
+    @E.func.entrypoint()
+    def main(x, config):
+        observe("main", config)
+        return t(x).result()
+
+    return g.compile(), main
+
+
 def _callbacks_view(config: Any) -> Any:
     """What a node finds in `config["callbacks"]` (users hand it on, or add a handler)."""
     cb = config.get("callbacks", "<absent>")
@@ -565,35 +601,7 @@ def test_config_callbacks_is_a_callback_manager_in_every_node(differential, call
 
     def scenario(E):
         seen = []
-
-        def probe(name):
-            def node(state, config):
-                seen.append((name, _callbacks_view(config)))
-                return {"log": [name]}
-
-            return node
-
-        sub = E.StateGraph(S)
-        sub.add_node("s1", probe("s1"))
-        sub.add_edge(E.START, "s1")
-        g = E.StateGraph(S)
-        g.add_node("a", probe("a"))
-        g.add_node("w", probe("w"))
-        g.add_node("sub", sub.compile())
-        g.add_edge(E.START, "a")
-        g.add_conditional_edges("a", lambda s: [E.Send("w", 1)], ["w"])
-        g.add_edge("w", "sub")
-        app = g.compile()
-
-        @E.func.task
-        def t(x, config):
-            seen.append(("task", _callbacks_view(config)))
-            return x
-
-        @E.func.entrypoint()
-        def main(x, config):
-            seen.append(("main", _callbacks_view(config)))
-            return t(x).result()
+        app, main = _every_kind_of_task(E, lambda name, config: seen.append((name, _callbacks_view(config))))
 
         def cfg():
             c = _caller_cfg()
@@ -622,35 +630,7 @@ def test_get_config_in_a_helper_is_the_nodes_own_config(differential):
             got = E.get_config()
             seen.append((name, got is config, view(got)))
 
-        def probe(name):
-            def node(state, config):
-                helper(name, config)
-                return {"log": [name]}
-
-            return node
-
-        sub = E.StateGraph(S)
-        sub.add_node("s1", probe("s1"))
-        sub.add_edge(E.START, "s1")
-        g = E.StateGraph(S)
-        g.add_node("a", probe("a"))
-        g.add_node("w", probe("w"))
-        g.add_node("sub", sub.compile())
-        g.add_edge(E.START, "a")
-        g.add_conditional_edges("a", lambda s: [E.Send("w", 1)], ["w"])
-        g.add_edge("w", "sub")
-        app = g.compile()
-
-        @E.func.task
-        def t(x, config):
-            helper("task", config)
-            return x
-
-        @E.func.entrypoint()
-        def main(x, config):
-            helper("main", config)
-            return t(x).result()
-
+        app, main = _every_kind_of_task(E, helper)
         app.invoke({"log": []}, _caller_cfg())
         main.invoke(1, _caller_cfg())
         return seen
