@@ -16,17 +16,24 @@ suite as `tests/_lgnb_pg.py` and points those fixtures at it (`runner._postgres_
   instead, as the fixture did.
 
 So each test still starts on a database nothing has touched; the databases left in the
-pool are dropped when the process exits.
+pool are dropped when the process exits. A database is named after the process that made
+it (`test_lgnb_<pid>_<hex>`): one a process could not drop (killed, or ended while a test
+held it) is dropped by the next process that leases one on the same server, once that pid
+no longer runs here.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
+import re
 from uuid import uuid4
 
 import psycopg
 
 _free: list[tuple[str, str]] = []  # (server, database) ready for a test
+_swept: set[str] = set()  # servers whose leftovers this process has dropped
+_OURS = re.compile(r"test_lgnb_(\d+)_[0-9a-f]+")
 
 
 def lease(server: str) -> str:
@@ -35,7 +42,10 @@ def lease(server: str) -> str:
         if srv == server:
             del _free[i]
             return name
-    name = f"test_{uuid4().hex[:16]}"
+    if server not in _swept:
+        _swept.add(server)
+        _drop_leftovers(server)
+    name = f"test_lgnb_{os.getpid()}_{uuid4().hex[:8]}"
     with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
         conn.execute(f"ALTER DATABASE {name} SET synchronous_commit = off")
@@ -53,6 +63,30 @@ def release(server: str, name: str) -> None:
         _drop(server, name)
         return
     _free.append((server, name))
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _drop_leftovers(server: str) -> None:
+    """Drop the pool databases of processes that no longer run (they could not)."""
+    with psycopg.connect(server, autocommit=True) as conn:
+        names = [r[0] for r in conn.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'test\\_lgnb\\_%'")]
+    for name in names:
+        found = _OURS.fullmatch(name)
+        if found and not _running(int(found.group(1))):
+            try:
+                _drop(server, name)
+            except psycopg.Error:
+                pass  # another process dropped it first
 
 
 def _drop(server: str, name: str) -> None:
