@@ -31,6 +31,8 @@ from uuid import uuid4
 
 import psycopg
 
+from lgnb.pregel._lease import _pid_alive  # (a zombie counts as gone, as for thread leases)
+
 _free: list[tuple[str, str]] = []  # (server, database) ready for a test
 _swept: set[str] = set()  # servers whose leftovers this process has dropped
 _OURS = re.compile(r"test_lgnb_(\d+)_[0-9a-f]+")
@@ -65,16 +67,6 @@ def release(server: str, name: str) -> None:
     _free.append((server, name))
 
 
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _drop_leftovers(server: str) -> None:
     """Drop the pool databases of processes that no longer run (they could not)."""
     with psycopg.connect(server, autocommit=True) as conn:
@@ -82,7 +74,7 @@ def _drop_leftovers(server: str) -> None:
             "SELECT datname FROM pg_database WHERE datname LIKE 'test\\_lgnb\\_%'")]
     for name in names:
         found = _OURS.fullmatch(name)
-        if found and not _running(int(found.group(1))):
+        if found and not _pid_alive(int(found.group(1))):
             try:
                 _drop(server, name)
             except psycopg.Error:
