@@ -230,11 +230,7 @@ def test_a_subgraph_invoked_inside_a_node_with_and_without_the_config(differenti
 
     def scenario(E):
         seen = []
-        sub = E.StateGraph(S)
-        sub.add_node("s1", _probe(seen, "s1"))
-        sub.add_node("s2", _probe(seen, "s2"))
-        sub.add_edge(E.START, "s1")
-        sub.add_edge("s1", "s2")
+        sub = _in_a_row(E, s1=_probe(seen, "s1"), s2=_probe(seen, "s2"))
         helper = sub.compile()
 
         if how == "invoke":
@@ -249,9 +245,7 @@ def test_a_subgraph_invoked_inside_a_node_with_and_without_the_config(differenti
                        else await helper.ainvoke({"log": []}))
                 return {"log": out["log"]}
 
-        g = E.StateGraph(S)
-        g.add_node("call", call)
-        g.add_edge(E.START, "call")
+        g = _in_a_row(E, call=call)
         app = g.compile()
         cfg = _caller_cfg()
         out = _run(app, {"log": []}, cfg, how)
@@ -287,9 +281,7 @@ def test_a_subgraph_node_with_its_own_with_config(differential):
 
     def scenario(E):
         seen = []
-        sub = E.StateGraph(S)
-        sub.add_node("s1", _probe(seen, "s1"))
-        sub.add_edge(E.START, "s1")
+        sub = _in_a_row(E, s1=_probe(seen, "s1"))
         g = E.StateGraph(S)
         g.add_node("a", _probe(seen, "a"))
         g.add_node("sub", sub.compile().with_config(
@@ -318,9 +310,7 @@ def test_batch_with_a_config_per_input(differential):
             seen.append((state["log"][0], view(config)))
             return {"log": ["a"]}
 
-        g = E.StateGraph(S)
-        g.add_node("a", a)
-        g.add_edge(E.START, "a")
+        g = _in_a_row(E, a=a)
         app = g.compile()
         runs = []
         for how in ("batch", "abatch"):
@@ -348,9 +338,7 @@ def test_batch_with_one_config_for_all_inputs(differential):
             seen.append((state["log"][0], view(config)))
             return {"log": ["a"]}
 
-        g = E.StateGraph(S)
-        g.add_node("a", a)
-        g.add_edge(E.START, "a")
+        g = _in_a_row(E, a=a)
         app = g.compile()
         cfg = _caller_cfg(max_concurrency=1)
         out = app.batch([{"log": ["x"]}, {"log": ["y"]}], cfg)
@@ -421,9 +409,7 @@ def test_a_checkpointed_thread_run_twice(differential, how):
 
     def scenario(E):
         seen = []
-        sub = E.StateGraph(S)
-        sub.add_node("s1", _probe(seen, "s1"))
-        sub.add_edge(E.START, "s1")
+        sub = _in_a_row(E, s1=_probe(seen, "s1"))
         g = E.StateGraph(S)
         g.add_node("a", _probe(seen, "a"))
         g.add_node("sub", sub.compile())
@@ -480,9 +466,7 @@ def test_async_nodes_see_the_same_config_under_ainvoke_and_astream(differential)
 
             return node
 
-        sub = E.StateGraph(S)
-        sub.add_node("s1", aprobe("s1"))
-        sub.add_edge(E.START, "s1")
+        sub = _in_a_row(E, s1=aprobe("s1"))
         g = E.StateGraph(S)
         g.add_node("fan", aprobe("fan"))
         g.add_node("w", aprobe("w"))
@@ -535,6 +519,18 @@ def test_a_node_that_interrupts_and_is_resumed(differential, how):
     differential(scenario)
 
 
+def _in_a_row(E, **nodes: Any) -> Any:
+    """A `StateGraph(S)` builder of `nodes` (name=function) run one after another from START."""
+    g = E.StateGraph(S)
+    names = list(nodes)
+    for name in names:
+        g.add_node(name, nodes[name])
+    g.add_edge(E.START, names[0])
+    for prev, nxt in zip(names, names[1:]):
+        g.add_edge(prev, nxt)
+    return g
+
+
 def _every_kind_of_task(E, observe: Any) -> tuple[Any, Any]:
     """`(app, main)`: a graph whose chain node `a`, `Send` worker `w` and subgraph node `s1`
     each call `observe(name, config)`, and an entrypoint `main` whose own body and `@task`
@@ -547,9 +543,7 @@ def _every_kind_of_task(E, observe: Any) -> tuple[Any, Any]:
 
         return node
 
-    sub = E.StateGraph(S)
-    sub.add_node("s1", probe("s1"))
-    sub.add_edge(E.START, "s1")
+    sub = _in_a_row(E, s1=probe("s1"))
     g = E.StateGraph(S)
     g.add_node("a", probe("a"))
     g.add_node("w", probe("w"))
@@ -651,9 +645,7 @@ def test_a_task_called_from_a_graph_node_and_a_checkpointed_nested_graph(differe
             seen.append(("task", view(config)))
             return x
 
-        sub = E.StateGraph(S)
-        sub.add_node("s1", _probe(seen, "s1"))
-        sub.add_edge(E.START, "s1")
+        sub = _in_a_row(E, s1=_probe(seen, "s1"))
         helper = sub.compile()
 
         def a(state, config):
@@ -661,9 +653,7 @@ def test_a_task_called_from_a_graph_node_and_a_checkpointed_nested_graph(differe
             helper.invoke({"log": []}, config)
             return {"log": ["a"]}
 
-        g = E.StateGraph(S)
-        g.add_node("a", a)
-        g.add_edge(E.START, "a")
+        g = _in_a_row(E, a=a)
         app = g.compile(checkpointer=E.InMemorySaver())
         cfg = _caller_cfg()
         cfg["configurable"]["thread_id"] = "t1"
@@ -727,9 +717,7 @@ def test_a_runnable_lambda_called_without_config_inherits_the_nodes(differential
             async def a(state, config):
                 await inner.ainvoke(1)
                 return {"log": ["a"]}
-        g = E.StateGraph(S)
-        g.add_node("a", a)
-        g.add_edge(E.START, "a")
+        g = _in_a_row(E, a=a)
         app = g.compile()
         cfg = _caller_cfg()
         _run(app, {"log": []}, cfg, how)
@@ -758,9 +746,7 @@ def test_a_runnable_lambda_sees_the_nodes_in_place_config_edits(differential, ho
             inner.invoke(1)
             return {"log": ["a"]}
 
-        g = E.StateGraph(S)
-        g.add_node("a", a)
-        g.add_edge(E.START, "a")
+        g = _in_a_row(E, a=a)
         app = g.compile()
         cfg = _caller_cfg()
         _run(app, {"log": []}, cfg, how)
@@ -790,18 +776,14 @@ def test_a_runnable_lambda_inherits_in_send_workers_task_calls_and_a_nested_grap
             g.add_conditional_edges("fan", lambda s: [E.Send("w", i) for i in range(2)], ["w"])
             g.compile().invoke({"log": []}, cfg)
         elif where == "graph-invoked-in-a-node":
-            sub = E.StateGraph(S)
-            sub.add_node("s1", lambda s: inner.invoke("s1") and {"log": ["s1"]})
-            sub.add_edge(E.START, "s1")
+            sub = _in_a_row(E, s1=lambda s: inner.invoke("s1") and {"log": ["s1"]})
             helper = sub.compile()
 
             def call(state):
                 helper.invoke({"log": []})
                 return {"log": ["call"]}
 
-            g = E.StateGraph(S)
-            g.add_node("call", call)
-            g.add_edge(E.START, "call")
+            g = _in_a_row(E, call=call)
             g.compile().invoke({"log": []}, cfg)
         else:
             @E.func.task
@@ -905,11 +887,7 @@ def _handler_app(E, shape: str):
         g.add_edge(E.START, "fan")
         g.add_conditional_edges("fan", lambda s: [E.Send("w", i) for i in range(3)], ["w"])
     elif shape == "subgraph":
-        sub = E.StateGraph(S)
-        sub.add_node("s1", _plain("s1"))
-        sub.add_node("s2", _plain("s2"))
-        sub.add_edge(E.START, "s1")
-        sub.add_edge("s1", "s2")
+        sub = _in_a_row(E, s1=_plain("s1"), s2=_plain("s2"))
         g.add_node("a", _plain("a"))
         g.add_node("sub", sub.compile(name="inner"))
         g.add_edge(E.START, "a")
@@ -929,9 +907,7 @@ def _handler_app(E, shape: str):
         g.add_edge("a", "b")
         g.add_edge("a", "c")
     elif shape == "subgraph_in_node":
-        sub = E.StateGraph(S)
-        sub.add_node("s1", _plain("s1"))
-        sub.add_edge(E.START, "s1")
+        sub = _in_a_row(E, s1=_plain("s1"))
         helper = sub.compile(name="helper").with_config(tags=["helper-tag"], metadata={"team": "h"})
 
         def call(state):
@@ -1031,9 +1007,7 @@ def test_a_node_hands_config_callbacks_to_a_chain_it_calls(differential):
             inner.invoke(3)
             return {"log": ["a"]}
 
-        g = E.StateGraph(S)
-        g.add_node("a", a)
-        g.add_edge(E.START, "a")
+        g = _in_a_row(E, a=a)
         app = g.compile()
         h = Handler()
         app.invoke({"log": []}, {**_caller_cfg(), "callbacks": [h]})
@@ -1092,11 +1066,7 @@ def test_in_place_edits_reach_later_nodes_and_a_subgraph_but_not_the_caller(
 
     def scenario(E):
         seen = []
-        sub = E.StateGraph(S)
-        sub.add_node("s1", _editor(seen, "s1"))
-        sub.add_node("s2", _reader(seen, "s2"))
-        sub.add_edge(E.START, "s1")
-        sub.add_edge("s1", "s2")
+        sub = _in_a_row(E, s1=_editor(seen, "s1"), s2=_reader(seen, "s2"))
         own = E.StateGraph(S)
         own.add_node("o1", _editor(seen, "o1"))
         own.add_node("o2", _reader(seen, "o2"))
@@ -1160,11 +1130,7 @@ def test_in_place_edits_and_a_subgraph_invoked_inside_the_node(differential, pas
 
     def scenario(E):
         seen = []
-        sub = E.StateGraph(S)
-        sub.add_node("s1", _editor(seen, "s1"))
-        sub.add_node("s2", _reader(seen, "s2"))
-        sub.add_edge(E.START, "s1")
-        sub.add_edge("s1", "s2")
+        sub = _in_a_row(E, s1=_editor(seen, "s1"), s2=_reader(seen, "s2"))
         helper = sub.compile()
         edit = _editor(seen, "a")
 
